@@ -1,0 +1,25 @@
+# kernelproof-reference: reference.py
+"""Subtly wrong linear + ReLU: rows are processed two at a time and an odd last row is skipped.
+
+Correct whenever ``batch_size`` is even. When it is odd the last output row stays zero (a batch
+of one comes back all zeros). It never raises.
+"""
+
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features: int, out_features: int):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        weight, bias = self.linear.weight, self.linear.bias
+        out = x.new_zeros(x.shape[0], weight.shape[0])
+        paired = x.shape[0] // 2 * 2
+        # "Two rows per program": the grid covers batch_size // 2 pairs and nothing else.
+        for row in range(0, paired, 2):
+            tile = x[row : row + 2] @ weight.T + bias
+            out[row : row + 2] = tile.clamp_min(0.0)
+        return out

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Set up (when needed) and run the whole test suite. Extra arguments go to pytest.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+"$KP_ROOT/scripts/bootstrap.sh"
+cd "$KP_ROOT"
+set +e
+"$KP_VENV/bin/python" -m pytest "$@"
+status=$?
+set -e
+if [ "$status" -eq 5 ]; then
+  echo "test.sh: pytest collected no tests; that is a failure, not a pass" >&2
+  exit 1
+fi
+exit "$status"

@@ -1,0 +1,157 @@
+"""PEP 578 audit hooks in the candidate worker: file, network, process and introspection use.
+
+An audit hook cannot be removed once installed, so a candidate cannot switch it off. Events
+raised by Python's and the libraries' own code (torch reading its sources, the C++ build
+calling the compiler) are expected; the recorder keeps what falls outside those allowances.
+"""
+
+from __future__ import annotations
+
+import os
+import site
+import sys
+import sysconfig
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any
+
+from kernelproof.checks.probes import Observation, observation
+
+#: Programs a candidate's own build step may start (torch.utils.cpp_extension, Triton, numba).
+BUILD_TOOLS = frozenset(
+    {
+        "ninja", "c++", "g++", "gcc", "cc", "clang", "clang++", "nvcc", "ld", "as", "which",
+        "ldconfig", "cicc", "ptxas", "fatbinary", "nvlink", "cudafe++", "uname", "hipcc",
+        "x86_64-linux-gnu-g++", "x86_64-linux-gnu-gcc", "sh", "bash", "cmake", "cl",
+    }
+)
+
+#: Read-only system locations every library touches.
+SYSTEM_PREFIXES = ("/proc/", "/sys/", "/dev/", "/usr/", "/lib", "/etc/ld.so", "/opt/",
+                   "/etc/localtime", "/etc/os-release", "/etc/nsswitch.conf", "/etc/passwd",
+                   "/etc/group", "/etc/hosts", "/root/.triton", "/root/.cache")
+
+#: Introspection events worth recording when candidate code (not a library) raises them.
+INTROSPECTION_EVENTS = frozenset(
+    {"gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys._getframe",
+     "sys._current_frames", "sys.setprofile", "sys.settrace", "object.__setattr__"}
+)
+
+NETWORK_EVENTS = frozenset(
+    {"socket.connect", "socket.bind", "socket.sendto", "socket.getaddrinfo", "socket.sendmsg",
+     "urllib.Request"}
+)
+
+#: At most this many observations per kind, so a hook firing in a loop cannot flood the report.
+MAX_PER_KIND = 20
+
+
+def _library_roots() -> tuple[str, ...]:
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sysconfig.get_paths()["stdlib"]}
+    roots.update(site.getsitepackages())
+    roots.add(site.getusersitepackages())
+    roots.update(p for p in sys.path if p and "site-packages" in p)
+    return tuple(sorted(os.path.realpath(r) for r in roots if r))
+
+
+@dataclass
+class AuditRecorder:
+    workdir: str
+    candidate_path: str
+    allowed_prefixes: tuple[str, ...]
+    library_roots: tuple[str, ...]
+    pending: list[Observation] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    seen: set[tuple[str, str]] = field(default_factory=set)
+    active: bool = False
+
+    @classmethod
+    def install(cls, workdir: str, candidate_path: str | None) -> "AuditRecorder":
+        caches = [
+            os.environ.get(name)
+            for name in ("TORCH_EXTENSIONS_DIR", "TORCHINDUCTOR_CACHE_DIR", "NUMBA_CACHE_DIR",
+                         "TRITON_CACHE_DIR", "KERNELPROOF_CACHE_DIR", "XDG_CACHE_HOME")
+        ]
+        candidate = os.path.realpath(candidate_path or "")
+        import kernelproof
+
+        package = os.path.dirname(os.path.realpath(kernelproof.__file__)) + "/"
+        allowed = [os.path.realpath(workdir), candidate, package, tempfile.gettempdir() + "/",
+                   "/dev/shm/", *SYSTEM_PREFIXES]
+        allowed += [os.path.realpath(c) for c in caches if c]
+        recorder = cls(
+            workdir=workdir,
+            candidate_path=candidate,
+            allowed_prefixes=tuple(allowed),
+            library_roots=_library_roots(),
+        )
+        sys.addaudithook(recorder._hook)
+        return recorder
+
+    def drain(self) -> list[Observation]:
+        found, self.pending = self.pending, []
+        return found
+
+    # The hook runs for every audited event in the process; keep it cheap and never raise.
+    def _hook(self, event: str, args: tuple[Any, ...]) -> None:
+        if self.active:
+            return
+        self.active = True
+        try:
+            if event == "open":
+                self._on_open(args)
+            elif event in NETWORK_EVENTS:
+                self._record("network", event, f"network access: {event}{_short(args)}")
+            elif event == "subprocess.Popen":
+                self._on_process(args)
+            elif event in ("os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
+                           "os.forkpty", "pty.spawn"):
+                self._record("subprocess", event, f"process control: {event}{_short(args)}")
+            elif event in INTROSPECTION_EVENTS and self._candidate_is_caller():
+                self._record("introspection", event,
+                             f"introspection from candidate code: {event}")
+        except Exception:  # noqa: BLE001 - an audit hook must never break the worker
+            pass
+        finally:
+            self.active = False
+
+    def _on_open(self, args: tuple[Any, ...]) -> None:
+        path = args[0] if args else None
+        if not isinstance(path, (str, bytes, os.PathLike)):
+            return
+        real = os.path.realpath(os.fsdecode(path))
+        if real.startswith(self.allowed_prefixes) or real.startswith(self.library_roots):
+            return
+        mode = args[1] if len(args) > 1 else None
+        self._record("file-access", real, f"file access outside the worker's sandbox: {real}",
+                     path=real, mode=str(mode))
+
+    def _on_process(self, args: tuple[Any, ...]) -> None:
+        executable = args[0] if args else ""
+        argv = args[1] if len(args) > 1 else []
+        program = executable or (argv[0] if isinstance(argv, (list, tuple)) and argv else argv)
+        name = os.path.basename(os.fsdecode(program)) if program else ""
+        if name in BUILD_TOOLS:
+            return
+        self._record("subprocess", name, f"started a subprocess: {name}",
+                     argv=[str(a) for a in argv][:8] if isinstance(argv, (list, tuple)) else str(argv))
+
+    def _candidate_is_caller(self) -> bool:
+        frame = sys._getframe(2)  # [this, _hook, the audited caller]
+        filename = os.path.realpath(frame.f_code.co_filename) if frame else ""
+        if filename == self.candidate_path:
+            return True
+        # Code exec'd from a string has no real file; a library frame has a library path.
+        return not filename.startswith(self.library_roots) and not os.path.exists(filename)
+
+    def _record(self, kind: str, key: str, message: str, **evidence: Any) -> None:
+        if (kind, key) in self.seen or self.counts.get(kind, 0) >= MAX_PER_KIND:
+            return
+        self.seen.add((kind, key))
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+        self.pending.append(observation(f"audit-{kind}", message, event=key, **evidence))
+
+
+def _short(args: tuple[Any, ...]) -> str:
+    text = repr(args)
+    return f" {text[:120]}" if args else ""

@@ -1,0 +1,283 @@
+"""Integrity probes that run around every candidate call, inside the candidate's worker.
+
+A probe only ever *adds* evidence: the worker is untrusted, so a missing observation proves
+nothing, while a present one is hard to fake by accident. The controller decides severities
+(see :mod:`kernelproof.checks.observations`); here we only record what was seen.
+"""
+
+from __future__ import annotations
+
+import builtins
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+import torch
+
+#: Bounds of the wait before re-reading an output. A side thread or stream that finishes the
+#: output after the call returned (HACKS row 6) needs about as long as the honest computation,
+#: so the controller asks for twice the reference's call time, within these bounds.
+MIN_STABILITY_DELAY_S = 0.002
+MAX_STABILITY_DELAY_S = 0.25
+
+#: Earlier outputs kept alive so that a new output aliasing one of them can be detected
+#: (HACKS rows 9 and 16). Keeping them alive also stops their memory being reused legitimately.
+REMEMBERED_OUTPUTS = 4
+
+#: Poison buffer written and freed before each call, so that an uninitialised allocation that
+#: reuses freed memory holds NaN rather than something plausible (HACKS row 4).
+POISON_BYTES = 64 << 20
+
+
+Observation = dict[str, Any]
+
+
+def observation(check: str, message: str, **evidence: Any) -> Observation:
+    return {"check": check, "message": message, "evidence": evidence}
+
+
+def bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Exact equality that treats NaN payloads as equal to themselves."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.dtype.is_floating_point or a.dtype.is_complex:
+        width = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}.get(
+            a.element_size()
+        )
+        if width is None:
+            return bool(torch.equal(a, b))
+        return bool(torch.equal(a.contiguous().view(width), b.contiguous().view(width)))
+    return bool(torch.equal(a, b))
+
+
+def _storage_span(t: torch.Tensor) -> tuple[int, int]:
+    storage = t.untyped_storage()
+    start = storage.data_ptr()
+    return start, start + storage.nbytes()
+
+
+def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] < b[1] and b[0] < a[1] and a[1] > a[0] and b[1] > b[0]
+
+
+def _tensors(values: Iterable[Any]) -> list[torch.Tensor]:
+    return [v for v in values if isinstance(v, torch.Tensor)]
+
+
+#: Namespaces whose public callables a candidate must leave alone (DESIGN.md, tampering scope).
+def _watched_namespaces() -> dict[str, Any]:
+    import torch.nn.functional
+
+    spaces: dict[str, Any] = {
+        "torch": torch,
+        "torch.nn.functional": torch.nn.functional,
+        "torch.Tensor": torch.Tensor,
+        "time": time,
+        "builtins": builtins,
+        "threading": threading,
+    }
+    if torch.cuda.is_available():
+        spaces["torch.cuda"] = torch.cuda
+        spaces["torch.cuda.Event"] = torch.cuda.Event
+    return spaces
+
+
+@dataclass
+class CallableSnapshot:
+    """Identity of every public callable in the watched namespaces, taken before the import."""
+
+    entries: dict[str, int] = field(default_factory=dict)
+    extra: dict[str, Callable[..., Any]] = field(default_factory=dict)
+
+    @classmethod
+    def take(cls, extra: dict[str, Callable[..., Any]] | None = None) -> "CallableSnapshot":
+        entries: dict[str, int] = {}
+        for prefix, space in _watched_namespaces().items():
+            for name, value in _public_callables(space):
+                entries[f"{prefix}.{name}"] = id(value)
+        return cls(entries=entries, extra=dict(extra or {}))
+
+    def changed(self) -> list[str]:
+        """Names whose object is no longer the one snapshotted (replaced or deleted)."""
+        now: dict[str, int] = {}
+        for prefix, space in _watched_namespaces().items():
+            for name, value in _public_callables(space):
+                now[f"{prefix}.{name}"] = id(value)
+        changed = sorted(name for name, ident in self.entries.items() if now.get(name) != ident)
+        for name, original in self.extra.items():
+            module_name, _, attr = name.rpartition(".")
+            module = _import_quietly(module_name)
+            if module is not None and getattr(module, attr, None) is not original:
+                changed.append(name)
+        return changed
+
+
+def _import_quietly(name: str) -> Any:
+    import sys
+
+    return sys.modules.get(name)
+
+
+def _public_callables(space: Any) -> Iterable[tuple[str, Any]]:
+    names = space.__dict__.keys() if isinstance(space, type) else dir(space)
+    for name in list(names):
+        if name.startswith("_") and name not in _WATCHED_DUNDERS:
+            continue
+        try:
+            value = space.__dict__[name] if isinstance(space, type) else getattr(space, name)
+        except Exception:  # some torch attributes raise on access (deprecated aliases)
+            continue
+        if callable(value) or isinstance(value, (staticmethod, classmethod, property)):
+            yield name, value
+
+
+#: Dunders of ``torch.Tensor`` a lazy-output or fake-comparison hack would override.
+_WATCHED_DUNDERS = frozenset(
+    {"__eq__", "__ne__", "__sub__", "__abs__", "__getitem__", "__torch_function__", "__import__"}
+)
+
+
+@dataclass
+class CallProbe:
+    """Checks around one candidate call: inputs intact, output honest and stable, no threads."""
+
+    remembered: list[tuple[int, int, torch.Tensor]] = field(default_factory=list)
+
+    def before(self, inputs: list[Any]) -> "_CallState":
+        poison_memory(inputs)
+        pristine = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        return _CallState(pristine=pristine, threads=_live_threads())
+
+    def after(
+        self, state: "_CallState", inputs: list[Any], outputs: list[Any], stability_delay_s: float
+    ) -> list[Observation]:
+        found: list[Observation] = []
+        found += self._check_inputs(state, inputs)
+        found += self._check_outputs(inputs, outputs)
+        delay = min(max(stability_delay_s, MIN_STABILITY_DELAY_S), MAX_STABILITY_DELAY_S)
+        found += self._check_stability(outputs, delay)
+        found += self._check_threads(state)
+        return found
+
+    def _check_inputs(self, state: "_CallState", inputs: list[Any]) -> list[Observation]:
+        found = []
+        for index, (before, after) in enumerate(zip(state.pristine, inputs)):
+            if isinstance(before, torch.Tensor) and isinstance(after, torch.Tensor):
+                if not bitwise_equal(before, after):
+                    changed = int((before != after).sum()) if before.shape == after.shape else -1
+                    found.append(
+                        observation(
+                            "input-mutation",
+                            f"the candidate modified input {index} in place "
+                            f"({changed} of {before.numel()} elements changed)",
+                            input=index,
+                            changed_elements=changed,
+                        )
+                    )
+        return found
+
+    def _check_outputs(self, inputs: list[Any], outputs: list[Any]) -> list[Observation]:
+        found = []
+        input_spans = [_storage_span(x) for x in _tensors(inputs)]
+        for index, out in enumerate(outputs):
+            if type(out) is not torch.Tensor:
+                found.append(
+                    observation(
+                        "output-type",
+                        f"output {index} is a {type(out).__module__}.{type(out).__qualname__}, "
+                        "not exactly torch.Tensor: its values may be computed lazily, outside "
+                        "the timed call",
+                        output=index,
+                        type=f"{type(out).__module__}.{type(out).__qualname__}",
+                    )
+                )
+                continue
+            span = _storage_span(out)
+            if any(_overlaps(span, other) for other in input_spans):
+                found.append(
+                    observation(
+                        "output-aliases-input",
+                        f"output {index} shares memory with an input",
+                        output=index,
+                    )
+                )
+            elif any(_overlaps(span, (s, e)) for s, e, _ in self.remembered):
+                found.append(
+                    observation(
+                        "output-aliases-earlier-output",
+                        f"output {index} shares memory with an output of an earlier call: the "
+                        "candidate returns a cached or reused buffer",
+                        output=index,
+                    )
+                )
+        for out in _tensors(outputs):
+            if type(out) is torch.Tensor:
+                start, end = _storage_span(out)
+                self.remembered.append((start, end, out))
+        del self.remembered[:-REMEMBERED_OUTPUTS]
+        return found
+
+    def _check_stability(self, outputs: list[Any], delay_s: float) -> list[Observation]:
+        snapshots = [out.clone() if isinstance(out, torch.Tensor) else None for out in outputs]
+        time.sleep(delay_s)
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        found = []
+        for index, (snapshot, out) in enumerate(zip(snapshots, outputs)):
+            if snapshot is not None and not bitwise_equal(snapshot, out):
+                found.append(
+                    observation(
+                        "output-unstable",
+                        f"output {index} changed after the call returned: work continues on a "
+                        "side thread or stream that the timer does not see",
+                        output=index,
+                        delay_s=delay_s,
+                    )
+                )
+        return found
+
+    def _check_threads(self, state: "_CallState") -> list[Observation]:
+        new = sorted(_live_threads() - state.threads)
+        if not new:
+            return []
+        return [
+            observation(
+                "new-threads",
+                f"{len(new)} Python thread(s) still alive after the call: {', '.join(new[:5])}",
+                threads=new[:20],
+            )
+        ]
+
+
+@dataclass
+class _CallState:
+    pristine: list[Any]
+    threads: set[str]
+
+
+def _live_threads() -> set[str]:
+    return {f"{t.name}#{t.ident}" for t in threading.enumerate() if t.is_alive()}
+
+
+def poison_memory(inputs: list[Any]) -> None:
+    """Fill and free memory so that reused allocations hold NaN.
+
+    On CUDA this poisons the caching allocator's free blocks: allocate most of what is cached,
+    fill with NaN, free. On the CPU, glibc hands large allocations back to the OS (which zeroes
+    them), so poisoning matters only for small ones; a modest buffer covers those.
+    """
+    device = next(
+        (x.device for x in inputs if isinstance(x, torch.Tensor) and x.device.type == "cuda"),
+        None,
+    )
+    if device is not None:
+        free_cached = torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+        if free_cached > 0:
+            block = torch.empty(free_cached // 4, dtype=torch.float32, device=device)
+            block.fill_(float("nan"))
+            del block
+        return
+    small = torch.empty(POISON_BYTES // 4 // 64, dtype=torch.float32)
+    small.fill_(float("nan"))
+    del small

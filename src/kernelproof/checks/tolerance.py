@@ -1,0 +1,226 @@
+"""The tolerance model: is the candidate's output as accurate as the reference's own?
+
+A fixed atol/rtol is either too loose (``return zeros`` passes when outputs are tiny) or too
+tight (it rejects kernels more accurate than the reference). Instead, both outputs are measured
+against a float64 oracle (the reference run in float64 on the same inputs). The candidate
+passes when its error is within ``factor`` times the reference's own error, floored by a few
+units of the working dtype's epsilon relative to the output's scale. Two criteria must hold:
+
+* norm-wise: ``rms(c - o) / rms(o)``, which sees spread-out error;
+* element-wise: ``max |c - o| / (|o| + ELEMENT_SCALE_FRACTION * rms(o))``, which sees a few
+  wrong elements that a norm would dilute.
+
+The error ratio (the worse of the two, candidate over floored reference) is the number a
+reviewer wants: 1 means "as accurate as the reference".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import torch
+
+from kernelproof.schema.verdict import Severity
+
+#: Norm-wise floor in units of the dtype's epsilon. float32: 256 eps (3e-5) admits honest
+#: kernels that sum serially over ~16k elements (error ~sqrt(n) eps) yet, times the factor,
+#: rejects a bf16 round trip (~1e-3) by 10x. Low-precision floors sit below one rounding step
+#: so that a 1% perturbation is still rejected there.
+NORM_FLOOR_EPS = {
+    torch.float64: 256.0,
+    torch.float32: 256.0,
+    torch.float16: 1.0,
+    torch.bfloat16: 0.25,
+}
+
+#: Element-wise floor in units of epsilon: looser than the norm floor because a maximum over
+#: many elements has heavier tails than an average.
+ELEMENT_FLOOR_EPS = {
+    torch.float64: 1024.0,
+    torch.float32: 1024.0,
+    torch.float16: 4.0,
+    torch.bfloat16: 1.0,
+}
+
+#: Element-wise errors are relative to |o| plus this share of the output's RMS, so that
+#: elements near zero (where relative error is meaningless) are judged on the output's scale.
+ELEMENT_SCALE_FRACTION = 1e-2
+
+
+@dataclass(frozen=True)
+class TolerancePolicy:
+    """How outputs are compared: against the oracle (default) or with a fixed atol/rtol."""
+
+    mode: Literal["oracle", "fixed"] = "oracle"
+    factor: float = 3.0
+    atol: float = 0.0
+    rtol: float = 0.0
+
+    def describe(self) -> dict[str, Any]:
+        if self.mode == "fixed":
+            return {"mode": "fixed", "atol": self.atol, "rtol": self.rtol,
+                    "compared_against": "reference output"}
+        return {
+            "mode": "oracle",
+            "factor": self.factor,
+            "compared_against": "float64 oracle",
+            "norm_floor_eps": {str(k).removeprefix("torch."): v for k, v in NORM_FLOOR_EPS.items()},
+            "element_floor_eps": {
+                str(k).removeprefix("torch."): v for k, v in ELEMENT_FLOOR_EPS.items()
+            },
+        }
+
+
+@dataclass(frozen=True)
+class SpecialValueNote:
+    """A difference in where non-finite values appear, with its weight."""
+
+    check: str
+    severity: Severity
+    message: str
+    count: int
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The verdict on one output tensor."""
+
+    passed: bool
+    error_ratio: float | None
+    candidate_error: float | None = None
+    reference_error: float | None = None
+    floor: float | None = None
+    detail: str = ""
+    notes: list[SpecialValueNote] = field(default_factory=list)
+
+
+def compare_output(
+    candidate: torch.Tensor,
+    reference: torch.Tensor,
+    oracle: torch.Tensor,
+    *,
+    policy: TolerancePolicy,
+    planted: bool = False,
+) -> Comparison:
+    """Compare one candidate output with the reference and the oracle."""
+    if tuple(candidate.shape) != tuple(reference.shape):
+        return Comparison(
+            passed=False, error_ratio=None,
+            detail=f"wrong output shape: candidate {tuple(candidate.shape)}, "
+                   f"reference {tuple(reference.shape)}",
+        )
+    if candidate.dtype != reference.dtype:
+        return Comparison(
+            passed=False, error_ratio=None,
+            detail=f"wrong output dtype: candidate {candidate.dtype}, reference {reference.dtype}",
+        )
+    if not reference.is_floating_point():
+        return _compare_exact(candidate, reference, oracle, policy)
+    c, r, o = candidate.double(), reference.double(), oracle.double()
+    notes = _special_value_notes(c, r, planted)
+    hard = [n for n in notes if n.severity is Severity.FAIL]
+    comparable = torch.isfinite(c) & torch.isfinite(r) & torch.isfinite(o)
+    if policy.mode == "fixed":
+        result = _compare_fixed(c, r, comparable, policy)
+    else:
+        result = _compare_oracle(c, r, o, comparable, policy, reference.dtype)
+    if hard:
+        detail = "; ".join(n.message for n in hard)
+        return Comparison(False, result.error_ratio, result.candidate_error,
+                          result.reference_error, result.floor, detail, notes)
+    return Comparison(result.passed, result.error_ratio, result.candidate_error,
+                      result.reference_error, result.floor, result.detail, notes)
+
+
+def _compare_oracle(
+    c: torch.Tensor, r: torch.Tensor, o: torch.Tensor, mask: torch.Tensor,
+    policy: TolerancePolicy, dtype: torch.dtype,
+) -> Comparison:
+    if not bool(mask.any()):
+        return Comparison(True, 0.0, 0.0, 0.0, None, "no finite elements to compare")
+    c, r, o = c[mask], r[mask], o[mask]
+    eps = torch.finfo(dtype).eps
+    scale = float(o.pow(2).mean().sqrt())
+    if scale == 0.0:
+        scale = 1.0  # an all-zero true output: judge absolute error
+    norm_c = float((c - o).pow(2).mean().sqrt()) / scale
+    norm_r = float((r - o).pow(2).mean().sqrt()) / scale
+    denominator = o.abs() + ELEMENT_SCALE_FRACTION * scale
+    elem_c = float(((c - o).abs() / denominator).max())
+    elem_r = float(((r - o).abs() / denominator).max())
+    norm_floor = NORM_FLOOR_EPS.get(dtype, 1.0) * eps
+    elem_floor = ELEMENT_FLOOR_EPS.get(dtype, 4.0) * eps
+    ratio = max(norm_c / max(norm_r, norm_floor), elem_c / max(elem_r, elem_floor))
+    passed = ratio <= policy.factor
+    detail = "" if passed else (
+        f"error {ratio:.3g}x the reference's own (limit {policy.factor:g}x): relative RMS error "
+        f"{norm_c:.3g} vs {norm_r:.3g}, worst element {elem_c:.3g} vs {elem_r:.3g}"
+    )
+    return Comparison(passed, ratio, norm_c, norm_r, norm_floor, detail)
+
+
+def _compare_fixed(
+    c: torch.Tensor, r: torch.Tensor, mask: torch.Tensor, policy: TolerancePolicy
+) -> Comparison:
+    if not bool(mask.any()):
+        return Comparison(True, 0.0, detail="no finite elements to compare")
+    c, r = c[mask], r[mask]
+    allowed = policy.atol + policy.rtol * r.abs()
+    excess = (c - r).abs() / allowed.clamp_min(torch.finfo(torch.float64).tiny)
+    ratio = float(excess.max())
+    bad = int((excess > 1).sum())
+    passed = bad == 0
+    detail = "" if passed else (
+        f"{bad} of {c.numel()} elements differ from the reference by more than "
+        f"atol={policy.atol:g} + rtol={policy.rtol:g}*|ref|"
+    )
+    return Comparison(passed, ratio, float((c - r).abs().max()), 0.0, None, detail)
+
+
+def _compare_exact(
+    candidate: torch.Tensor, reference: torch.Tensor, oracle: torch.Tensor,
+    policy: TolerancePolicy,
+) -> Comparison:
+    """Integer and boolean outputs: exact, allowing as many disagreements with the oracle as
+    the reference itself has (near-ties in an argmax), times the factor."""
+    target = oracle.to(reference.dtype) if oracle.dtype != reference.dtype else oracle
+    candidate_wrong = int((candidate != target).sum())
+    reference_wrong = int((reference != target).sum())
+    passed = candidate_wrong <= policy.factor * reference_wrong
+    ratio = candidate_wrong / max(reference_wrong, 1)
+    detail = "" if passed else (
+        f"{candidate_wrong} of {candidate.numel()} elements differ from the exact answer "
+        f"(the reference gets {reference_wrong} wrong)"
+    )
+    return Comparison(passed, ratio, float(candidate_wrong), float(reference_wrong), None, detail)
+
+
+def _special_value_notes(c: torch.Tensor, r: torch.Tensor, planted: bool) -> list[SpecialValueNote]:
+    notes = []
+    finite_c, finite_r = torch.isfinite(c), torch.isfinite(r)
+    spurious = int((finite_r & ~finite_c).sum())
+    if spurious:
+        notes.append(SpecialValueNote(
+            "non-finite-output", Severity.FAIL,
+            f"{spurious} element(s) are NaN or Inf where the reference is finite", spurious,
+        ))
+    masked = int((~finite_r & finite_c).sum())
+    if masked:
+        notes.append(SpecialValueNote(
+            "masks-non-finite",
+            Severity.WARN if planted else Severity.INFO,
+            f"{masked} element(s) are finite where the reference gives NaN or Inf"
+            + (": the candidate masks bad input" if planted else ""),
+            masked,
+        ))
+    both = ~finite_r & ~finite_c
+    kind_differs = both & ~((torch.isnan(c) & torch.isnan(r)) | (c == r))
+    differing = int(kind_differs.sum())
+    if differing:
+        notes.append(SpecialValueNote(
+            "non-finite-kind", Severity.INFO,
+            f"{differing} element(s) are non-finite in both but of a different kind "
+            "(NaN against Inf, or opposite signs)", differing,
+        ))
+    return notes

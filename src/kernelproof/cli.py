@@ -1,0 +1,94 @@
+"""The ``kernelproof`` command line. It parses arguments and calls library functions, nothing more."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from kernelproof.schema import ExitCode
+
+console = Console()
+
+PATH = click.Path(path_type=Path)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="kernelproof")
+def app() -> None:
+    """Verify and benchmark AI-written kernels against a trusted PyTorch reference."""
+
+
+@app.command()
+@click.argument("reference", type=PATH)
+@click.argument("candidate", type=PATH)
+@click.option("--device", type=click.Choice(["cpu", "cuda"]), default=None, help="Default: cpu.")
+@click.option("--dtype", type=click.Choice(["float32", "float16", "bfloat16"]), default=None,
+              help="Working dtype (default: the task's own).")
+@click.option("--json", "json_path", type=PATH, default=None, help="Write the JSON report here.")
+@click.option("--html", "html_path", type=PATH, default=None, help="Write the HTML packet here.")
+@click.option("--seeds", type=click.IntRange(min=1), default=None,
+              help="Seeds at the default shape (default 5).")
+@click.option("--seed", type=int, default=None, help="Base seed: reproduces an earlier run.")
+@click.option("--budget", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Timing budget in seconds.")
+@click.option("--no-timing", is_flag=True, help="Skip the timing phase.")
+@click.option("--allow-torch", is_flag=True, help="Torch ops in the candidate are expected.")
+@click.option("--strict", is_flag=True,
+              help="Any of the reference's heavy ops run by the candidate is suspect.")
+@click.option("--atol", type=click.FloatRange(min=0), default=None,
+              help="Fixed absolute tolerance (KernelBench-style).")
+@click.option("--rtol", type=click.FloatRange(min=0), default=None,
+              help="Fixed relative tolerance (KernelBench-style).")
+@click.option("--profile", default="default", show_default=True,
+              help="default, ci, kernelbench-compat or strict.")
+@click.option("--fixed-shapes", is_flag=True,
+              help="Only the task's own shape, as KernelBench does.")
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="Intra-op threads per worker (default: all cores).")
+def verify(reference: Path, candidate: Path, device: str | None, dtype: str | None,
+           json_path: Path | None, html_path: Path | None, seeds: int | None, seed: int | None,
+           budget: float | None, no_timing: bool, allow_torch: bool, strict: bool,
+           atol: float | None, rtol: float | None, profile: str, fixed_shapes: bool,
+           threads: int | None) -> None:
+    """Verify CANDIDATE against REFERENCE. The exit code is the verdict's:
+    0 verified, 1 incorrect, 2 suspect, 3 broken, 4 error."""
+    from kernelproof.controller.verify import verify as run_verify
+    from kernelproof.report.files import write_html, write_json
+    from kernelproof.report.terminal import render_report
+
+    overrides = {
+        "device": device, "dtype": dtype, "seeds": seeds, "base_seed": seed, "budget_s": budget,
+        "timing": False if no_timing else None, "allow_torch": True if allow_torch else None,
+        "strict": True if strict else None, "atol": atol, "rtol": rtol,
+        "shape_variants": False if fixed_shapes else None, "threads": threads,
+    }
+    report = run_verify(reference, candidate, profile=profile, **overrides)
+    render_report(report, console)
+    for path, writer in ((json_path, write_json), (html_path, write_html)):
+        if path is not None:
+            console.print(f"wrote {writer(report, path)}")
+    sys.exit(int(report.verdict.exit_code))
+
+
+def main() -> None:
+    """Console entry point. Usage errors exit with the ``error`` verdict's code (4), not click's
+    2, because 2 means ``suspect`` in kernelproof's contract."""
+    try:
+        app.main(standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        console.print("[red]aborted[/red]")
+        sys.exit(int(ExitCode.ERROR))
+    except click.ClickException as exc:
+        console.print(f"[red]error:[/red] {exc.format_message()}")
+        if isinstance(exc, click.UsageError) and exc.ctx is not None:
+            console.print(exc.ctx.get_usage())
+        sys.exit(int(ExitCode.ERROR))
+
+
+if __name__ == "__main__":
+    main()

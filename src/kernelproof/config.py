@@ -1,0 +1,120 @@
+"""One resolved configuration for a verification.
+
+Precedence, lowest to highest: built-in defaults < named profile < task hints (the task's
+``POLICY``) < explicit arguments (CLI flags or API keywords). Each layer is a partial mapping
+of :class:`Settings` fields; ``None`` or absence means "inherit". The fields are declared once,
+on :class:`Settings`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from kernelproof.errors import UsageError
+
+Device = Literal["cpu", "cuda"]
+DType = Literal["float32", "float16", "bfloat16", "float64"]
+
+
+class Settings(BaseModel):
+    """Every knob of one verification, resolved to a concrete value."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    device: Device = "cpu"
+    dtype: DType | None = None
+    """Working dtype for floating inputs and parameters; ``None`` keeps the task's own."""
+
+    seeds: int = Field(default=5, ge=1)
+    """Seeds at the default shape. Other variants run on the first seed."""
+
+    base_seed: int | None = None
+    """Seed of the run's random draws; ``None`` draws one fresh (recorded in the report)."""
+
+    shape_variants: bool = True
+    """Vary the task's knobs. ``False`` restricts the matrix to fixed shapes, as KernelBench does."""
+
+    value_variants: bool = True
+    layout_variants: bool = True
+    timing: bool = True
+    budget_s: float = Field(default=20.0, gt=0)
+    """Wall-clock budget of the timing phase, in seconds."""
+
+    allow_torch: bool = False
+    """Torch ops in the candidate are expected (a PyTorch rewrite): passthrough is only ``info``."""
+
+    strict: bool = False
+    """Any of the reference's heavy ops executed by the candidate is ``suspect``."""
+
+    atol: float | None = Field(default=None, ge=0)
+    rtol: float | None = Field(default=None, ge=0)
+    tolerance_factor: float = Field(default=3.0, gt=1)
+    """How many times the reference's own error (against the float64 oracle) a candidate may err."""
+
+    build_timeout_s: float = Field(default=600.0, gt=0)
+    """Import plus construction of the candidate; C++ builds take ~40 s cold on 2 cores."""
+
+    call_timeout_s: float = Field(default=120.0, gt=0)
+    memory_limit_gib: float = Field(default=8.0, gt=0)
+    """Resident memory a worker may use before it is killed and reported as out of memory."""
+
+    max_call_bytes: int = Field(default=256 << 20, gt=0)
+    """Inputs + outputs + parameters of one call above which the default shape is scaled down."""
+
+    max_call_flops: float = Field(default=4e9, gt=0)
+    """Estimated FLOPs of one call above which the default shape is scaled down (~0.5 s here)."""
+
+    threads: int | None = Field(default=None, ge=1)
+    """Intra-op threads in each worker; ``None`` uses all cores (reported either way)."""
+
+    def tolerance_mode(self) -> Literal["oracle", "fixed"]:
+        return "fixed" if self.atol is not None or self.rtol is not None else "oracle"
+
+
+#: Named profiles for common set-ups. Each is a layer over the defaults.
+PROFILES: dict[str, dict[str, Any]] = {
+    "default": {},
+    "ci": {"seeds": 3, "budget_s": 5.0},
+    "kernelbench-compat": {
+        "shape_variants": False,
+        "value_variants": False,
+        "layout_variants": False,
+        "atol": 1e-2,
+        "rtol": 1e-2,
+        "allow_torch": True,
+    },
+    "strict": {"strict": True, "seeds": 8},
+}
+
+#: Task ``POLICY`` keys a task may set, mapped onto settings fields.
+TASK_POLICY_KEYS = {"atol", "rtol", "tolerance_factor", "allow_torch", "strict", "seeds"}
+
+
+def resolve_settings(
+    *,
+    profile: str = "default",
+    task_policy: Mapping[str, Any] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Merge the layers in precedence order into one :class:`Settings`."""
+    if profile not in PROFILES:
+        raise UsageError(
+            f"unknown profile {profile!r}; choose one of: {', '.join(sorted(PROFILES))}"
+        )
+    merged: dict[str, Any] = dict(PROFILES[profile])
+    for key, value in (task_policy or {}).items():
+        if key in TASK_POLICY_KEYS and value is not None:
+            merged[key] = value
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            merged[key] = value
+    try:
+        return Settings(**merged)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']} (got {err.get('input')!r})"
+            for err in exc.errors()
+        )
+        raise UsageError(f"invalid settings: {problems}") from None

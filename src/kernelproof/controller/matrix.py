@@ -1,0 +1,269 @@
+"""Running the correctness matrix: every shape group and variant, through both workers.
+
+The controller keeps the reference's outputs and the float64 oracle, and compares the
+candidate's outputs itself. Whatever the candidate worker says about correctness is ignored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kernelproof.checks.observations import findings_from_observations
+from kernelproof.checks.tolerance import Comparison, TolerancePolicy, compare_output
+from kernelproof.controller.workers import WorkerPair
+from kernelproof.schema import (
+    CorrectnessTest,
+    Finding,
+    InputVariant,
+    OutputComparison,
+    Severity,
+    TestOutcome,
+    VariantKind,
+    Verdict,
+)
+from kernelproof.tasks.variants import ShapeGroup
+from kernelproof.workers.process import Response, WorkerDeath
+
+#: Candidate worker restarts allowed after crashes on non-default variants. Each restart
+#: rebuilds the candidate, so a kernel that crashes everywhere must not cost minutes per cell.
+MAX_CANDIDATE_RESTARTS = 3
+
+
+class TaskFailure(Exception):
+    """The reference cannot run the default shape: the task is at fault (verdict ``error``)."""
+
+
+class CandidateBroken(Exception):
+    """The candidate cannot run the default shape at all (verdict ``broken``)."""
+
+    def __init__(self, finding: Finding) -> None:
+        super().__init__(finding.message)
+        self.finding = finding
+
+
+@dataclass
+class MatrixResult:
+    tests: list[CorrectnessTest] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    weights: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class MatrixRunner:
+    """Runs shape groups one after the other; each group builds both models once."""
+
+    pair: WorkerPair
+    policy: TolerancePolicy
+    init_seed: int
+    result: MatrixResult = field(default_factory=MatrixResult)
+    restarts: int = 0
+    candidate_ready_for: dict[str, int] | None = None
+
+    def run(self, groups: list[ShapeGroup]) -> MatrixResult:
+        for group in groups:
+            self._run_group(group)
+        return self.result
+
+    # -- one group -------------------------------------------------------------------------
+
+    def _run_group(self, group: ShapeGroup) -> None:
+        prepared = self._prepare_reference(group)
+        if prepared is None:
+            return
+        names, weights = prepared
+        if not self._prepare_candidate(group, names, weights):
+            return
+        for variant in group.variants:
+            self._run_variant(group, variant, names, weights)
+
+    def _prepare_reference(self, group: ShapeGroup) -> tuple[list[str], list[Any]] | None:
+        header = {"op": "prepare", "phase": "prepare", "knobs": group.knobs,
+                  "init_seed": self.init_seed}
+        response = self.pair.ask_reference(header)
+        if response.ok:
+            return list(response.reply.data.get("state_names", [])), response.tensors
+        reason = _failure_text(response)
+        if group.is_default:
+            raise TaskFailure(f"the reference cannot be constructed at its default shape: {reason}")
+        self._skip_all(group, f"the reference rejects this shape: {reason}")
+        return None
+
+    def _prepare_candidate(self, group: ShapeGroup, names: list[str], weights: list[Any]) -> bool:
+        header = {"op": "prepare", "phase": "prepare", "knobs": group.knobs,
+                  "init_seed": self.init_seed, "state_names": names}
+        response = self.pair.ask_candidate(header, weights)
+        if response.ok:
+            self.candidate_ready_for = group.knobs
+            if group.is_default:
+                self.result.weights = response.reply.data.get("weights", {})
+            self._observe(response, None)
+            return True
+        if group.is_default:
+            raise CandidateBroken(broken_finding(
+                "constructor",
+                "the candidate cannot be constructed with the reference's init inputs",
+                response,
+            ))
+        outcome = TestOutcome.CRASHED if response.death else TestOutcome.RAISED
+        for variant in group.variants:
+            self._record(variant, outcome, f"constructor: {_failure_text(response)}")
+        if response.death:
+            self._restart_after_crash()
+        return False
+
+    def _run_variant(
+        self, group: ShapeGroup, variant: InputVariant, names: list[str], weights: list[Any]
+    ) -> None:
+        header = {"op": "run", "phase": "call", "variant": variant.model_dump(mode="json")}
+        reference = self.pair.ask_reference({**header, "oracle": True})
+        if not reference.ok:
+            if group.is_default and variant.kind is VariantKind.SEED:
+                raise TaskFailure(f"the reference fails on its default inputs: "
+                                  f"{_failure_text(reference)}")
+            self._record(variant, TestOutcome.SKIPPED,
+                         f"the reference rejects this input: {_failure_text(reference)}")
+            if reference.death:
+                self._reprepare_reference(group)
+            return
+        if self.candidate_ready_for != group.knobs and not self._recover_candidate(group, names,
+                                                                                    weights):
+            self._record(variant, TestOutcome.SKIPPED, "not run: the candidate crashed too often")
+            return
+        delay = 2 * float(reference.reply.data.get("call_s", 0.0))  # type: ignore[union-attr]
+        candidate = self.pair.ask_candidate({**header, "stability_delay_s": delay})
+        self._observe(candidate, variant.name)
+        if not candidate.ok:
+            self._candidate_failed(group, variant, candidate)
+            return
+        self._compare(variant, reference, candidate)
+
+    # -- outcomes --------------------------------------------------------------------------
+
+    def _candidate_failed(self, group: ShapeGroup, variant: InputVariant, response: Response) -> None:
+        is_default_call = group.is_default and variant.kind is VariantKind.SEED
+        out_of_memory = response.reply is not None and response.reply.error is not None and (
+            response.reply.error.is_out_of_memory
+        )
+        if is_default_call and (response.death or out_of_memory or variant.name == "seed:0"):
+            raise CandidateBroken(broken_finding(
+                "crash" if response.death else "call",
+                "the candidate fails on the task's default inputs", response,
+            ))
+        if response.death or out_of_memory:
+            self._record(variant, TestOutcome.CRASHED, _failure_text(response),
+                         death=response.death)
+            self.candidate_ready_for = None
+            if response.death:
+                self._restart_after_crash()
+            return
+        self._record(variant, TestOutcome.RAISED, _failure_text(response))
+
+    def _compare(self, variant: InputVariant, reference: Response, candidate: Response) -> None:
+        ref_data = reference.reply.data  # type: ignore[union-attr]
+        cand_data = candidate.reply.data  # type: ignore[union-attr]
+        ref_described = [d for d in ref_data.get("outputs", []) if d.get("kind") == "tensor"]
+        count = len(ref_described)
+        ref_outputs = reference.tensors[:count]
+        oracle_outputs = reference.tensors[count:count + int(ref_data.get("oracle_count", 0))]
+        cand_described = cand_data.get("outputs", [])
+        cand_outputs = candidate.tensors
+        timing = {"candidate_s": cand_data.get("call_s"), "reference_s": ref_data.get("call_s")}
+        if len(cand_described) != count or len(cand_outputs) != count:
+            kinds = [d.get("kind") for d in cand_described]
+            self._record(variant, TestOutcome.FAILED,
+                         f"wrong number or kind of outputs: candidate returned {kinds}, the "
+                         f"reference returns {count} tensor(s)", **timing)
+            return
+        comparisons: list[OutputComparison] = []
+        messages: list[str] = []
+        for index, (cand, ref, oracle) in enumerate(zip(cand_outputs, ref_outputs, oracle_outputs)):
+            result = compare_output(cand, ref, oracle, policy=self.policy,
+                                    planted=variant.planted_special_values)
+            comparisons.append(_output_comparison(index, result))
+            if not result.passed:
+                messages.append(f"output {index}: {result.detail}")
+            for note in result.notes:
+                if note.severity is not Severity.FAIL:
+                    self.result.findings.append(Finding(
+                        check=note.check, severity=note.severity, message=note.message,
+                        evidence={"count": note.count}, variant=variant.name,
+                    ))
+        ratios = [c.error_ratio for c in comparisons if c.error_ratio is not None]
+        passed = all(c.passed for c in comparisons)
+        self.result.tests.append(CorrectnessTest(
+            variant=variant, seed=variant.seed,
+            outcome=TestOutcome.PASSED if passed else TestOutcome.FAILED,
+            error_ratio=max(ratios) if ratios else None,
+            outputs=comparisons, message="; ".join(messages), **timing,
+        ))
+
+    def _record(self, variant: InputVariant, outcome: TestOutcome, message: str,
+                death: WorkerDeath | None = None, **timing: Any) -> None:
+        self.result.tests.append(CorrectnessTest(
+            variant=variant, seed=variant.seed, outcome=outcome, message=message[:1000], **timing,
+        ))
+
+    def _skip_all(self, group: ShapeGroup, message: str) -> None:
+        for variant in group.variants:
+            self._record(variant, TestOutcome.SKIPPED, message)
+
+    def _observe(self, response: Response, variant: str | None) -> None:
+        if response.reply is not None:
+            self.result.findings += findings_from_observations(
+                response.reply.observations, variant=variant
+            )
+
+    # -- recovery --------------------------------------------------------------------------
+
+    def _restart_after_crash(self) -> None:
+        self.candidate_ready_for = None
+
+    def _recover_candidate(self, group: ShapeGroup, names: list[str], weights: list[Any]) -> bool:
+        if self.restarts >= MAX_CANDIDATE_RESTARTS:
+            return False
+        self.restarts += 1
+        if self.pair.candidate_death is not None:
+            built = self.pair.start_candidate()
+            if not built.ok:
+                return False
+        header = {"op": "prepare", "phase": "prepare", "knobs": group.knobs,
+                  "init_seed": self.init_seed, "state_names": names}
+        response = self.pair.ask_candidate(header, weights)
+        if response.ok:
+            self.candidate_ready_for = group.knobs
+        return response.ok
+
+    def _reprepare_reference(self, group: ShapeGroup) -> None:
+        self._prepare_reference(group)
+
+
+def _output_comparison(index: int, result: Comparison) -> OutputComparison:
+    return OutputComparison(
+        index=index, error_ratio=result.error_ratio, candidate_error=result.candidate_error,
+        reference_error=result.reference_error, floor=result.floor, passed=result.passed,
+        detail=result.detail,
+    )
+
+
+def _failure_text(response: Response) -> str:
+    if response.death is not None:
+        return response.death.message
+    if response.reply is not None and response.reply.error is not None:
+        error = response.reply.error
+        return f"{error.type}: {error.message}"
+    return "unknown failure"
+
+
+def broken_finding(check: str, what: str, response: Response) -> Finding:
+    evidence: dict[str, Any] = {}
+    if response.death is not None:
+        evidence = {"cause": response.death.cause.value, "exit_code": response.death.exit_code,
+                    "log_tail": response.death.log_tail[-1500:]}
+    elif response.reply is not None and response.reply.error is not None:
+        evidence = {"error_type": response.reply.error.type,
+                    "traceback": response.reply.error.traceback[-2500:]}
+    return Finding(
+        check=check, severity=Severity.FAIL, forces=Verdict.BROKEN,
+        message=f"{what}: {_failure_text(response)}"[:1200], evidence=evidence,
+    )

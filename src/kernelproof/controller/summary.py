@@ -1,0 +1,91 @@
+"""Findings derived from the correctness matrix, and the report's one-sentence summary."""
+
+from __future__ import annotations
+
+from kernelproof.schema import (
+    Correctness,
+    CorrectnessTest,
+    Finding,
+    Severity,
+    TestOutcome,
+    Verdict,
+)
+
+#: Variants named in a finding's message; the rest are in its evidence.
+NAMED_IN_MESSAGE = 4
+
+
+def correctness_findings(tests: list[CorrectnessTest]) -> list[Finding]:
+    """One finding per kind of outcome that needs a reviewer's attention."""
+    found: list[Finding] = []
+    failed = [t for t in tests if t.outcome is TestOutcome.FAILED]
+    if failed:
+        found.append(Finding(
+            check="correctness", severity=Severity.FAIL, forces=Verdict.INCORRECT,
+            message=f"silently wrong on {len(failed)} of {len(tests)} variants: "
+                    + _listing(failed),
+            evidence={"variants": {t.variant.name: t.message for t in failed}},
+            variant=failed[0].variant.name,
+        ))
+    crashed = [t for t in tests if t.outcome is TestOutcome.CRASHED]
+    if crashed:
+        found.append(Finding(
+            check="crash", severity=Severity.FAIL, forces=Verdict.BROKEN,
+            message=f"the candidate's worker died or hung on {len(crashed)} variant(s): "
+                    + _listing(crashed),
+            evidence={"variants": {t.variant.name: t.message for t in crashed}},
+            variant=crashed[0].variant.name,
+        ))
+    raised = [t for t in tests if t.outcome is TestOutcome.RAISED]
+    if raised:
+        found.append(Finding(
+            check="limitation", severity=Severity.WARN,
+            message=f"raises a clear error on {len(raised)} variant(s) the reference handles "
+                    "(a stated limitation): " + _listing(raised),
+            evidence={"variants": {t.variant.name: t.message for t in raised}},
+            variant=raised[0].variant.name,
+        ))
+    skipped = [t for t in tests if t.outcome is TestOutcome.SKIPPED]
+    if skipped:
+        found.append(Finding(
+            check="skipped", severity=Severity.INFO,
+            message=f"{len(skipped)} variant(s) skipped: the reference rejects them or they "
+                    "exceed this machine's budget",
+            evidence={"variants": {t.variant.name: t.message for t in skipped}},
+        ))
+    return found
+
+
+def _listing(tests: list[CorrectnessTest]) -> str:
+    named = []
+    for test in tests[:NAMED_IN_MESSAGE]:
+        detail = test.message.split(";")[0][:160]
+        named.append(f"{test.variant.name} ({detail})" if detail else test.variant.name)
+    more = len(tests) - NAMED_IN_MESSAGE
+    return ", ".join(named) + (f", and {more} more" if more > 0 else "")
+
+
+def summarize(verdict: Verdict, findings: list[Finding], correctness: Correctness | None) -> str:
+    """One plain sentence saying why the verdict is what it is."""
+    tested = [t for t in correctness.tests if t.outcome is not TestOutcome.SKIPPED] if (
+        correctness is not None
+    ) else []
+    passed = sum(t.outcome is TestOutcome.PASSED for t in tested)
+    if verdict is Verdict.VERIFIED:
+        ratios = [t.error_ratio for t in tested if t.error_ratio is not None]
+        worst = f"; worst error {max(ratios):.2g}x the reference's own" if ratios else ""
+        return f"Correct on all {passed} tested variants with no integrity finding{worst}."
+    decisive = next(
+        (f for f in findings if f.forces is verdict
+         or (f.forces is None and verdict is Verdict.SUSPECT and f.severity is Severity.SUSPECT)
+         or (f.forces is None and verdict is Verdict.INCORRECT and f.severity is Severity.FAIL)),
+        findings[0] if findings else None,
+    )
+    reason = decisive.message if decisive is not None else "see the findings"
+    prefix = {
+        Verdict.INCORRECT: "Incorrect",
+        Verdict.SUSPECT: "Suspect",
+        Verdict.BROKEN: "Broken",
+        Verdict.ERROR: "Error",
+    }[verdict]
+    return f"{prefix}: {reason}"

@@ -1,0 +1,222 @@
+"""One verification, end to end: task -> workers -> results -> report.
+
+The controller (this module) never imports candidate code. It reads the candidate as text,
+starts the two workers, drives the correctness matrix, compares outputs itself, and turns
+everything into a :class:`~kernelproof.schema.Report`.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+from kernelproof.checks.observations import merge_findings
+from kernelproof.checks.tolerance import TolerancePolicy
+from kernelproof.config import Settings, resolve_settings
+from kernelproof.controller.environment import collect_environment
+from kernelproof.controller.matrix import (
+    CandidateBroken,
+    MatrixRunner,
+    TaskFailure,
+    broken_finding,
+)
+from kernelproof.controller.sizing import fit_default_shape, within_budget
+from kernelproof.controller.summary import correctness_findings, summarize
+from kernelproof.controller.workers import WorkerPair
+from kernelproof.errors import TaskError, UsageError
+from kernelproof.schema import (
+    Artifact,
+    Correctness,
+    Finding,
+    Report,
+    Severity,
+    TestOutcome,
+    Verdict,
+    decide_verdict,
+)
+from kernelproof.tasks.source import CandidateFormatError, TaskSource, read_candidate, read_task
+from kernelproof.tasks.variants import ShapeGroup, plan_matrix
+
+
+def verify(
+    reference: str | Path,
+    candidate: str | Path,
+    *,
+    profile: str = "default",
+    **overrides: Any,
+) -> Report:
+    """Verify ``candidate`` against ``reference`` and return the report. Never raises for a
+    bad candidate or task: those become verdicts (``broken``, ``error``) with their reason."""
+    started = time.monotonic()
+    reference, candidate = Path(reference), Path(candidate)
+    try:
+        task = read_task(reference)
+        settings = resolve_settings(profile=profile, task_policy=task.policy, overrides=overrides)
+    except (TaskError, UsageError) as exc:
+        return _early_report(Verdict.ERROR, "task", str(exc), reference, candidate, started)
+    try:
+        candidate_text = read_candidate(candidate)
+    except CandidateFormatError as exc:
+        return _early_report(Verdict.BROKEN, "candidate-file", str(exc), reference, candidate,
+                             started, settings)
+    run = _Run(task=task, candidate=candidate, candidate_text=candidate_text, settings=settings)
+    return run.execute(started)
+
+
+class _Run:
+    """The state of one verification while it runs."""
+
+    def __init__(self, task: TaskSource, candidate: Path, candidate_text: str,
+                 settings: Settings) -> None:
+        self.task = task
+        self.candidate = candidate
+        self.candidate_text = candidate_text
+        self.settings = settings
+        self.base_seed = settings.base_seed if settings.base_seed is not None else (
+            secrets.randbits(31)
+        )
+        draw = random.Random(self.base_seed)
+        self.init_seed = draw.randrange(2**31)
+        self.seeds = [draw.randrange(2**31) for _ in range(settings.seeds)]
+        self.findings: list[Finding] = []
+        self.correctness: Correctness | None = None
+
+    def execute(self, started: float) -> Report:
+        with WorkerPair(task=self.task, candidate_path=self.candidate,
+                        settings=self.settings) as pair:
+            try:
+                self._verify(pair)
+            except TaskFailure as exc:
+                self.findings.append(Finding(
+                    check="task", severity=Severity.FAIL, forces=Verdict.ERROR,
+                    message=f"{self.task.path}: {exc}. Fix the reference and rerun.",
+                ))
+            except CandidateBroken as exc:
+                self.findings.append(exc.finding)
+            build_s = pair.build_s
+        return self._report(started, build_s)
+
+    def _verify(self, pair: WorkerPair) -> None:
+        pair.start_reference()
+        built = pair.start_candidate()
+        if not built.ok:
+            raise CandidateBroken(broken_finding(
+                "build", f"the candidate does not build or import ({self.candidate})", built,
+            ))
+        sizing = fit_default_shape(pair, self.task.default_knobs, self.settings)
+        if sizing.warning:
+            self.findings.append(Finding(check="sizing", severity=Severity.INFO,
+                                         message=sizing.warning))
+        groups = plan_matrix(sizing.knobs, self.task.shapes, self.seeds, self.settings)
+        runnable, over_budget = self._within_budget(pair, groups)
+        policy = _tolerance_policy(self.settings)
+        self.correctness = Correctness(
+            seeds=self.seeds, base_seed=self.base_seed, default_knobs=sizing.knobs,
+            task_knobs=self.task.default_knobs, scaled_down=sizing.scaled_down,
+            tolerance=policy.describe(),
+        )
+        runner = MatrixRunner(pair=pair, policy=policy, init_seed=self.init_seed)
+        try:
+            result = runner.run(runnable)
+        finally:
+            self.correctness.tests.extend(runner.result.tests)
+            self.findings += runner.result.findings
+        for group in over_budget:
+            for variant in group.variants:
+                self.correctness.tests.append(_skipped(variant, "over this machine's budget"))
+        self.findings += correctness_findings(self.correctness.tests)
+        self.findings += _weight_findings(result.weights)
+
+    def _within_budget(self, pair: WorkerPair,
+                       groups: list[ShapeGroup]) -> tuple[list[ShapeGroup], list[ShapeGroup]]:
+        runnable, skipped = [], []
+        for group in groups:
+            if group.grows and not within_budget(pair, group.knobs, self.settings):
+                skipped.append(group)
+            else:
+                runnable.append(group)
+        return runnable, skipped
+
+    def _report(self, started: float, build_s: float | None) -> Report:
+        findings = merge_findings(self.findings)
+        verdict = decide_verdict(findings)
+        if verdict is Verdict.VERIFIED and (
+            self.correctness is None or not any(
+                t.outcome is TestOutcome.PASSED for t in self.correctness.tests)
+        ):
+            findings.append(Finding(check="coverage", severity=Severity.FAIL,
+                                    forces=Verdict.BROKEN,
+                                    message="no variant ran to completion"))
+            verdict = decide_verdict(findings)
+        settings = self.settings.model_dump(mode="json")
+        settings["build_s"] = build_s
+        return Report(
+            verdict=verdict,
+            summary=summarize(verdict, findings, self.correctness),
+            findings=findings,
+            correctness=self.correctness,
+            timing=None,
+            roofline=None,
+            environment=collect_environment(self.settings.device, self.settings.threads),
+            candidate=_artifact(self.candidate, self.candidate_text),
+            reference=_artifact(self.task.path, self.task.text),
+            settings=settings,
+            duration_s=time.monotonic() - started,
+        )
+
+
+def _skipped(variant: Any, message: str) -> Any:
+    from kernelproof.schema import CorrectnessTest
+
+    return CorrectnessTest(variant=variant, seed=variant.seed, outcome=TestOutcome.SKIPPED,
+                           message=message)
+
+
+def _tolerance_policy(settings: Settings) -> TolerancePolicy:
+    if settings.tolerance_mode() == "fixed":
+        return TolerancePolicy(mode="fixed", atol=settings.atol or 0.0, rtol=settings.rtol or 0.0)
+    return TolerancePolicy(mode="oracle", factor=settings.tolerance_factor)
+
+
+def _weight_findings(weights: dict[str, Any]) -> list[Finding]:
+    unmatched = weights.get("unmatched_candidate") or []
+    if not unmatched:
+        return []
+    return [Finding(
+        check="weights", severity=Severity.INFO,
+        message=f"{len(unmatched)} candidate parameter(s) have no reference counterpart of the "
+                "same name and shape and keep their own initialisation",
+        evidence={"unmatched": unmatched[:30], "copied": len(weights.get("copied", []))},
+    )]
+
+
+def _artifact(path: Path, text: str) -> Artifact:
+    import hashlib
+
+    return Artifact(path=str(path), sha256=hashlib.sha256(text.encode()).hexdigest())
+
+
+def _early_report(verdict: Verdict, check: str, message: str, reference: Path, candidate: Path,
+                  started: float, settings: Settings | None = None) -> Report:
+    findings = [Finding(check=check, severity=Severity.FAIL, forces=verdict, message=message)]
+    return Report(
+        verdict=verdict,
+        summary=summarize(verdict, findings, None),
+        findings=findings,
+        environment=collect_environment(settings.device if settings else "cpu",
+                                        settings.threads if settings else None),
+        candidate=_artifact_if_readable(candidate),
+        reference=_artifact_if_readable(reference),
+        settings=settings.model_dump(mode="json") if settings else {},
+        duration_s=time.monotonic() - started,
+    )
+
+
+def _artifact_if_readable(path: Path) -> Artifact | None:
+    try:
+        return _artifact(path, path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None

@@ -1,0 +1,106 @@
+"""The reference and candidate workers of one verification, and their life cycle."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kernelproof.config import Settings
+from kernelproof.tasks.source import TaskSource
+from kernelproof.workers.harness import WorkerSpec
+from kernelproof.workers.process import Response, WorkerDeath, WorkerProcess
+
+#: Environment every worker starts with: build caches inside the project (set by the caller),
+#: and no compile-worker pools, so that no helper process or thread outlives a call.
+WORKER_ENVIRONMENT = {"TORCHINDUCTOR_COMPILE_THREADS": "1"}
+
+
+@dataclass
+class WorkerPair:
+    """Starts, restarts and stops the two workers. The controller talks to them through this."""
+
+    task: TaskSource
+    candidate_path: Path
+    settings: Settings
+    root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="kernelproof-")))
+    reference: WorkerProcess | None = None
+    candidate: WorkerProcess | None = None
+    candidate_starts: int = 0
+    build_s: float | None = None
+
+    def __post_init__(self) -> None:
+        for key, value in WORKER_ENVIRONMENT.items():
+            os.environ.setdefault(key, value)
+
+    def _spec(self, role: str) -> WorkerSpec:
+        index = self.candidate_starts if role == "candidate" else 0
+        workdir = self.root / f"{role}-{index}"
+        return WorkerSpec(
+            role=role,
+            task_path=str(self.task.path.resolve()),
+            task_source=self.task.text,
+            candidate_path=str(self.candidate_path.resolve()) if role == "candidate" else None,
+            device=self.settings.device,
+            dtype=self.settings.dtype,
+            threads=self.settings.threads,
+            workdir=str(workdir),
+            log_path=str(self.root / f"{role}-{index}.log"),
+        )
+
+    def _start(self, role: str) -> WorkerProcess:
+        worker = WorkerProcess(
+            spec=self._spec(role),
+            memory_limit_bytes=int(self.settings.memory_limit_gib * 2**30),
+        )
+        worker.start()
+        return worker
+
+    def start_reference(self) -> None:
+        self.reference = self._start("reference")
+
+    def start_candidate(self) -> Response:
+        """Start the candidate worker and build (import) the candidate in it."""
+        if self.candidate is not None:
+            self.candidate.close()
+        self.candidate_starts += 1
+        self.candidate = self._start("candidate")
+        response = self.candidate.request(
+            {"op": "build", "phase": "build"}, timeout_s=self.settings.build_timeout_s
+        )
+        if response.ok and self.build_s is None:
+            self.build_s = response.reply.duration_s  # type: ignore[union-attr]
+        return response
+
+    def ask_reference(self, header: dict[str, Any], tensors: list[Any] = ()) -> Response:
+        assert self.reference is not None
+        if self.reference.death is not None:
+            self.reference.close()
+            self.start_reference()
+        return self.reference.request(header, tensors, timeout_s=self._timeout(header))
+
+    def ask_candidate(self, header: dict[str, Any], tensors: list[Any] = ()) -> Response:
+        assert self.candidate is not None
+        return self.candidate.request(header, tensors, timeout_s=self._timeout(header))
+
+    def _timeout(self, header: dict[str, Any]) -> float:
+        return self.settings.call_timeout_s
+
+    @property
+    def candidate_death(self) -> WorkerDeath | None:
+        return self.candidate.death if self.candidate is not None else None
+
+    def close(self) -> None:
+        for worker in (self.reference, self.candidate):
+            if worker is not None:
+                worker.close()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> "WorkerPair":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,1 @@
+"""Rendering a report: terminal summary, JSON file, self-contained HTML packet."""

@@ -1,0 +1,244 @@
+"""A task's source text, its shape knobs, and re-rendering it with other knob values.
+
+The controller reads tasks as text and never executes them: knobs, ``SHAPES`` and ``POLICY``
+are found by parsing. Varying a knob re-renders the source with the literal replaced in place,
+so derived values (``bias_shape = (out_channels, 1, 1)``) follow when a worker executes it.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kernelproof.errors import TaskError
+
+#: Top-level integer constants that are settings, not sizes, and so are never varied.
+NOT_KNOBS = frozenset({"SEED", "DEBUG", "VERBOSE", "WARMUP", "ITERS"})
+
+#: Names a KernelBench reference must define at module level.
+KERNELBENCH_REQUIRED = ("Model", "get_inputs", "get_init_inputs")
+
+
+@dataclass(frozen=True)
+class Knob:
+    """A top-level integer constant of a task: a size the task can be re-rendered with."""
+
+    name: str
+    value: int
+    line: int
+    col: int
+    end_col: int
+
+
+@dataclass(frozen=True)
+class TaskSource:
+    """A task file as text, with its knobs and native extensions found by parsing."""
+
+    path: Path
+    text: str
+    knobs: dict[str, Knob]
+    shapes: list[dict[str, int]] = field(default_factory=list)
+    """The task's declared ``SHAPES``: knob settings worth testing, beyond the default."""
+
+    policy: dict[str, Any] = field(default_factory=dict)
+    """The task's ``POLICY`` hints (tolerance, allowed torch ops)."""
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.text.encode()).hexdigest()
+
+    @property
+    def default_knobs(self) -> dict[str, int]:
+        return {name: knob.value for name, knob in self.knobs.items()}
+
+    def render(self, knobs: dict[str, int]) -> str:
+        """The source with the given knobs' literals replaced. Unknown knobs are an error."""
+        unknown = set(knobs) - set(self.knobs)
+        if unknown:
+            raise TaskError(
+                f"{self.path}: no knob named {', '.join(sorted(unknown))}; "
+                f"the task's knobs are {', '.join(self.knobs) or '(none)'}"
+            )
+        lines = self.text.splitlines(keepends=True)
+        # Replace right to left within a line so earlier column offsets stay valid.
+        edits = sorted(
+            (self.knobs[name] for name in knobs if knobs[name] != self.knobs[name].value),
+            key=lambda k: (k.line, -k.col),
+        )
+        for knob in edits:
+            raw = lines[knob.line - 1].encode()
+            replaced = raw[: knob.col] + str(int(knobs[knob.name])).encode() + raw[knob.end_col :]
+            lines[knob.line - 1] = replaced.decode()
+        return "".join(lines)
+
+
+def read_task(path: str | Path) -> TaskSource:
+    """Read and parse a KernelBench-format reference file, with clear errors for bad input."""
+    path = Path(path)
+    return parse_task(_read_text(path, "reference"), path)
+
+
+def parse_task(text: str, path: str | Path) -> TaskSource:
+    """Parse a reference's text (already read) into a :class:`TaskSource`."""
+    path = Path(path)
+    tree = _parse(text, path, "reference")
+    defined = _top_level_names(tree)
+    missing = [name for name in KERNELBENCH_REQUIRED if name not in defined]
+    if missing:
+        raise TaskError(
+            f"{path}: the reference does not define {', '.join(missing)}. A KernelBench-format "
+            "reference defines `class Model(nn.Module)`, `get_inputs()` and `get_init_inputs()` "
+            "at module level."
+        )
+    return TaskSource(
+        path=path,
+        text=text,
+        knobs=_find_knobs(tree),
+        shapes=_literal(tree, "SHAPES", path, list) or [],
+        policy=_literal(tree, "POLICY", path, dict) or {},
+    )
+
+
+def read_candidate(path: str | Path) -> str:
+    """Read a candidate file as text and check that it parses and defines ``ModelNew``.
+
+    The candidate is untrusted: it is parsed, never executed, in the controller.
+    """
+    path = Path(path)
+    text = _read_text(path, "candidate")
+    tree = _parse(text, path, "candidate")
+    if "ModelNew" not in _top_level_names(tree):
+        raise CandidateFormatError(
+            f"{path}: the candidate does not define `ModelNew` at module level. A "
+            "KernelBench-format candidate defines `class ModelNew(nn.Module)` with the same "
+            "constructor and forward signature as the reference's `Model`."
+        )
+    return text
+
+
+class CandidateFormatError(TaskError):
+    """The candidate file is missing, unparsable or has no ``ModelNew``: the candidate is broken."""
+
+
+def _read_text(path: Path, role: str) -> str:
+    error_type = CandidateFormatError if role == "candidate" else TaskError
+    if not path.exists():
+        raise error_type(f"{path}: the {role} file does not exist; check the path")
+    if not path.is_file():
+        raise error_type(f"{path}: the {role} path is not a file")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise error_type(f"{path}: the {role} file is not UTF-8 text ({exc})") from None
+
+
+def _parse(text: str, path: Path, role: str) -> ast.Module:
+    try:
+        return ast.parse(text, filename=str(path))
+    except SyntaxError as exc:
+        error_type = CandidateFormatError if role == "candidate" else TaskError
+        raise error_type(
+            f"{path}:{exc.lineno}: the {role} has a syntax error: {exc.msg}. Fix it and rerun."
+        ) from None
+
+
+def _top_level_names(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return names
+
+
+def _find_knobs(tree: ast.Module) -> dict[str, Knob]:
+    knobs: dict[str, Knob] = {}
+    for target, value in _int_assignments(tree):
+        if (
+            target is not None
+            and isinstance(value, ast.Constant)
+            and type(value.value) is int  # bool is an int subclass and is not a size
+            and value.value >= 0
+            and value.lineno == value.end_lineno
+            and not target.startswith("_")
+            and target not in NOT_KNOBS
+        ):
+            knobs[target] = Knob(
+                name=target,
+                value=value.value,
+                line=value.lineno,
+                col=value.col_offset,
+                end_col=value.end_col_offset,  # type: ignore[arg-type]
+            )
+    return knobs
+
+
+def _int_assignments(tree: ast.Module) -> list[tuple[str | None, ast.expr | None]]:
+    """Module-level ``name = value`` pairs, unpacking ``a, b = 3, 4`` into two pairs."""
+    pairs: list[tuple[str | None, ast.expr | None]] = []
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Tuple)
+            and isinstance(node.value, ast.Tuple)
+            and len(node.targets[0].elts) == len(node.value.elts)
+        ):
+            for name, value in zip(node.targets[0].elts, node.value.elts):
+                if isinstance(name, ast.Name):
+                    pairs.append((name.id, value))
+        else:
+            pairs.append(_simple_assignment(node))
+    return pairs
+
+
+def _simple_assignment(node: ast.stmt) -> tuple[str | None, ast.expr | None]:
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target = node.targets[0]
+        if isinstance(target, ast.Name):
+            return target.id, node.value
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value:
+        return node.target.id, node.value
+    return None, None
+
+
+def _literal(tree: ast.Module, name: str, path: Path, kind: type) -> Any:
+    for node in tree.body:
+        target, value = _simple_assignment(node)
+        if target != name or value is None:
+            continue
+        try:
+            result = _literal_value(value)
+        except ValueError:
+            raise TaskError(
+                f"{path}:{node.lineno}: `{name}` must be written with literals only "
+                "(numbers, strings, lists, dicts, `dict(key=literal)`), not names or calls"
+            ) from None
+        if not isinstance(result, kind):
+            raise TaskError(f"{path}:{node.lineno}: `{name}` must be a {kind.__name__}")
+        return result
+    return None
+
+
+def _literal_value(node: ast.expr) -> Any:
+    """``ast.literal_eval`` that also accepts ``dict(key=literal, ...)``, common in SHAPES."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict":
+        if node.args or any(k.arg is None for k in node.keywords):
+            raise ValueError("dict() with positional or ** arguments")
+        return {k.arg: _literal_value(k.value) for k in node.keywords}
+    if isinstance(node, ast.List):
+        return [_literal_value(e) for e in node.elts]
+    if isinstance(node, ast.Tuple):
+        return tuple(_literal_value(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return {
+            _literal_value(k): _literal_value(v)  # type: ignore[arg-type]
+            for k, v in zip(node.keys, node.values)
+        }
+    return ast.literal_eval(node)

@@ -1,0 +1,104 @@
+"""Planning the correctness matrix: which knob settings, seeds and transforms to run.
+
+A candidate that only ever sees the benchmark's one shape and one seed can hard-code its way
+through. The matrix therefore varies every knob (smaller, larger, odd, prime, 1), the values
+(scaled, shifted, with Inf and NaN planted) and the memory layout (strided, offset).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kernelproof.config import Settings
+from kernelproof.schema.variant import InputVariant, LayoutTransform, ValueTransform, VariantKind
+
+
+@dataclass(frozen=True)
+class ShapeGroup:
+    """Variants that share one knob setting, so the models are built once for all of them."""
+
+    label: str
+    knobs: dict[str, int]
+    """Full knob values of this group (not only the ones that differ)."""
+
+    variants: list[InputVariant] = field(default_factory=list)
+    is_default: bool = False
+    grows: bool = False
+    """Some knob is larger than at the default shape: check the budget before running."""
+
+
+def plan_matrix(
+    default_knobs: dict[str, int],
+    declared_shapes: list[dict[str, int]],
+    seeds: list[int],
+    settings: Settings,
+) -> list[ShapeGroup]:
+    """The shape groups to run, the default shape first."""
+    first = seeds[0]
+    default = ShapeGroup(label="default", knobs=dict(default_knobs), is_default=True)
+    for index, seed in enumerate(seeds):
+        default.variants.append(
+            InputVariant(name=f"seed:{index}", kind=VariantKind.SEED, seed=seed)
+        )
+    if settings.value_variants:
+        for transform in ValueTransform:
+            default.variants.append(InputVariant(
+                name=f"value:{transform.value}", kind=VariantKind.VALUE, seed=first,
+                value=transform,
+            ))
+    if settings.layout_variants:
+        for layout in LayoutTransform:
+            default.variants.append(InputVariant(
+                name=f"layout:{layout.value}", kind=VariantKind.LAYOUT, seed=first,
+                layout=layout,
+            ))
+    groups = [default]
+    if not settings.shape_variants:
+        return groups
+    seen = {_key(default_knobs)}
+    candidates = [dict(default_knobs, **shape) for shape in declared_shapes]
+    candidates += _generated_shapes(default_knobs)
+    for knobs in candidates:
+        key = _key(knobs)
+        if key in seen or set(knobs) != set(default_knobs):
+            continue
+        seen.add(key)
+        changed = {k: v for k, v in knobs.items() if v != default_knobs[k]}
+        label = "shape:" + ",".join(f"{k}={v}" for k, v in changed.items())
+        groups.append(ShapeGroup(
+            label=label,
+            knobs=knobs,
+            variants=[InputVariant(name=label, kind=VariantKind.SHAPE, knobs=changed, seed=first)],
+            grows=any(v > default_knobs[k] for k, v in changed.items()),
+        ))
+    return groups
+
+
+def _key(knobs: dict[str, int]) -> tuple[tuple[str, int], ...]:
+    return tuple(sorted(knobs.items()))
+
+
+def _generated_shapes(default: dict[str, int]) -> list[dict[str, int]]:
+    """Per knob: half, an odd neighbour, a prime below, 1 and double; then all knobs odd."""
+    shapes: list[dict[str, int]] = []
+    for name, value in default.items():
+        options = [value // 2, _odd_neighbour(value), _prime_below(value), 1, value * 2]
+        for option in options:
+            if option >= 1 and option != value:
+                shapes.append(dict(default, **{name: option}))
+    odd_everywhere = {k: _odd_neighbour(v) if v >= 2 else v for k, v in default.items()}
+    if len(default) > 1:
+        shapes.append(odd_everywhere)
+    return shapes
+
+
+def _odd_neighbour(value: int) -> int:
+    return value + 1 if value % 2 == 0 else value + 2
+
+
+def _prime_below(value: int) -> int:
+    """The largest prime strictly below ``value`` (0 when there is none)."""
+    for n in range(value - 1, 1, -1):
+        if all(n % d for d in range(2, int(n**0.5) + 1)):
+            return n
+    return 0

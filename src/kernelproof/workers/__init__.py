@@ -1,0 +1,1 @@
+"""Worker processes: the reference worker and the untrusted candidate worker."""

@@ -1,0 +1,329 @@
+"""The code that runs inside a worker process: builds models, runs calls, answers requests.
+
+The same harness serves both roles. As the reference worker it also computes the float64
+oracle and plans shapes. As the candidate worker it snapshots every function it relies on
+before importing the candidate, and runs the integrity probes around each call.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import sys
+import time
+import types
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from typing import Any
+
+#: Request keys each operation needs; anything else in a request is ignored.
+Request = dict[str, Any]
+
+
+@dataclass
+class WorkerSpec:
+    """What a worker is told when it starts. Sent by the trusted controller."""
+
+    role: str  # "reference" or "candidate"
+    task_path: str
+    task_source: str
+    candidate_path: str | None
+    device: str
+    dtype: str | None
+    threads: int | None
+    workdir: str
+    log_path: str
+
+
+@dataclass
+class _Prepared:
+    knobs: dict[str, int]
+    task: types.ModuleType
+    model: Any
+    oracle: Any = None
+    dtype: Any = None
+
+
+@dataclass
+class Harness:
+    spec: WorkerSpec
+    conn: Connection
+    candidate: types.ModuleType | None = None
+    prepared: _Prepared | None = None
+    snapshot: Any = None
+    probe: Any = None
+    audit: Any = None
+    render_cache: dict[str, types.ModuleType] = field(default_factory=dict)
+    pending: list[dict[str, Any]] = field(default_factory=list)
+
+    # -- the loop --------------------------------------------------------------------------
+
+    def serve(self) -> None:
+        from kernelproof.workers import transport
+        from kernelproof.workers.messages import CapturedError, Phase, WorkerReply
+
+        send, receive = transport.send, transport.receive  # saved before any candidate import
+        while True:
+            try:
+                message = receive(self.conn)
+            except EOFError:
+                return
+            op = message.header.get("op")
+            if op == "exit":
+                return
+            handler = getattr(self, f"op_{op}", None)
+            phase = Phase(message.header.get("phase", "call"))
+            started = time.perf_counter()
+            tensors_out: list[Any] = []
+            try:
+                if handler is None:
+                    raise ValueError(f"unknown request {op!r}")
+                data, tensors_out = handler(message.header, message.tensors)
+                reply = WorkerReply(ok=True, phase=phase, data=data)
+            except BaseException as exc:  # noqa: BLE001 - every failure becomes a value
+                if isinstance(exc, KeyboardInterrupt):
+                    raise
+                reply = WorkerReply(ok=False, phase=phase, error=CapturedError.from_exception(exc))
+                tensors_out = []
+            reply.duration_s = time.perf_counter() - started
+            reply.observations = self._drain_observations()
+            send(self.conn, reply.model_dump(mode="json"), tensors_out)
+
+    def _drain_observations(self) -> list[dict[str, Any]]:
+        found, self.pending = self.pending, []
+        if self.snapshot is not None:
+            changed = self.snapshot.changed()
+            if changed:
+                from kernelproof.checks.probes import observation
+
+                found.append(
+                    observation(
+                        "tampering",
+                        f"the candidate replaced {len(changed)} function(s) the harness or "
+                        f"torch relies on: {', '.join(changed[:8])}",
+                        replaced=changed[:50],
+                    )
+                )
+                self.snapshot = type(self.snapshot).take(self.snapshot.extra)  # report once
+        if self.audit is not None:
+            found.extend(self.audit.drain())
+        return found
+
+    # -- operations ------------------------------------------------------------------------
+
+    def op_build(self, request: Request, tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+        """Import the candidate (the build: C++/numba/Triton compile here). Reference: no-op."""
+        if self.spec.role != "candidate":
+            return {}, []
+        from kernelproof.checks.probes import CallableSnapshot, CallProbe
+        from kernelproof.tasks.module import import_file
+        from kernelproof.workers import transport
+
+        self.snapshot = CallableSnapshot.take(
+            {
+                "kernelproof.workers.transport.send": transport.send,
+                "kernelproof.workers.transport.receive": transport.receive,
+            }
+        )
+        self.probe = CallProbe()
+        self.audit = _start_audit(self.spec)
+        assert self.spec.candidate_path is not None
+        started = time.perf_counter()
+        self.candidate = import_file(self.spec.candidate_path, "kernelproof_candidate")
+        if not isinstance(getattr(self.candidate, "ModelNew", None), type):
+            raise TypeError(
+                f"{self.spec.candidate_path}: `ModelNew` is not a class after import"
+            )
+        return {"import_s": time.perf_counter() - started}, []
+
+    def op_prepare(self, request: Request, tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+        """Render the task at the requested knobs and construct the model."""
+        import torch
+
+        from kernelproof.tasks.inputs import seed_everything
+
+        knobs = {k: int(v) for k, v in request.get("knobs", {}).items()}
+        task = self._task_module(knobs)
+        init_inputs = list(task.get_init_inputs())
+        seed_everything(int(request["init_seed"]))
+        dtype = _dtype(self.spec.dtype)
+        if self.spec.role == "reference":
+            model = task.Model(*init_inputs)
+        else:
+            assert self.candidate is not None
+            model = self.candidate.ModelNew(*init_inputs)
+        if isinstance(model, torch.nn.Module):
+            model = model.to(self.spec.device)
+            if dtype is not None:
+                model = model.to(dtype)
+            model.eval()
+        data: dict[str, Any] = {}
+        out_tensors: list[Any] = []
+        oracle = None
+        if self.spec.role == "reference":
+            names, out_tensors = _state_tensors(model)
+            data["state_names"] = names
+            oracle = _oracle_model(model)
+        else:
+            names = list(request.get("state_names", []))
+            data["weights"] = _load_matching(model, dict(zip(names, tensors)))
+        self.prepared = _Prepared(knobs=knobs, task=task, model=model, oracle=oracle, dtype=dtype)
+        return data, out_tensors
+
+    def op_run(self, request: Request, tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+        """Build the variant's inputs, call the model, return outputs (and the oracle's)."""
+        import torch
+
+        from kernelproof.schema.variant import InputVariant
+        from kernelproof.tasks.inputs import build_inputs, oracle_inputs
+
+        assert self.prepared is not None, "run before prepare"
+        variant = InputVariant.model_validate(request["variant"])
+        inputs = build_inputs(
+            self.prepared.task, variant, device=self.spec.device, dtype=self.prepared.dtype
+        )
+        data: dict[str, Any] = {}
+        state = self.probe.before(inputs) if self.probe is not None else None
+        started = time.perf_counter()
+        with torch.no_grad():
+            raw = self.prepared.model(*inputs)
+        _synchronize(self.spec.device)
+        data["call_s"] = time.perf_counter() - started
+        outputs = list(raw) if isinstance(raw, (tuple, list)) else [raw]
+        if self.probe is not None and state is not None:
+            self.pending += self.probe.after(
+                state, inputs, outputs, float(request.get("stability_delay_s", 0.05))
+            )
+        data["outputs"] = [_describe(o) for o in outputs]
+        sendable = [_plain_tensor(o) for o in outputs if isinstance(o, torch.Tensor)]
+        if self.spec.role == "reference" and request.get("oracle", True):
+            with torch.no_grad():
+                raw64 = self.prepared.oracle(*oracle_inputs(inputs))
+            oracle_outputs = list(raw64) if isinstance(raw64, (tuple, list)) else [raw64]
+            data["oracle_count"] = len(oracle_outputs)
+            sendable += [_plain_tensor(o) for o in oracle_outputs]
+        return data, sendable
+
+    def op_plan(self, request: Request, tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+        """Estimate bytes and FLOPs of one call at the given knobs without allocating."""
+        from kernelproof.tasks.planning import estimate_call
+
+        knobs = {k: int(v) for k, v in request.get("knobs", {}).items()}
+        task = self._task_module(knobs)
+        return estimate_call(task, _dtype(self.spec.dtype)), []
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _task_module(self, knobs: dict[str, int]) -> types.ModuleType:
+        from kernelproof.tasks.module import module_from_source
+        from kernelproof.tasks.source import parse_task
+
+        key = repr(sorted(knobs.items()))
+        if key not in self.render_cache:
+            source = parse_task(self.spec.task_source, self.spec.task_path)
+            name = f"kernelproof_task_{len(self.render_cache)}"
+            self.render_cache[key] = module_from_source(
+                source.render(knobs), self.spec.task_path, name
+            )
+        return self.render_cache[key]
+
+
+def _start_audit(spec: WorkerSpec) -> Any:
+    from kernelproof.checks.audit_hooks import AuditRecorder
+
+    return AuditRecorder.install(spec.workdir, spec.candidate_path)
+
+
+def _dtype(name: str | None) -> Any:
+    import torch
+
+    return None if name is None else getattr(torch, name)
+
+
+def _synchronize(device: str) -> None:
+    import torch
+
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def _state_tensors(model: Any) -> tuple[list[str], list[Any]]:
+    import torch
+
+    if not isinstance(model, torch.nn.Module):
+        return [], []
+    state = model.state_dict()
+    names = [n for n, t in state.items() if isinstance(t, torch.Tensor)]
+    return names, [state[n] for n in names]
+
+
+def _load_matching(model: Any, reference_state: dict[str, Any]) -> dict[str, Any]:
+    """Copy reference weights into the candidate wherever names and shapes match."""
+    import torch
+
+    if not isinstance(model, torch.nn.Module):
+        return {"copied": [], "unmatched_candidate": [], "unmatched_reference": list(reference_state)}
+    own = model.state_dict()
+    copied, mismatched = [], []
+    with torch.no_grad():
+        for name, tensor in own.items():
+            source = reference_state.get(name)
+            if source is not None and tuple(source.shape) == tuple(tensor.shape):
+                tensor.copy_(source.to(device=tensor.device, dtype=tensor.dtype))
+                copied.append(name)
+            else:
+                mismatched.append(name)
+    return {
+        "copied": copied,
+        "unmatched_candidate": mismatched,
+        "unmatched_reference": [n for n in reference_state if n not in own],
+    }
+
+
+def _oracle_model(model: Any) -> Any:
+    import torch
+
+    if not isinstance(model, torch.nn.Module):
+        return model
+    oracle = copy.deepcopy(model)
+    return oracle.to(torch.float64)
+
+
+def _describe(value: Any) -> dict[str, Any]:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return {
+            "kind": "tensor",
+            "type": f"{type(value).__module__}.{type(value).__qualname__}",
+            "dtype": str(value.dtype).removeprefix("torch."),
+            "shape": list(value.shape),
+            "device": value.device.type,
+        }
+    return {"kind": type(value).__name__, "repr": repr(value)[:200]}
+
+
+def _plain_tensor(value: Any) -> Any:
+    import torch
+
+    if type(value) is not torch.Tensor:
+        value = torch.Tensor.as_subclass(value, torch.Tensor)
+    return value.detach()
+
+
+def worker_main(conn: Connection, spec: WorkerSpec) -> None:
+    """Entry point of a worker process (started by the forkserver)."""
+    os.setsid()  # own process group: the controller kills the candidate's children with it
+    os.makedirs(spec.workdir, exist_ok=True)
+    log = os.open(spec.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.chdir(spec.workdir)
+    import torch
+
+    if spec.threads is not None:
+        torch.set_num_threads(spec.threads)
+    sys.stdout = open(1, "w", buffering=1, closefd=False)
+    sys.stderr = open(2, "w", buffering=1, closefd=False)
+    Harness(spec=spec, conn=conn).serve()
+    conn.close()

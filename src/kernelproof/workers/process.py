@@ -1,0 +1,221 @@
+"""A worker process as the controller sees it: start, request with a timeout, survive its death.
+
+Workers are forked from a forkserver that has already imported torch, so starting one costs
+milliseconds rather than the seconds of a fresh interpreter. Each worker runs in its own
+process group, so killing it also kills whatever it started (compilers, forks).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from enum import Enum
+from multiprocessing.connection import Connection
+from typing import TYPE_CHECKING, Any
+
+from kernelproof.workers import transport
+from kernelproof.workers.harness import WorkerSpec, worker_main
+from kernelproof.workers.messages import WorkerReply
+
+if TYPE_CHECKING:
+    import torch
+
+#: How often the controller wakes while waiting, to check the worker's memory and liveness.
+POLL_INTERVAL_S = 0.05
+
+#: Modules the forkserver imports once, so that every worker starts with them loaded.
+PRELOAD = ["torch", "numpy", "kernelproof.workers.warmup", "kernelproof.workers.harness",
+           "kernelproof.tasks.inputs", "kernelproof.tasks.planning", "kernelproof.checks.probes",
+           "kernelproof.checks.audit_hooks", "kernelproof.workers.messages"]
+
+#: Bytes of the worker's log (its stdout and stderr) kept as evidence when it fails.
+LOG_TAIL_BYTES = 3000
+
+_CONTEXT: Any = None
+
+
+def _context() -> Any:
+    global _CONTEXT
+    if _CONTEXT is None:
+        _CONTEXT = multiprocessing.get_context("forkserver")
+        _CONTEXT.set_forkserver_preload(PRELOAD)
+    return _CONTEXT
+
+
+class DeathCause(str, Enum):
+    """Why a worker stopped answering."""
+
+    TIMEOUT = "timeout"
+    SIGNAL = "signal"
+    EXIT = "exit"
+    OUT_OF_MEMORY = "out-of-memory"
+    PROTOCOL = "protocol"
+
+
+@dataclass(frozen=True)
+class WorkerDeath:
+    """The worker died or hung while handling a request. A value, not an exception."""
+
+    cause: DeathCause
+    message: str
+    exit_code: int | None = None
+    log_tail: str = ""
+
+
+@dataclass
+class Response:
+    """The answer to one request: the worker's reply and tensors, or how it died."""
+
+    reply: WorkerReply | None = None
+    tensors: list["torch.Tensor"] = field(default_factory=list)
+    death: WorkerDeath | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.reply is not None and self.reply.ok
+
+
+@dataclass
+class WorkerProcess:
+    """One worker process and its private channel."""
+
+    spec: WorkerSpec
+    memory_limit_bytes: int
+    process: Any = None
+    conn: Connection | None = None
+    death: WorkerDeath | None = None
+
+    def start(self) -> None:
+        context = _context()
+        parent, child = context.Pipe(duplex=True)
+        self.process = context.Process(
+            target=worker_main, args=(child, self.spec), name=f"kernelproof-{self.spec.role}"
+        )
+        self.process.start()
+        child.close()
+        self.conn = parent
+
+    @property
+    def alive(self) -> bool:
+        return self.death is None and self.process is not None and self.process.is_alive()
+
+    def request(
+        self,
+        header: dict[str, Any],
+        tensors: list["torch.Tensor"] = (),
+        *,
+        timeout_s: float,
+    ) -> Response:
+        """Send one request and wait for its reply, the worker's death, or the timeout."""
+        if self.death is not None:
+            return Response(death=self.death)
+        assert self.conn is not None
+        try:
+            transport.send(self.conn, header, list(tensors))
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            return Response(death=self._died())
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if self.conn.poll(POLL_INTERVAL_S):
+                return self._receive()
+            if not self.process.is_alive():
+                if self.conn.poll(0):
+                    return self._receive()
+                return Response(death=self._died())
+            rss = _resident_bytes(self.process.pid)
+            if rss > self.memory_limit_bytes:
+                self.kill()
+                return Response(death=self._record(WorkerDeath(
+                    DeathCause.OUT_OF_MEMORY,
+                    f"out of memory: the worker used {rss / 2**30:.1f} GiB, over the limit of "
+                    f"{self.memory_limit_bytes / 2**30:.1f} GiB",
+                    log_tail=self.log_tail(),
+                )))
+            if time.monotonic() > deadline:
+                self.kill()
+                return Response(death=self._record(WorkerDeath(
+                    DeathCause.TIMEOUT,
+                    f"timed out: no answer within {timeout_s:g} s (request {header.get('op')!r})",
+                    log_tail=self.log_tail(),
+                )))
+
+    def _receive(self) -> Response:
+        assert self.conn is not None
+        try:
+            message = transport.receive(self.conn)
+            reply = WorkerReply.model_validate(message.header)
+        except EOFError:
+            return Response(death=self._died())
+        except Exception as exc:  # noqa: BLE001 - a hostile worker may send anything
+            self.kill()
+            return Response(death=self._record(WorkerDeath(
+                DeathCause.PROTOCOL, f"the worker sent a malformed message: {exc}"[:500],
+                log_tail=self.log_tail(),
+            )))
+        return Response(reply=reply, tensors=message.tensors)
+
+    def _died(self) -> WorkerDeath:
+        self.process.join(timeout=2.0)
+        code = self.process.exitcode
+        if code is not None and code < 0:
+            name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
+            message = f"the worker was killed by {name}"
+            if -code == signal.SIGSEGV:
+                message += " (segmentation fault)"
+            cause = DeathCause.SIGNAL
+        else:
+            message = f"the worker exited with status {code} while handling a request"
+            cause = DeathCause.EXIT
+        self.kill()
+        return self._record(WorkerDeath(cause, message, exit_code=code, log_tail=self.log_tail()))
+
+    def _record(self, death: WorkerDeath) -> WorkerDeath:
+        self.death = death
+        return death
+
+    def log_tail(self) -> str:
+        try:
+            with open(self.spec.log_path, "rb") as log:
+                log.seek(0, os.SEEK_END)
+                size = log.tell()
+                log.seek(max(0, size - LOG_TAIL_BYTES))
+                return log.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def kill(self) -> None:
+        """Kill the worker and its process group. Safe to call repeatedly."""
+        if self.process is None or self.process.pid is None:
+            return
+        for kill in (lambda: os.killpg(self.process.pid, signal.SIGKILL),
+                     lambda: self.process.kill()):
+            try:
+                kill()
+            except (ProcessLookupError, PermissionError, OSError):
+                pass
+        self.process.join(timeout=2.0)
+
+    def close(self) -> None:
+        """Ask the worker to exit, then make sure it is gone."""
+        if self.conn is not None and self.alive:
+            try:
+                transport.send(self.conn, {"op": "exit"})
+                self.process.join(timeout=2.0)
+            except OSError:
+                pass
+        self.kill()
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+
+def _resident_bytes(pid: int) -> int:
+    """Resident memory of a process and its children in the same group, from /proc."""
+    try:
+        with open(f"/proc/{pid}/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0

@@ -1,0 +1,86 @@
+import pytest
+import torch
+
+from kernelproof.checks.tolerance import TolerancePolicy, compare_output
+from kernelproof.schema import Severity
+
+ORACLE = TolerancePolicy()
+
+
+def outputs(dtype=torch.float32, scale=1.0, n=4096, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(8, n, generator=g, dtype=torch.float64)
+    oracle = torch.softmax(x, -1) * scale
+    reference = torch.softmax(x.to(dtype), -1) * scale
+    return reference, oracle
+
+
+def test_reference_itself_passes_with_ratio_one():
+    reference, oracle = outputs()
+    result = compare_output(reference.clone(), reference, oracle, policy=ORACLE)
+    assert result.passed and result.error_ratio <= 1.0
+
+
+def test_zeros_fail_even_when_outputs_are_tiny():
+    reference, oracle = outputs(scale=1e-6)
+    assert not compare_output(torch.zeros_like(reference), reference, oracle, policy=ORACLE).passed
+    # ... whereas KernelBench's fixed tolerance accepts them: the reason the oracle model exists.
+    fixed = TolerancePolicy(mode="fixed", atol=1e-2, rtol=1e-2)
+    assert compare_output(torch.zeros_like(reference), reference, oracle, policy=fixed).passed
+
+
+def test_bf16_round_trip_fails_a_float32_task():
+    reference, oracle = outputs()
+    degraded = reference.to(torch.bfloat16).to(torch.float32)
+    result = compare_output(degraded, reference, oracle, policy=ORACLE)
+    assert not result.passed and result.error_ratio > 10
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_one_percent_perturbation_fails_and_rounding_noise_passes(dtype):
+    reference, oracle = outputs(dtype=dtype)
+    g = torch.Generator().manual_seed(1)
+    rms = oracle.pow(2).mean().sqrt()
+    perturbed = (oracle + 0.01 * rms * torch.randn(oracle.shape, generator=g, dtype=torch.float64))
+    assert not compare_output(perturbed.to(dtype), reference, oracle, policy=ORACLE).passed
+    eps = torch.finfo(dtype).eps
+    noise = oracle * (1 + (torch.rand(oracle.shape, generator=g, dtype=torch.float64) - 0.5) * eps)
+    assert compare_output(noise.to(dtype), reference, oracle, policy=ORACLE).passed
+
+
+def test_a_single_wrong_element_fails_elementwise():
+    reference, oracle = outputs(dtype=torch.float16)
+    wrong = reference.clone()
+    wrong[3, 17] = 0
+    result = compare_output(wrong, reference, oracle, policy=ORACLE)
+    assert not result.passed
+
+
+def test_shape_and_dtype_mismatch_are_explained():
+    reference, oracle = outputs()
+    result = compare_output(reference[:, :10], reference, oracle, policy=ORACLE)
+    assert not result.passed and "wrong output shape" in result.detail
+    result = compare_output(reference.double(), reference, oracle, policy=ORACLE)
+    assert not result.passed and "wrong output dtype" in result.detail
+
+
+def test_special_value_rules():
+    reference = torch.tensor([1.0, float("inf"), float("nan"), 2.0])
+    oracle = reference.double()
+    spurious = torch.tensor([float("nan"), float("inf"), float("nan"), 2.0])
+    result = compare_output(spurious, reference, oracle, policy=ORACLE, planted=True)
+    assert not result.passed and result.notes[0].severity is Severity.FAIL
+    masked = torch.tensor([1.0, 5.0, float("nan"), 2.0])
+    result = compare_output(masked, reference, oracle, policy=ORACLE, planted=True)
+    assert result.passed and [n.severity for n in result.notes] == [Severity.WARN]
+    other_kind = torch.tensor([1.0, float("nan"), float("nan"), 2.0])
+    result = compare_output(other_kind, reference, oracle, policy=ORACLE, planted=True)
+    assert result.passed and [n.check for n in result.notes] == ["non-finite-kind"]
+
+
+def test_integer_outputs_are_exact():
+    reference = torch.tensor([3, 1, 4, 1, 5])
+    assert compare_output(reference.clone(), reference, reference, policy=ORACLE).passed
+    wrong = reference.clone()
+    wrong[0] = 0
+    assert not compare_output(wrong, reference, reference, policy=ORACLE).passed

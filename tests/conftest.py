@@ -1,0 +1,60 @@
+"""Shared fixtures. Verifications are expensive, so reports are computed once per session and
+shared by every test that asserts on them; build caches live inside the project."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+
+for _name, _folder in {
+    "TORCH_EXTENSIONS_DIR": "torch_extensions",
+    "TORCHINDUCTOR_CACHE_DIR": "torchinductor",
+    "NUMBA_CACHE_DIR": "numba",
+    "TRITON_CACHE_DIR": "triton",
+    "KERNELPROOF_CACHE_DIR": "kernelproof",
+}.items():
+    os.environ.setdefault(_name, str(ROOT / ".cache" / _folder))
+
+#: Settings for example verifications in tests: fewer seeds keep the suite fast; the seed is
+#: fixed so a failure reproduces.
+TEST_SETTINGS: dict[str, Any] = {"seeds": 3, "base_seed": 1234, "timing": False}
+
+
+def reference_of(candidate: Path) -> Path:
+    """The reference a candidate names in its ``# kernelproof-reference:`` header line, or the
+    ``reference.py`` beside it."""
+    for line in candidate.read_text().splitlines()[:5]:
+        if line.startswith("# kernelproof-reference:"):
+            return (candidate.parent / line.split(":", 1)[1].strip()).resolve()
+    return candidate.parent / "reference.py"
+
+
+@pytest.fixture(scope="session")
+def examples() -> Path:
+    return EXAMPLES
+
+
+_REPORTS: dict[tuple[Any, ...], Any] = {}
+
+
+@pytest.fixture(scope="session")
+def verified() -> Callable[..., Any]:
+    """``verified(candidate, reference=None, **settings)`` -> Report, cached per session."""
+    from kernelproof.controller.verify import verify
+
+    def run(candidate: Path | str, reference: Path | str | None = None, **settings: Any) -> Any:
+        candidate = Path(candidate)
+        reference = Path(reference) if reference else reference_of(candidate)
+        options = {**TEST_SETTINGS, **settings}
+        key = (str(candidate), str(reference), tuple(sorted(options.items())))
+        if key not in _REPORTS:
+            _REPORTS[key] = verify(reference, candidate, **options)
+        return _REPORTS[key]
+
+    return run

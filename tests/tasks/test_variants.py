@@ -1,0 +1,32 @@
+from kernelproof.config import resolve_settings
+from kernelproof.schema import LayoutTransform, ValueTransform, VariantKind
+from kernelproof.tasks.variants import plan_matrix
+
+
+def test_default_group_has_seeds_values_and_layouts():
+    settings = resolve_settings(overrides={"seeds": 5})
+    groups = plan_matrix({"n": 64}, [], [11, 12, 13, 14, 15], settings)
+    default = groups[0]
+    assert default.is_default
+    kinds = [v.kind for v in default.variants]
+    assert kinds.count(VariantKind.SEED) == 5
+    assert {v.value for v in default.variants if v.value} == set(ValueTransform)
+    assert {v.layout for v in default.variants if v.layout} == set(LayoutTransform)
+
+
+def test_shape_groups_cover_smaller_larger_odd_prime_and_one():
+    settings = resolve_settings()
+    groups = plan_matrix({"batch": 16, "dim": 64}, [{"dim": 7}], [1], settings)
+    dims = {g.knobs["dim"] for g in groups[1:] if g.knobs["batch"] == 16}
+    assert {32, 65, 61, 1, 128, 7} <= dims
+    assert any(g.knobs == {"batch": 17, "dim": 65} for g in groups)  # everything odd at once
+    assert len({tuple(sorted(g.knobs.items())) for g in groups}) == len(groups)  # no duplicates
+    assert all(g.grows == any(g.knobs[k] > v for k, v in {"batch": 16, "dim": 64}.items())
+               for g in groups)
+
+
+def test_fixed_shapes_profile_keeps_only_the_default():
+    settings = resolve_settings(profile="kernelbench-compat")
+    groups = plan_matrix({"n": 64}, [{"n": 3}], [1, 2], settings)
+    assert len(groups) == 1
+    assert all(v.kind is VariantKind.SEED for v in groups[0].variants)
