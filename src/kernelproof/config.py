@@ -60,8 +60,10 @@ class Settings(BaseModel):
     memory_limit_gib: float = Field(default=8.0, gt=0)
     """Resident memory a worker may use before it is killed and reported as out of memory."""
 
-    max_call_bytes: int = Field(default=256 << 20, gt=0)
-    """Inputs + outputs + parameters of one call above which the default shape is scaled down."""
+    max_call_bytes: int = Field(default=64 << 20, gt=0)
+    """Inputs + outputs + parameters of one call above which the default shape is scaled down.
+    Each call is copied several times (oracle in float64, probe snapshots, transport), so
+    64 MiB keeps one verification within seconds on a 2-core machine."""
 
     max_call_flops: float = Field(default=4e9, gt=0)
     """Estimated FLOPs of one call above which the default shape is scaled down (~0.5 s here)."""

@@ -11,6 +11,7 @@ in_channels, out_channels = 3, 8
 _private = 5
 flag = True
 dim = 16384
+N = 2048 * 2
 bias_shape = (out_channels, 1, 1)
 SHAPES = [dict(batch_size=3, dim=7), {"dim": 1}]
 POLICY = {"allow_torch": True}
@@ -32,7 +33,7 @@ def write(tmp_path: Path, text: str, name: str = "task.py") -> Path:
 def test_knobs_are_top_level_int_constants(tmp_path):
     task = read_task(write(tmp_path, TASK))
     assert task.default_knobs == {
-        "batch_size": 16, "in_channels": 3, "out_channels": 8, "dim": 16384,
+        "batch_size": 16, "in_channels": 3, "out_channels": 8, "dim": 16384, "N": 4096,
     }
     assert task.shapes == [{"batch_size": 3, "dim": 7}, {"dim": 1}]
     assert task.policy == {"allow_torch": True}
@@ -40,14 +41,14 @@ def test_knobs_are_top_level_int_constants(tmp_path):
 
 def test_render_replaces_literals_so_derived_values_follow(tmp_path):
     task = read_task(write(tmp_path, TASK))
-    text = task.render({"out_channels": 5, "dim": 8191})
+    text = task.render({"out_channels": 5, "dim": 8191, "N": 100})
     namespace: dict = {}
     exec(compile(text.replace("import torch", "").split("class Model")[0], "t", "exec"), namespace)
     assert namespace["bias_shape"] == (5, 1, 1)
     assert namespace["dim"] == 8191
     assert namespace["in_channels"] == 3  # untouched knob on the same line
     changed = [a for a, b in zip(text.splitlines(), TASK.splitlines()) if a != b]
-    assert changed == ["in_channels, out_channels = 3, 5", "dim = 8191"]
+    assert changed == ["in_channels, out_channels = 3, 5", "dim = 8191", "N = 100"]
 
 
 def test_render_rejects_unknown_knob(tmp_path):

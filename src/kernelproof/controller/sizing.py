@@ -63,7 +63,8 @@ def _fits(estimate: dict[str, float], settings: Settings) -> bool:
 
 
 def _describe(estimate: dict[str, float]) -> str:
-    return f"{estimate['bytes'] / 2**20:.0f} MiB and {estimate['flops'] / 1e9:.1f} GFLOP"
+    text = f"{estimate['bytes'] / 2**20:.0f} MiB"
+    return text + (f" and {estimate['flops'] / 1e9:.1f} GFLOP" if estimate["flops"] else "")
 
 
 def within_budget(pair: WorkerPair, knobs: dict[str, int], settings: Settings) -> bool:

@@ -24,7 +24,7 @@ class WorkerPair:
     """Starts, restarts and stops the two workers. The controller talks to them through this."""
 
     task: TaskSource
-    candidate_path: Path
+    candidate_path: Path | None
     settings: Settings
     root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="kernelproof-")))
     reference: WorkerProcess | None = None
@@ -43,7 +43,10 @@ class WorkerPair:
             role=role,
             task_path=str(self.task.path.resolve()),
             task_source=self.task.text,
-            candidate_path=str(self.candidate_path.resolve()) if role == "candidate" else None,
+            candidate_path=(
+                str(self.candidate_path.resolve())
+                if role == "candidate" and self.candidate_path is not None else None
+            ),
             device=self.settings.device,
             dtype=self.settings.dtype,
             threads=self.settings.threads,

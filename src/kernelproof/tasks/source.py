@@ -160,23 +160,49 @@ def _top_level_names(tree: ast.Module) -> set[str]:
 def _find_knobs(tree: ast.Module) -> dict[str, Knob]:
     knobs: dict[str, Knob] = {}
     for target, value in _int_assignments(tree):
+        number = _constant_int(value) if value is not None else None
         if (
             target is not None
-            and isinstance(value, ast.Constant)
-            and type(value.value) is int  # bool is an int subclass and is not a size
-            and value.value >= 0
-            and value.lineno == value.end_lineno
+            and number is not None
+            and number >= 0
+            and value.lineno == value.end_lineno  # type: ignore[union-attr]
             and not target.startswith("_")
             and target not in NOT_KNOBS
         ):
             knobs[target] = Knob(
                 name=target,
-                value=value.value,
+                value=number,
                 line=value.lineno,
                 col=value.col_offset,
                 end_col=value.end_col_offset,  # type: ignore[arg-type]
             )
     return knobs
+
+
+#: Operators allowed in a knob's constant expression (``N = 2048 * 2``, ``M = 1 << 20``).
+_KNOB_OPERATORS = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.FloorDiv: lambda a, b: a // b,
+    ast.LShift: lambda a, b: a << b,
+    ast.Pow: lambda a, b: a**b,
+}
+
+
+def _constant_int(node: ast.expr) -> int | None:
+    """The value of an integer literal or of arithmetic on integer literals, else None."""
+    if isinstance(node, ast.Constant):
+        return node.value if type(node.value) is int else None  # bool is not a size
+    if isinstance(node, ast.BinOp) and type(node.op) in _KNOB_OPERATORS:
+        left, right = _constant_int(node.left), _constant_int(node.right)
+        if left is None or right is None or (isinstance(node.op, ast.Pow) and right > 64):
+            return None
+        try:
+            return _KNOB_OPERATORS[type(node.op)](left, right)
+        except (ZeroDivisionError, ValueError):
+            return None
+    return None
 
 
 def _int_assignments(tree: ast.Module) -> list[tuple[str | None, ast.expr | None]]:

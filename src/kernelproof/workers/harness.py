@@ -202,6 +202,10 @@ class Harness:
             oracle_outputs = list(raw64) if isinstance(raw64, (tuple, list)) else [raw64]
             data["oracle_count"] = len(oracle_outputs)
             sendable += [_plain_tensor(o) for o in oracle_outputs]
+        if self.spec.role == "reference" and request.get("return_inputs", False):
+            input_tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
+            data["input_count"] = len(input_tensors)
+            sendable += [_plain_tensor(x) for x in input_tensors]
         return data, sendable
 
     def op_plan(self, request: Request, tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
