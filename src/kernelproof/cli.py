@@ -73,6 +73,52 @@ def verify(reference: Path, candidate: Path, device: str | None, dtype: str | No
     sys.exit(int(report.verdict.exit_code))
 
 
+@app.command("audit-task")
+@click.argument("reference", type=PATH)
+@click.option("--seeds", type=click.IntRange(min=1), default=None,
+              help="Seeds to audit at the default shape (default 3).")
+@click.option("--seed", type=int, default=None, help="Base seed: reproduces an earlier run.")
+@click.option("--json", "json_path", type=PATH, default=None, help="Write the JSON audit here.")
+@click.option("--device", type=click.Choice(["cpu", "cuda"]), default=None, help="Default: cpu.")
+@click.option("--dtype", type=click.Choice(["float32", "float16", "bfloat16"]), default=None,
+              help="Working dtype (default: the task's own).")
+@click.option("--atol", type=click.FloatRange(min=0), default=None,
+              help="Audit a fixed absolute tolerance (KernelBench-style).")
+@click.option("--rtol", type=click.FloatRange(min=0), default=None,
+              help="Audit a fixed relative tolerance (KernelBench-style).")
+@click.option("--profile", default="default", show_default=True,
+              help="default, ci, kernelbench-compat or strict.")
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="Intra-op threads in the worker (default: all cores).")
+def audit_task(reference: Path, seeds: int | None, seed: int | None, json_path: Path | None,
+               device: str | None, dtype: str | None, atol: float | None, rtol: float | None,
+               profile: str, threads: int | None) -> None:
+    """Audit whether REFERENCE's comparator rejects wrong answers (zeros, a constant, the
+    input passed through, a bf16 round trip, a 1% perturbation) and accepts rounding noise.
+    Exit code: 0 adequate, 1 degenerate or too tight, 4 error."""
+    from kernelproof.controller.audit_task import DEFAULT_SEEDS
+    from kernelproof.controller.audit_task import audit_task as run_audit
+    from rich.text import Text
+
+    from kernelproof.errors import KernelproofError
+    from kernelproof.report.adequacy import render_adequacy
+    from kernelproof.schema import AuditExitCode
+
+    settings = {"device": device, "dtype": dtype, "atol": atol, "rtol": rtol, "threads": threads}
+    try:
+        report = run_audit(reference, seeds=seeds or DEFAULT_SEEDS, base_seed=seed,
+                           profile=profile, **settings)
+    except KernelproofError as exc:
+        console.print(Text.assemble(("error: ", "red"), str(exc)))
+        sys.exit(int(AuditExitCode.ERROR))
+    render_adequacy(report, console)
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(report.to_json() + "\n", encoding="utf-8")
+        console.print(f"wrote {json_path}")
+    sys.exit(int(report.exit_code))
+
+
 def main() -> None:
     """Console entry point. Usage errors exit with the ``error`` verdict's code (4), not click's
     2, because 2 means ``suspect`` in kernelproof's contract."""

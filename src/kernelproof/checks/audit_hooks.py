@@ -60,6 +60,7 @@ class AuditRecorder:
     candidate_path: str
     allowed_prefixes: tuple[str, ...]
     library_roots: tuple[str, ...]
+    stdlib_roots: tuple[str, ...] = (sysconfig.get_paths()["stdlib"] + os.sep,)
     pending: list[Observation] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
     seen: set[tuple[str, str]] = field(default_factory=set)
@@ -103,10 +104,12 @@ class AuditRecorder:
             elif event in NETWORK_EVENTS:
                 self._record("network", event, f"network access: {event}{_short(args)}")
             elif event == "subprocess.Popen":
-                self._on_process(args)
+                if not self._library_is_caller():
+                    self._on_process(args)
             elif event in ("os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
                            "os.forkpty", "pty.spawn"):
-                self._record("subprocess", event, f"process control: {event}{_short(args)}")
+                if not self._library_is_caller():
+                    self._record("subprocess", event, f"process control: {event}{_short(args)}")
             elif event in INTROSPECTION_EVENTS and self._candidate_is_caller():
                 self._record("introspection", event,
                              f"introspection from candidate code: {event}")
@@ -135,6 +138,17 @@ class AuditRecorder:
             return
         self._record("subprocess", name, f"started a subprocess: {name}",
                      argv=[str(a) for a in argv][:8] if isinstance(argv, (list, tuple)) else str(argv))
+
+    def _library_is_caller(self) -> bool:
+        """Whether the first caller outside the standard library is a library (torch's own
+        compiler invocations) rather than candidate code."""
+        frame = sys._getframe(2)
+        while frame is not None and frame.f_code.co_filename.startswith(self.stdlib_roots):
+            frame = frame.f_back
+        if frame is None:
+            return False
+        filename = os.path.realpath(frame.f_code.co_filename)
+        return filename.startswith(self.library_roots) and filename != self.candidate_path
 
     def _candidate_is_caller(self) -> bool:
         frame = sys._getframe(2)  # [this, _hook, the audited caller]

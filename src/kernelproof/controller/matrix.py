@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernelproof.checks.observations import findings_from_observations
+from kernelproof.checks.op_policy import CallOps
 from kernelproof.checks.tolerance import Comparison, TolerancePolicy, compare_output
 from kernelproof.controller.workers import WorkerPair
 from kernelproof.schema import (
@@ -47,6 +48,8 @@ class MatrixResult:
     tests: list[CorrectnessTest] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     weights: dict[str, Any] = field(default_factory=dict)
+    calls: list[CallOps] = field(default_factory=list)
+    """Ops recorded on every compared call, for the op audit."""
 
 
 @dataclass
@@ -169,6 +172,8 @@ class MatrixRunner:
         cand_described = cand_data.get("outputs", [])
         cand_outputs = candidate.tensors
         timing = {"candidate_s": cand_data.get("call_s"), "reference_s": ref_data.get("call_s")}
+        if isinstance(cand_data.get("ops"), dict) and isinstance(ref_data.get("ops"), dict):
+            self.result.calls.append(CallOps(variant.name, cand_data["ops"], ref_data["ops"]))
         if len(cand_described) != count or len(cand_outputs) != count:
             kinds = [d.get("kind") for d in cand_described]
             self._record(variant, TestOutcome.FAILED,

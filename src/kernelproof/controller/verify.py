@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from kernelproof.checks.observations import merge_findings
+from kernelproof.checks.op_policy import audit_ops
+from kernelproof.checks.static_scan import scan_source
 from kernelproof.checks.tolerance import TolerancePolicy
 from kernelproof.config import Settings, resolve_settings
 from kernelproof.controller.environment import collect_environment
@@ -29,8 +31,10 @@ from kernelproof.controller.workers import WorkerPair
 from kernelproof.errors import TaskError, UsageError
 from kernelproof.schema import (
     Artifact,
+    CodeFacts,
     Correctness,
     Finding,
+    OpAudit,
     Report,
     Severity,
     TestOutcome,
@@ -83,6 +87,9 @@ class _Run:
         self.seeds = [draw.randrange(2**31) for _ in range(settings.seeds)]
         self.findings: list[Finding] = []
         self.correctness: Correctness | None = None
+        self.op_audit: OpAudit | None = None
+        self.static = scan_source(candidate_text, str(candidate))
+        self.findings += self.static.findings
 
     def execute(self, started: float) -> Report:
         with WorkerPair(task=self.task, candidate_path=self.candidate,
@@ -129,6 +136,10 @@ class _Run:
                 self.correctness.tests.append(_skipped(variant, "over this machine's budget"))
         self.findings += correctness_findings(self.correctness.tests)
         self.findings += _weight_findings(result.weights)
+        audit = audit_ops(result.calls, declared_kernels=self.static.custom_kernels,
+                          allow_torch=self.settings.allow_torch, strict=self.settings.strict)
+        self.findings += audit.findings
+        self.op_audit = audit.summary
 
     def _within_budget(self, pair: WorkerPair,
                        groups: list[ShapeGroup]) -> tuple[list[ShapeGroup], list[ShapeGroup]]:
@@ -160,6 +171,12 @@ class _Run:
             correctness=self.correctness,
             timing=None,
             roofline=None,
+            op_audit=self.op_audit,
+            code=CodeFacts(
+                languages=self.static.languages, lines_of_code=self.static.lines_of_code,
+                reference_lines_of_code=scan_source(self.task.text, str(self.task.path)).lines_of_code,
+                build_s=build_s,
+            ),
             environment=collect_environment(self.settings.device, self.settings.threads),
             candidate=_artifact(self.candidate, self.candidate_text),
             reference=_artifact(self.task.path, self.task.text),

@@ -1,14 +1,23 @@
 """Typed models of everything kernelproof reports. Pure pydantic: no torch import."""
 
+from kernelproof.schema.adequacy import (
+    ADEQUACY_SCHEMA,
+    AdequacyReport,
+    AuditExitCode,
+    MutantResult,
+    OutputAudit,
+)
 from kernelproof.schema.finding import Finding, SourceLocation
 from kernelproof.schema.report import (
     REPORT_SCHEMA,
     Artifact,
     Baselines,
     Ceilings,
+    CodeFacts,
     Correctness,
     CorrectnessTest,
     Environment,
+    OpAudit,
     OutputComparison,
     Report,
     Roofline,
@@ -23,10 +32,16 @@ from kernelproof.schema.variant import InputVariant, LayoutTransform, ValueTrans
 from kernelproof.schema.verdict import ExitCode, Severity, Verdict
 
 __all__ = [
+    "ADEQUACY_SCHEMA",
+    "AdequacyReport",
+    "AuditExitCode",
+    "MutantResult",
+    "OutputAudit",
     "REPORT_SCHEMA",
     "Artifact",
     "Baselines",
     "Ceilings",
+    "CodeFacts",
     "Correctness",
     "CorrectnessTest",
     "Environment",
@@ -34,6 +49,7 @@ __all__ = [
     "Finding",
     "InputVariant",
     "LayoutTransform",
+    "OpAudit",
     "OutputComparison",
     "Report",
     "Roofline",

@@ -173,6 +173,32 @@ class Roofline(BaseModel):
     bound: Literal["memory", "compute"] = "memory"
 
 
+class OpAudit(BaseModel):
+    """What actually ran: heavy torch ops (default shape, first seed) and custom kernels."""
+
+    reference_ops: dict[str, int] = Field(default_factory=dict)
+    candidate_ops: dict[str, int] = Field(default_factory=dict)
+    custom_kernels: dict[str, int] = Field(default_factory=dict)
+    """Custom kernels that ran, with call counts over the whole matrix."""
+
+    declared_kernels: list[str] = Field(default_factory=list)
+    """Custom kernels the source defines (static scan)."""
+
+    calls: int = 0
+    calls_with_custom: int = 0
+    compiled: bool = False
+    low_precision_ops: dict[str, int] = Field(default_factory=dict)
+
+
+class CodeFacts(BaseModel):
+    """Static facts about the candidate's source."""
+
+    languages: list[str] = Field(default_factory=list)
+    lines_of_code: int = 0
+    reference_lines_of_code: int = 0
+    build_s: float | None = None
+
+
 class Environment(BaseModel):
     device: str
     device_name: str = ""
@@ -200,6 +226,8 @@ class Report(BaseModel):
     correctness: Correctness | None = None
     timing: Timing | None = None
     roofline: Roofline | None = None
+    op_audit: OpAudit | None = None
+    code: CodeFacts | None = None
     environment: Environment
     candidate: Artifact | None
     reference: Artifact | None

@@ -42,6 +42,7 @@ class _Prepared:
     model: Any
     oracle: Any = None
     dtype: Any = None
+    warmed: bool = False
 
 
 @dataclass
@@ -174,6 +175,7 @@ class Harness:
         """Build the variant's inputs, call the model, return outputs (and the oracle's)."""
         import torch
 
+        from kernelproof.checks.op_recorder import OpRecorder
         from kernelproof.schema.variant import InputVariant
         from kernelproof.tasks.inputs import build_inputs, oracle_inputs
 
@@ -183,12 +185,23 @@ class Harness:
             self.prepared.task, variant, device=self.spec.device, dtype=self.prepared.dtype
         )
         data: dict[str, Any] = {}
+        if not self.prepared.warmed and self.spec.role == "candidate":
+            # One unrecorded call first, so that lazy compilation (torch.compile, numba) is
+            # not what the op audit and the probes see.
+            with torch.no_grad():
+                self.prepared.model(*build_inputs(self.prepared.task, variant,
+                                                  device=self.spec.device,
+                                                  dtype=self.prepared.dtype))
+            _synchronize(self.spec.device)
+        self.prepared.warmed = True
         state = self.probe.before(inputs) if self.probe is not None else None
+        recorder = OpRecorder(working_dtype=_working_dtype(inputs, self.prepared.dtype))
         started = time.perf_counter()
-        with torch.no_grad():
+        with torch.no_grad(), recorder:
             raw = self.prepared.model(*inputs)
-        _synchronize(self.spec.device)
+            _synchronize(self.spec.device)
         data["call_s"] = time.perf_counter() - started
+        data["ops"] = recorder.summary()
         outputs = list(raw) if isinstance(raw, (tuple, list)) else [raw]
         if self.probe is not None and state is not None:
             self.pending += self.probe.after(
@@ -242,6 +255,15 @@ def _dtype(name: str | None) -> Any:
     import torch
 
     return None if name is None else getattr(torch, name)
+
+
+def _working_dtype(inputs: list[Any], dtype: Any) -> Any:
+    import torch
+
+    if dtype is not None:
+        return dtype
+    floating = [x.dtype for x in inputs if isinstance(x, torch.Tensor) and x.is_floating_point()]
+    return floating[0] if floating else None
 
 
 def _synchronize(device: str) -> None:

@@ -10,11 +10,15 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import sys
+import threading
 import time
+import types
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
 from multiprocessing.connection import Connection
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 from kernelproof.workers import transport
 from kernelproof.workers.harness import WorkerSpec, worker_main
@@ -29,12 +33,32 @@ POLL_INTERVAL_S = 0.05
 #: Modules the forkserver imports once, so that every worker starts with them loaded.
 PRELOAD = ["torch", "numpy", "kernelproof.workers.warmup", "kernelproof.workers.harness",
            "kernelproof.tasks.inputs", "kernelproof.tasks.planning", "kernelproof.checks.probes",
-           "kernelproof.checks.audit_hooks", "kernelproof.workers.messages"]
+           "kernelproof.checks.audit_hooks", "kernelproof.checks.op_recorder",
+           "kernelproof.workers.messages"]
 
 #: Bytes of the worker's log (its stdout and stderr) kept as evidence when it fails.
 LOG_TAIL_BYTES = 3000
 
 _CONTEXT: Any = None
+_MAIN_SWAP = threading.Lock()
+
+
+@contextmanager
+def _main_module_hidden() -> Iterator[None]:
+    """Start workers without re-running the caller's ``__main__``.
+
+    multiprocessing's forkserver re-imports the parent's main script in every child, which
+    would run an unguarded user script (or an RL loop) once per worker. A blank ``__main__``
+    during ``start()`` leaves it nothing to import; workers need nothing from it.
+    """
+    with _MAIN_SWAP:
+        original = sys.modules.get("__main__")
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        try:
+            yield
+        finally:
+            if original is not None:
+                sys.modules["__main__"] = original
 
 
 def _context() -> Any:
@@ -94,7 +118,8 @@ class WorkerProcess:
         self.process = context.Process(
             target=worker_main, args=(child, self.spec), name=f"kernelproof-{self.spec.role}"
         )
-        self.process.start()
+        with _main_module_hidden():
+            self.process.start()
         child.close()
         self.conn = parent
 

@@ -1,0 +1,179 @@
+"""The op audit's verdict: what the candidate's recorded ops say about how it computes.
+
+Compares, call by call, the ops the candidate ran with the ops the reference ran on the same
+inputs (DESIGN.md, op-audit policy):
+
+* passthrough: no custom kernel, and every heavy op of the reference ran in the candidate too;
+* dead kernel: custom kernels are defined in the source, none ever ran;
+* fallback: custom kernels ran on some calls and not on others;
+* precision casts: reduced-precision computation inside a wider-dtype task.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from kernelproof.schema import Finding, OpAudit, Severity
+
+#: Ops that move, view, allocate or convert data without computing: they do not make a
+#: candidate "the reference" and are not the work a kernel replaces.
+LIGHT_OPS = frozenset(
+    "aten::" + name
+    for name in (
+        "empty empty_like empty_strided new_empty new_empty_strided zeros zeros_like ones "
+        "ones_like full full_like fill_ zero_ arange to _to_copy copy_ clone contiguous detach "
+        "detach_ resolve_conj resolve_neg lift_fresh alias as_strided view reshape "
+        "_reshape_alias _unsafe_view expand expand_as permute transpose t select slice unsqueeze "
+        "squeeze flatten unflatten split split_with_sizes chunk narrow unbind item "
+        "_local_scalar_dense result_type set_ numpy_T view_as movedim lift stride size "
+        "is_nonzero _has_compatible_shallow_copy_type"
+    ).split()
+)
+
+#: Dispatcher namespaces that belong to torch itself; any other namespace is a custom op.
+TORCH_NAMESPACES = frozenset({"aten", "prim", "prims", "profiler", "inductor", "_c10d_functional"})
+
+
+@dataclass(frozen=True)
+class CallOps:
+    """The ops recorded on one variant, in the candidate and in the reference."""
+
+    variant: str
+    candidate: dict[str, Any]
+    reference: dict[str, Any]
+
+
+def heavy_ops(ops: dict[str, Any]) -> Counter[str]:
+    return Counter({
+        name: count for name, count in ops.get("aten", {}).items()
+        if name.startswith("aten::") and name not in LIGHT_OPS
+    })
+
+
+def custom_kernels(ops: dict[str, Any]) -> Counter[str]:
+    found = Counter(ops.get("custom", {}))
+    for name, count in ops.get("aten", {}).items():
+        if name.split("::", 1)[0] not in TORCH_NAMESPACES:
+            found[f"op:{name}"] += count
+    return found
+
+
+@dataclass
+class OpAuditResult:
+    findings: list[Finding] = field(default_factory=list)
+    summary: OpAudit | None = None
+
+
+def audit_ops(
+    calls: list[CallOps],
+    *,
+    declared_kernels: list[str],
+    allow_torch: bool,
+    strict: bool,
+) -> OpAuditResult:
+    """Findings and a summary from every compared call's recorded ops."""
+    if not calls:
+        return OpAuditResult()
+    result = OpAuditResult()
+    per_call_custom = {c.variant: custom_kernels(c.candidate) for c in calls}
+    total_custom: Counter[str] = sum(per_call_custom.values(), Counter())
+    with_custom = [v for v, k in per_call_custom.items() if k]
+    without_custom = [v for v, k in per_call_custom.items() if not k]
+    compiled = any(c.candidate.get("compiled") for c in calls)
+    first = calls[0]
+    candidate_heavy, reference_heavy = heavy_ops(first.candidate), heavy_ops(first.reference)
+    passthrough = [
+        c.variant for c in calls
+        if not per_call_custom[c.variant] and not c.candidate.get("compiled")
+        and heavy_ops(c.reference) and _contains(heavy_ops(c.candidate), heavy_ops(c.reference))
+    ]
+    add = result.findings.append
+    if declared_kernels and not total_custom:
+        add(Finding(
+            check="dead-kernel", severity=Severity.SUSPECT,
+            message=f"the source defines custom kernel(s) {', '.join(declared_kernels[:6])} but "
+                    f"none ran in {len(calls)} calls: the work was done by other code",
+            evidence={"declared": declared_kernels, "calls": len(calls)},
+        ))
+    if with_custom and without_custom:
+        add(Finding(
+            check="fallback", severity=Severity.SUSPECT,
+            message=f"custom kernels ran on {len(with_custom)} call(s) but not on "
+                    f"{len(without_custom)}: another path (typically PyTorch) answered those: "
+                    + ", ".join(without_custom[:6]),
+            evidence={"without_custom": without_custom, "with_custom": with_custom[:20]},
+        ))
+    if passthrough:
+        add(Finding(
+            check="passthrough",
+            severity=Severity.INFO if allow_torch else Severity.SUSPECT,
+            message=f"on {len(passthrough)} of {len(calls)} calls the candidate ran every heavy "
+                    "op the reference runs and no custom kernel: it passes the reference's work "
+                    "through to PyTorch" + (" (allowed by --allow-torch)" if allow_torch else ""),
+            evidence={"reference_ops": dict(reference_heavy), "candidate_ops": dict(candidate_heavy),
+                      "variants": passthrough[:20]},
+        ))
+    if strict:
+        shared = sorted(set().union(*(set(heavy_ops(c.candidate)) & set(heavy_ops(c.reference))
+                                      for c in calls)))
+        if shared:
+            add(Finding(
+                check="strict-heavy-op", severity=Severity.SUSPECT,
+                message=f"--strict: the candidate runs the reference's heavy op(s) "
+                        f"{', '.join(shared[:6])} instead of a kernel of its own",
+                evidence={"ops": shared},
+            ))
+    low = sum((Counter(c.candidate.get("low_precision", {})) for c in calls), Counter())
+    if low:
+        add(Finding(
+            check="precision-cast", severity=Severity.WARN,
+            message="reduced-precision (fp16/bf16) computation inside a wider-dtype task: "
+                    + ", ".join(f"{k} x{v}" for k, v in low.most_common(5)),
+            evidence={"ops": dict(low)},
+        ))
+    removed = [c.variant for c in calls if c.candidate.get("hook_removed")]
+    if removed:
+        add(Finding(
+            check="tampering", severity=Severity.SUSPECT,
+            message="the candidate removed the harness's profiling hook during a call",
+            evidence={"variants": removed[:20]},
+        ))
+    if total_custom:
+        torch_ops = sorted(candidate_heavy)
+        add(Finding(
+            check="custom-kernels", severity=Severity.INFO,
+            message="custom kernels ran: " + ", ".join(f"{k} x{v}" for k, v in total_custom.most_common(6))
+                    + (f"; torch ops also used: {', '.join(torch_ops[:6])}" if torch_ops else ""),
+            evidence={"kernels": dict(total_custom), "torch_ops": torch_ops},
+        ))
+    elif compiled:
+        add(Finding(
+            check="torch-compile", severity=Severity.INFO,
+            message="the candidate runs torch.compile-generated code; its speedup over the "
+                    "torch.compile baseline shows whether it adds anything",
+        ))
+    elif not passthrough:
+        add(Finding(
+            check="torch-rewrite", severity=Severity.INFO,
+            message="a pure PyTorch rewrite with different ops: "
+                    + ", ".join(sorted(candidate_heavy)[:8]),
+            evidence={"candidate_ops": dict(candidate_heavy),
+                      "reference_ops": dict(reference_heavy)},
+        ))
+    result.summary = OpAudit(
+        reference_ops=dict(reference_heavy),
+        candidate_ops=dict(candidate_heavy),
+        custom_kernels=dict(total_custom),
+        declared_kernels=declared_kernels,
+        calls=len(calls),
+        calls_with_custom=len(with_custom),
+        compiled=compiled,
+        low_precision_ops=dict(low),
+    )
+    return result
+
+
+def _contains(candidate: Counter[str], reference: Counter[str]) -> bool:
+    return all(candidate[name] >= count for name, count in reference.items())
