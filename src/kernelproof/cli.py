@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from kernelproof.schema import ExitCode
 
@@ -47,12 +48,16 @@ def app() -> None:
 @click.option("--fixed-shapes", is_flag=True,
               help="Only the task's own shape, as KernelBench does.")
 @click.option("--threads", type=click.IntRange(min=1), default=None,
-              help="Intra-op threads per worker (default: all cores).")
+              help="Intra-op threads per worker (default on CPU: 1).")
+@click.option("--hot", is_flag=True, help="Time with warm caches (no flush before each call).")
+@click.option("--no-compile-baseline", is_flag=True,
+              help="Do not time torch.compile of the reference.")
+@click.option("--cuda-graphs", is_flag=True, help="On CUDA, time CUDA-graph replays.")
 def verify(reference: Path, candidate: Path, device: str | None, dtype: str | None,
            json_path: Path | None, html_path: Path | None, seeds: int | None, seed: int | None,
            budget: float | None, no_timing: bool, allow_torch: bool, strict: bool,
            atol: float | None, rtol: float | None, profile: str, fixed_shapes: bool,
-           threads: int | None) -> None:
+           threads: int | None, hot: bool, no_compile_baseline: bool, cuda_graphs: bool) -> None:
     """Verify CANDIDATE against REFERENCE. The exit code is the verdict's:
     0 verified, 1 incorrect, 2 suspect, 3 broken, 4 error."""
     from kernelproof.controller.verify import verify as run_verify
@@ -64,6 +69,8 @@ def verify(reference: Path, candidate: Path, device: str | None, dtype: str | No
         "timing": False if no_timing else None, "allow_torch": True if allow_torch else None,
         "strict": True if strict else None, "atol": atol, "rtol": rtol,
         "shape_variants": False if fixed_shapes else None, "threads": threads,
+        "hot": True if hot else None, "cuda_graphs": True if cuda_graphs else None,
+        "compile_baseline": False if no_compile_baseline else None,
     }
     report = run_verify(reference, candidate, profile=profile, **overrides)
     render_report(report, console)
@@ -117,6 +124,25 @@ def audit_task(reference: Path, seeds: int | None, seed: int | None, json_path: 
         json_path.write_text(report.to_json() + "\n", encoding="utf-8")
         console.print(f"wrote {json_path}")
     sys.exit(int(report.exit_code))
+
+
+@app.command()
+@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True)
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="Threads to calibrate with (default on CPU: 1, as verify uses).")
+@click.option("--force", is_flag=True, help="Measure again even if this machine is cached.")
+def calibrate(device: str, threads: int | None, force: bool) -> None:
+    """Measure this machine's memory bandwidth and matmul throughput; cache them per machine."""
+    from kernelproof.config import resolve_settings
+    from kernelproof.controller.workers import worker_threads
+    from kernelproof.roofline import cache_dir, calibrate as run_calibration
+
+    threads = worker_threads(resolve_settings(overrides={"device": device, "threads": threads}))
+    ceilings = run_calibration(device, threads=threads, force=force)
+    console.print(f"{device} ({threads or 'default'} threads): "
+                  f"{ceilings.peak_bytes_per_s / 1e9:.1f} GB/s, "
+                  f"{ceilings.peak_flops / 1e9:.1f} GFLOP/s float32 matmul "
+                  f"({escape(ceilings.source)}), cached in {escape(str(cache_dir()))}")
 
 
 def main() -> None:

@@ -42,6 +42,21 @@ class Settings(BaseModel):
     budget_s: float = Field(default=20.0, gt=0)
     """Wall-clock budget of the timing phase, in seconds."""
 
+    timing_shapes: bool = True
+    """Time every shape variant, not only the default."""
+
+    compile_baseline: bool = True
+    """Also time ``torch.compile`` of the reference at the default shape."""
+
+    hot: bool = False
+    """Time with warm caches instead of flushing them before each call."""
+
+    cuda_graphs: bool = False
+    """On CUDA, time graph replays of the call (launch overhead removed)."""
+
+    target_ci: float = Field(default=0.02, gt=0, lt=1)
+    """Stop timing a shape once the speedup's CI half-width is this fraction of it."""
+
     allow_torch: bool = False
     """Torch ops in the candidate are expected (a PyTorch rewrite): passthrough is only ``info``."""
 
@@ -68,6 +83,10 @@ class Settings(BaseModel):
     max_call_flops: float = Field(default=4e9, gt=0)
     """Estimated FLOPs of one call above which the default shape is scaled down (~0.5 s here)."""
 
+    integrity_probes: bool = True
+    """Run the per-call integrity probes, audit hooks and op audit in the candidate worker.
+    Only ``benchmarks/probe_cost.py`` turns this off, to measure what the probes cost."""
+
     threads: int | None = Field(default=None, ge=1)
     """Intra-op threads in each worker; ``None`` uses all cores (reported either way)."""
 
@@ -78,7 +97,7 @@ class Settings(BaseModel):
 #: Named profiles for common set-ups. Each is a layer over the defaults.
 PROFILES: dict[str, dict[str, Any]] = {
     "default": {},
-    "ci": {"seeds": 3, "budget_s": 5.0},
+    "ci": {"seeds": 3, "budget_s": 5.0, "compile_baseline": False},
     "kernelbench-compat": {
         "shape_variants": False,
         "value_variants": False,

@@ -18,7 +18,7 @@ def test_correct_candidate_is_verified(verified, examples, task):
     assert TestOutcome.FAILED not in outcomes
     kinds = {t.variant.kind.value for t in report.correctness.tests
              if t.outcome is TestOutcome.PASSED}
-    assert kinds == {"seed", "shape", "value", "layout"}
+    assert kinds == {"seed", "repeat", "shape", "value", "layout"}
 
 
 @pytest.mark.parametrize("task", TASKS)

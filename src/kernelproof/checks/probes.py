@@ -152,11 +152,14 @@ class CallProbe:
     def after(
         self, state: "_CallState", inputs: list[Any], outputs: list[Any], stability_delay_s: float
     ) -> list[Observation]:
+        # Snapshot before anything synchronizes: on CUDA, work a candidate left on a side
+        # stream is still running, and the later comparison sees it land.
+        snapshots = [out.clone() if isinstance(out, torch.Tensor) else None for out in outputs]
         found: list[Observation] = []
         found += self._check_inputs(state, inputs)
         found += self._check_outputs(inputs, outputs)
         delay = min(max(stability_delay_s, MIN_STABILITY_DELAY_S), MAX_STABILITY_DELAY_S)
-        found += self._check_stability(outputs, delay)
+        found += self._check_stability(snapshots, outputs, delay)
         found += self._check_threads(state)
         return found
 
@@ -218,8 +221,9 @@ class CallProbe:
         del self.remembered[:-REMEMBERED_OUTPUTS]
         return found
 
-    def _check_stability(self, outputs: list[Any], delay_s: float) -> list[Observation]:
-        snapshots = [out.clone() if isinstance(out, torch.Tensor) else None for out in outputs]
+    def _check_stability(
+        self, snapshots: list[Any], outputs: list[Any], delay_s: float
+    ) -> list[Observation]:
         time.sleep(delay_s)
         if torch.cuda.is_available():
             torch.cuda.synchronize()

@@ -17,11 +17,14 @@ reviewer wants: 1 means "as accurate as the reference".
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import torch
 
 from kernelproof.schema.verdict import Severity
+
+if TYPE_CHECKING:
+    from kernelproof.config import Settings
 
 #: Norm-wise floor in units of the dtype's epsilon. float32: 256 eps (3e-5) admits honest
 #: kernels that sum serially over ~16k elements (error ~sqrt(n) eps) yet, times the factor,
@@ -56,6 +59,13 @@ class TolerancePolicy:
     factor: float = 3.0
     atol: float = 0.0
     rtol: float = 0.0
+
+    @classmethod
+    def from_settings(cls, settings: "Settings") -> "TolerancePolicy":
+        """The policy a verification (and the adequacy audit) applies under ``settings``."""
+        if settings.tolerance_mode() == "fixed":
+            return cls(mode="fixed", atol=settings.atol or 0.0, rtol=settings.rtol or 0.0)
+        return cls(mode="oracle", factor=settings.tolerance_factor)
 
     def describe(self) -> dict[str, Any]:
         if self.mode == "fixed":

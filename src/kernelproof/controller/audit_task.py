@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kernelproof.checks.adequacy import adequacy_report, audit_output
+from kernelproof.checks.adequacy import adequacy_report, audit_notes, audit_output
 from kernelproof.checks.tolerance import TolerancePolicy
 from kernelproof.config import Settings, resolve_settings
 from kernelproof.controller.sizing import fit_default_shape
@@ -58,7 +58,7 @@ def audit_task(
     )
     base = config.base_seed if config.base_seed is not None else secrets.randbits(31)
     init_seed, seed_list = _draw_seeds(base, config.seeds)
-    policy = tolerance_policy(config)
+    policy = TolerancePolicy.from_settings(config)
     with WorkerPair(task=task, candidate_path=None, settings=config) as pair:
         pair.start_reference()
         sizing = fit_default_shape(pair, task.default_knobs, config)
@@ -67,20 +67,13 @@ def audit_task(
         for index, seed in enumerate(seed_list):
             outputs += _audit_seed(pair, task, index, seed, policy)
     notes = [text for text in (sizing.scaled_down, sizing.warning) if text]
-    notes += _skip_notes(outputs)
+    notes += audit_notes(outputs)
     return adequacy_report(
         outputs, policy=policy, task=str(path), sha256=task.sha256, knobs=sizing.knobs,
         task_knobs=task.default_knobs, scaled_down=sizing.scaled_down, seeds=seed_list,
         base_seed=base, settings=config.model_dump(mode="json"), notes=notes,
         duration_s=time.monotonic() - started,
     )
-
-
-def tolerance_policy(settings: Settings) -> TolerancePolicy:
-    """The comparator policy ``verify`` applies under these settings."""
-    if settings.tolerance_mode() == "fixed":
-        return TolerancePolicy(mode="fixed", atol=settings.atol or 0.0, rtol=settings.rtol or 0.0)
-    return TolerancePolicy(mode="oracle", factor=settings.tolerance_factor)
 
 
 def _draw_seeds(base: int, count: int) -> tuple[int, list[int]]:
@@ -181,15 +174,3 @@ def _reason(response: Response, task: TaskSource) -> str:
 
 def _knobs_text(knobs: dict[str, int]) -> str:
     return "(" + ", ".join(f"{k}={v}" for k, v in knobs.items()) + ")" if knobs else "(no knobs)"
-
-
-def _skip_notes(outputs: list[OutputAudit]) -> list[str]:
-    """One note per skipped (output, mutant), e.g. no input of the output's shape."""
-    notes: dict[str, None] = {}
-    multiple = len({o.index for o in outputs}) > 1
-    for audit in outputs:
-        for mutant in audit.mutants:
-            if mutant.skipped:
-                where = f"output {audit.index}: " if multiple else ""
-                notes[f"{where}{mutant.name} skipped: {mutant.detail}"] = None
-    return list(notes)

@@ -12,7 +12,7 @@ from typing import Any
 from kernelproof.checks.observations import findings_from_observations
 from kernelproof.checks.op_policy import CallOps
 from kernelproof.checks.tolerance import Comparison, TolerancePolicy, compare_output
-from kernelproof.controller.workers import WorkerPair
+from kernelproof.controller.workers import WorkerPair, prepare_request
 from kernelproof.schema import (
     CorrectnessTest,
     Finding,
@@ -62,6 +62,8 @@ class MatrixRunner:
     result: MatrixResult = field(default_factory=MatrixResult)
     restarts: int = 0
     candidate_ready_for: dict[str, int] | None = None
+    first_outputs: list[Any] | None = None
+    """The candidate's outputs on the first seed, to compare repeated runs with."""
 
     def run(self, groups: list[ShapeGroup]) -> MatrixResult:
         for group in groups:
@@ -81,9 +83,7 @@ class MatrixRunner:
             self._run_variant(group, variant, names, weights)
 
     def _prepare_reference(self, group: ShapeGroup) -> tuple[list[str], list[Any]] | None:
-        header = {"op": "prepare", "phase": "prepare", "knobs": group.knobs,
-                  "init_seed": self.init_seed}
-        response = self.pair.ask_reference(header)
+        response = self.pair.ask_reference(prepare_request(group.knobs, self.init_seed))
         if response.ok:
             return list(response.reply.data.get("state_names", [])), response.tensors
         reason = _failure_text(response)
@@ -93,9 +93,8 @@ class MatrixRunner:
         return None
 
     def _prepare_candidate(self, group: ShapeGroup, names: list[str], weights: list[Any]) -> bool:
-        header = {"op": "prepare", "phase": "prepare", "knobs": group.knobs,
-                  "init_seed": self.init_seed, "state_names": names}
-        response = self.pair.ask_candidate(header, weights)
+        response = self.pair.ask_candidate(prepare_request(group.knobs, self.init_seed, names),
+                                           weights)
         if response.ok:
             self.candidate_ready_for = group.knobs
             if group.is_default:
@@ -194,6 +193,10 @@ class MatrixRunner:
                         check=note.check, severity=note.severity, message=note.message,
                         evidence={"count": note.count}, variant=variant.name,
                     ))
+        if variant.name == "seed:0":
+            self.first_outputs = cand_outputs
+        elif variant.kind is VariantKind.REPEAT and self.first_outputs is not None:
+            self._check_repeat(variant, cand_outputs)
         ratios = [c.error_ratio for c in comparisons if c.error_ratio is not None]
         passed = all(c.passed for c in comparisons)
         self.result.tests.append(CorrectnessTest(
@@ -202,6 +205,19 @@ class MatrixRunner:
             error_ratio=max(ratios) if ratios else None,
             outputs=comparisons, message="; ".join(messages), **timing,
         ))
+
+    def _check_repeat(self, variant: InputVariant, outputs: list[Any]) -> None:
+        """Identical inputs, different answers: a race or nondeterminism (HACKS row 21).
+        Within tolerance it is information; beyond it, the repeat's own comparison fails."""
+        assert self.first_outputs is not None
+        spreads = [_relative_spread(a, b) for a, b in zip(self.first_outputs, outputs)]
+        if any(s > 0 for s in spreads):
+            self.result.findings.append(Finding(
+                check="nondeterminism", severity=Severity.INFO,
+                message="identical inputs gave different outputs across runs (max relative "
+                        f"difference {max(spreads):.3g}); see the repeat variants' error ratios",
+                evidence={"relative_spread": max(spreads)}, variant=variant.name,
+            ))
 
     def _record(self, variant: InputVariant, outcome: TestOutcome, message: str,
                 death: WorkerDeath | None = None, **timing: Any) -> None:
@@ -232,15 +248,30 @@ class MatrixRunner:
             built = self.pair.start_candidate()
             if not built.ok:
                 return False
-        header = {"op": "prepare", "phase": "prepare", "knobs": group.knobs,
-                  "init_seed": self.init_seed, "state_names": names}
-        response = self.pair.ask_candidate(header, weights)
+        response = self.pair.ask_candidate(prepare_request(group.knobs, self.init_seed, names),
+                                           weights)
         if response.ok:
             self.candidate_ready_for = group.knobs
         return response.ok
 
     def _reprepare_reference(self, group: ShapeGroup) -> None:
         self._prepare_reference(group)
+
+
+def _relative_spread(a: Any, b: Any) -> float:
+    import torch
+
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return float("inf")
+    if torch.equal(a, b) or (a.is_floating_point() and bool(
+            ((a == b) | (torch.isnan(a) & torch.isnan(b))).all())):
+        return 0.0
+    if not a.is_floating_point():
+        return float((a != b).float().mean())
+    a64, b64 = a.double(), b.double()
+    finite = torch.isfinite(a64) & torch.isfinite(b64)
+    scale = float(a64[finite].abs().max()) if bool(finite.any()) else 1.0
+    return float((a64 - b64)[finite].abs().max()) / (scale or 1.0) if bool(finite.any()) else 1.0
 
 
 def _output_comparison(index: int, result: Comparison) -> OutputComparison:

@@ -10,8 +10,9 @@ from __future__ import annotations
 import random
 import secrets
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from kernelproof.checks.observations import merge_findings
 from kernelproof.checks.op_policy import audit_ops
@@ -27,7 +28,7 @@ from kernelproof.controller.matrix import (
 )
 from kernelproof.controller.sizing import fit_default_shape, within_budget
 from kernelproof.controller.summary import correctness_findings, summarize
-from kernelproof.controller.workers import WorkerPair
+from kernelproof.controller.workers import WorkerPair, worker_threads
 from kernelproof.errors import TaskError, UsageError
 from kernelproof.schema import (
     Artifact,
@@ -36,13 +37,20 @@ from kernelproof.schema import (
     Finding,
     OpAudit,
     Report,
+    Roofline,
     Severity,
+    Timing,
     TestOutcome,
     Verdict,
     decide_verdict,
 )
 from kernelproof.tasks.source import CandidateFormatError, TaskSource, read_candidate, read_task
 from kernelproof.tasks.variants import ShapeGroup, plan_matrix
+from kernelproof.timing.session import TimingSession
+
+
+#: Intra-op threads of the controller process while it verifies (see _controller_threads).
+CONTROLLER_THREADS = 1
 
 
 def verify(
@@ -67,7 +75,22 @@ def verify(
         return _early_report(Verdict.BROKEN, "candidate-file", str(exc), reference, candidate,
                              started, settings)
     run = _Run(task=task, candidate=candidate, candidate_text=candidate_text, settings=settings)
-    return run.execute(started)
+    with _controller_threads():
+        return run.execute(started)
+
+
+@contextmanager
+def _controller_threads() -> Iterator[None]:
+    """The controller's own tensor work (comparisons) runs on one thread: its tensors are
+    small, and OpenMP barriers on a shared machine slow such ops by 10-50x (measured here)."""
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(CONTROLLER_THREADS)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
 
 
 class _Run:
@@ -88,6 +111,8 @@ class _Run:
         self.findings: list[Finding] = []
         self.correctness: Correctness | None = None
         self.op_audit: OpAudit | None = None
+        self.timing: Timing | None = None
+        self.roofline: Roofline | None = None
         self.static = scan_source(candidate_text, str(candidate))
         self.findings += self.static.findings
 
@@ -119,7 +144,7 @@ class _Run:
                                          message=sizing.warning))
         groups = plan_matrix(sizing.knobs, self.task.shapes, self.seeds, self.settings)
         runnable, over_budget = self._within_budget(pair, groups)
-        policy = _tolerance_policy(self.settings)
+        policy = TolerancePolicy.from_settings(self.settings)
         self.correctness = Correctness(
             seeds=self.seeds, base_seed=self.base_seed, default_knobs=sizing.knobs,
             task_knobs=self.task.default_knobs, scaled_down=sizing.scaled_down,
@@ -140,6 +165,28 @@ class _Run:
                           allow_torch=self.settings.allow_torch, strict=self.settings.strict)
         self.findings += audit.findings
         self.op_audit = audit.summary
+        if self.settings.timing and decide_verdict(self.findings) in (Verdict.VERIFIED,
+                                                                      Verdict.SUSPECT):
+            self._time(pair, runnable, policy)
+
+    def _time(self, pair: WorkerPair, groups: list[ShapeGroup], policy: TolerancePolicy) -> None:
+        """The timing phase and the speed-of-light analysis built on it."""
+        ceilings = _ceilings(self.settings)
+        session = TimingSession(pair=pair, settings=self.settings, init_seed=self.init_seed,
+                                policy=policy, rng=random.Random(self.base_seed ^ 0x5EED),
+                                ceilings=ceilings)
+        tested = {t.variant.name for t in self.correctness.tests  # type: ignore[union-attr]
+                  if t.outcome is TestOutcome.PASSED}
+        timed = [g for g in groups if g.is_default or g.label in tested]
+        self.timing = session.run(timed)
+        self.findings += session.findings
+        if self.timing is None:
+            self.findings.append(Finding(check="timing", severity=Severity.WARN,
+                                         message="the default shape could not be timed"))
+            return
+        work = session.work.get("default")
+        if work is not None and ceilings is not None:
+            self.roofline = roofline_section(work, ceilings, self.timing)
 
     def _within_budget(self, pair: WorkerPair,
                        groups: list[ShapeGroup]) -> tuple[list[ShapeGroup], list[ShapeGroup]]:
@@ -169,15 +216,15 @@ class _Run:
             summary=summarize(verdict, findings, self.correctness),
             findings=findings,
             correctness=self.correctness,
-            timing=None,
-            roofline=None,
+            timing=self.timing,
+            roofline=self.roofline,
             op_audit=self.op_audit,
             code=CodeFacts(
                 languages=self.static.languages, lines_of_code=self.static.lines_of_code,
                 reference_lines_of_code=scan_source(self.task.text, str(self.task.path)).lines_of_code,
                 build_s=build_s,
             ),
-            environment=collect_environment(self.settings.device, self.settings.threads),
+            environment=collect_environment(self.settings.device, worker_threads(self.settings)),
             candidate=_artifact(self.candidate, self.candidate_text),
             reference=_artifact(self.task.path, self.task.text),
             settings=settings,
@@ -185,17 +232,29 @@ class _Run:
         )
 
 
+def _ceilings(settings: Settings) -> Any:
+    """The device's ceilings, or None when they cannot be had (the floor check is skipped)."""
+    from kernelproof.roofline import ceilings_for
+
+    try:
+        return ceilings_for(settings.device, settings.dtype or "float32",
+                            threads=worker_threads(settings))
+    except Exception:  # noqa: BLE001 - a failed calibration must not lose the verification
+        return None
+
+
+def roofline_section(work: dict[str, Any], ceilings: Any, timing: Timing) -> Roofline:
+    from kernelproof.roofline import WorkCount, roofline
+
+    counted = WorkCount(flops=float(work["flops"]), bytes=float(work["bytes"]))
+    return roofline(counted, ceilings, timing.reference.median_s, timing.candidate.median_s)
+
+
 def _skipped(variant: Any, message: str) -> Any:
     from kernelproof.schema import CorrectnessTest
 
     return CorrectnessTest(variant=variant, seed=variant.seed, outcome=TestOutcome.SKIPPED,
                            message=message)
-
-
-def _tolerance_policy(settings: Settings) -> TolerancePolicy:
-    if settings.tolerance_mode() == "fixed":
-        return TolerancePolicy(mode="fixed", atol=settings.atol or 0.0, rtol=settings.rtol or 0.0)
-    return TolerancePolicy(mode="oracle", factor=settings.tolerance_factor)
 
 
 def _weight_findings(weights: dict[str, Any]) -> list[Finding]:
@@ -224,7 +283,7 @@ def _early_report(verdict: Verdict, check: str, message: str, reference: Path, c
         summary=summarize(verdict, findings, None),
         findings=findings,
         environment=collect_environment(settings.device if settings else "cpu",
-                                        settings.threads if settings else None),
+                                        worker_threads(settings) if settings else None),
         candidate=_artifact_if_readable(candidate),
         reference=_artifact_if_readable(reference),
         settings=settings.model_dump(mode="json") if settings else {},

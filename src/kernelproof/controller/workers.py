@@ -19,6 +19,30 @@ from kernelproof.workers.process import Response, WorkerDeath, WorkerProcess
 WORKER_ENVIRONMENT = {"TORCHINDUCTOR_COMPILE_THREADS": "1"}
 
 
+#: Intra-op threads per CPU worker unless ``--threads`` says otherwise. One: OpenMP barriers
+#: on a shared machine turn a 0.4 ms softmax into 16 ms at two threads (measured on the 2-vCPU
+#: CI machine under load), and single-threaded kernels deserve a single-threaded baseline.
+DEFAULT_CPU_THREADS = 1
+
+
+def worker_threads(settings: Settings) -> int | None:
+    """The thread count workers use: explicit, or the CPU default; CUDA keeps torch's own."""
+    if settings.threads is not None:
+        return settings.threads
+    return DEFAULT_CPU_THREADS if settings.device == "cpu" else None
+
+
+def prepare_request(knobs: dict[str, int], init_seed: int,
+                    state_names: list[str] | None = None) -> dict[str, Any]:
+    """The request that builds a model at ``knobs`` (the candidate's also carries the names of
+    the reference weights sent with it)."""
+    header: dict[str, Any] = {"op": "prepare", "phase": "prepare", "knobs": knobs,
+                              "init_seed": init_seed}
+    if state_names is not None:
+        header["state_names"] = state_names
+    return header
+
+
 @dataclass
 class WorkerPair:
     """Starts, restarts and stops the two workers. The controller talks to them through this."""
@@ -49,9 +73,10 @@ class WorkerPair:
             ),
             device=self.settings.device,
             dtype=self.settings.dtype,
-            threads=self.settings.threads,
+            threads=worker_threads(self.settings),
             workdir=str(workdir),
             log_path=str(self.root / f"{role}-{index}.log"),
+            probes=self.settings.integrity_probes,
         )
 
     def _start(self, role: str) -> WorkerProcess:

@@ -78,7 +78,12 @@ class OutputAudit(BaseModel):
     """Position among the reference's tensor outputs (0 for a single tensor)."""
 
     dtype: str
+    """The reference's output dtype (the working dtype the mutants are cast to)."""
+
     shape: list[int]
+    oracle_dtype: str = "float64"
+    """The oracle's output dtype: not float64 when the task hard-codes a dtype."""
+
     rms: float
     """Root mean square of the finite elements of the float64 oracle: the output's scale."""
 

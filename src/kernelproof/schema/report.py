@@ -146,6 +146,10 @@ class Timing(BaseModel):
     mode: str = "cold"
     budget_s: float | None = None
     stop_reason: str = ""
+    verified_timed_calls: int = 0
+    """Timed calls whose outputs were checked against the reference afterwards."""
+
+    elapsed_s: float = 0.0
 
 
 class Ceilings(BaseModel):

@@ -22,6 +22,9 @@ class VariantKind(str, Enum):
     LAYOUT = "layout"
     """The default values laid out differently in memory: strided views, storage offsets."""
 
+    REPEAT = "repeat"
+    """The first seed's inputs again: identical runs must give identical-enough answers."""
+
 
 class ValueTransform(str, Enum):
     """How floating-point inputs are transformed after generation."""

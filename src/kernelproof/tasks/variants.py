@@ -13,6 +13,10 @@ from kernelproof.config import Settings
 from kernelproof.schema.variant import InputVariant, LayoutTransform, ValueTransform, VariantKind
 
 
+#: Extra runs on the first seed's inputs, to see races and nondeterminism (HACKS row 21).
+REPEATS = 2
+
+
 @dataclass(frozen=True)
 class ShapeGroup:
     """Variants that share one knob setting, so the models are built once for all of them."""
@@ -39,6 +43,10 @@ def plan_matrix(
     for index, seed in enumerate(seeds):
         default.variants.append(
             InputVariant(name=f"seed:{index}", kind=VariantKind.SEED, seed=seed)
+        )
+    for index in range(1, REPEATS + 1):
+        default.variants.append(
+            InputVariant(name=f"repeat:{index}", kind=VariantKind.REPEAT, seed=first)
         )
     if settings.value_variants:
         for transform in ValueTransform:

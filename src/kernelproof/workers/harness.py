@@ -7,6 +7,7 @@ before importing the candidate, and runs the integrity probes around each call.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import sys
@@ -33,6 +34,7 @@ class WorkerSpec:
     threads: int | None
     workdir: str
     log_path: str
+    probes: bool = True
 
 
 @dataclass
@@ -43,6 +45,8 @@ class _Prepared:
     oracle: Any = None
     dtype: Any = None
     warmed: bool = False
+    compiled: Any = None
+    graph: Any = None
 
 
 @dataclass
@@ -56,6 +60,8 @@ class Harness:
     audit: Any = None
     render_cache: dict[str, types.ModuleType] = field(default_factory=dict)
     pending: list[dict[str, Any]] = field(default_factory=list)
+    timer: Any = None
+    timed_outputs: list[list[Any]] = field(default_factory=list)
 
     # -- the loop --------------------------------------------------------------------------
 
@@ -116,8 +122,9 @@ class Harness:
         """Import the candidate (the build: C++/numba/Triton compile here). Reference: no-op."""
         if self.spec.role != "candidate":
             return {}, []
+        if not self.spec.probes:
+            return self._import_candidate(), []
         from kernelproof.checks.probes import CallableSnapshot, CallProbe
-        from kernelproof.tasks.module import import_file
         from kernelproof.workers import transport
 
         self.snapshot = CallableSnapshot.take(
@@ -128,6 +135,11 @@ class Harness:
         )
         self.probe = CallProbe()
         self.audit = _start_audit(self.spec)
+        return self._import_candidate(), []
+
+    def _import_candidate(self) -> dict[str, Any]:
+        from kernelproof.tasks.module import import_file
+
         assert self.spec.candidate_path is not None
         started = time.perf_counter()
         self.candidate = import_file(self.spec.candidate_path, "kernelproof_candidate")
@@ -135,7 +147,7 @@ class Harness:
             raise TypeError(
                 f"{self.spec.candidate_path}: `ModelNew` is not a class after import"
             )
-        return {"import_s": time.perf_counter() - started}, []
+        return {"import_s": time.perf_counter() - started}
 
     def op_prepare(self, request: Request, tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
         """Render the task at the requested knobs and construct the model."""
@@ -196,12 +208,17 @@ class Harness:
         self.prepared.warmed = True
         state = self.probe.before(inputs) if self.probe is not None else None
         recorder = OpRecorder(working_dtype=_working_dtype(inputs, self.prepared.dtype))
+        record = self.spec.probes and bool(request.get("record_ops", True))
         started = time.perf_counter()
-        with torch.no_grad(), recorder:
+        with torch.no_grad(), (recorder if record else contextlib.nullcontext()):
             raw = self.prepared.model(*inputs)
-            _synchronize(self.spec.device)
+            if self.probe is None:
+                _synchronize(self.spec.device)
+            # With probes, the stability probe snapshots the output *before* synchronizing:
+            # work left running on a side stream shows up as a difference afterwards.
         data["call_s"] = time.perf_counter() - started
-        data["ops"] = recorder.summary()
+        if record:
+            data["ops"] = recorder.summary()
         outputs = list(raw) if isinstance(raw, (tuple, list)) else [raw]
         if self.probe is not None and state is not None:
             self.pending += self.probe.after(
@@ -220,6 +237,99 @@ class Harness:
             data["input_count"] = len(input_tensors)
             sendable += [_plain_tensor(x) for x in input_tensors]
         return data, sendable
+
+    def op_time(self, request: Request, tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+        """Time one call per seed, each on freshly built inputs, and keep the outputs until
+        the controller has picked which ones to verify."""
+        import torch
+
+        from kernelproof.schema.variant import InputVariant, VariantKind
+        from kernelproof.tasks.inputs import build_inputs
+        from kernelproof.timing.call_timer import CallTimer, GraphReplay
+
+        assert self.prepared is not None, "time before prepare"
+        hot = bool(request.get("hot", False))
+        if self.timer is None or self.timer.hot != hot:
+            self.timer = CallTimer.for_device(self.spec.device, hot=hot)
+        started = self.timer.clock_s()
+        input_sets = [
+            build_inputs(self.prepared.task,
+                         InputVariant(name="timing", kind=VariantKind.SEED, seed=int(seed)),
+                         device=self.spec.device, dtype=self.prepared.dtype)
+            for seed in request["seeds"]
+        ]
+        generated = self.timer.clock_s()
+        baseline = request.get("baseline", "eager")
+        if baseline == "eager" and self.spec.device == "cuda" and request.get("graphs"):
+            baseline = "graph"
+        fn = self._timed_callable(baseline, input_sets[0])
+        times, outputs = [], []
+        with torch.no_grad():
+            for inputs in input_sets:
+                if isinstance(fn, GraphReplay):
+                    fn.load(inputs)
+                    seconds, raw = self.timer.time_call(lambda: fn.replay(), [])
+                    raw = _clone_outputs(raw)
+                else:
+                    seconds, raw = self.timer.time_call(fn, inputs)
+                times.append(seconds)
+                outputs.append(list(raw) if isinstance(raw, (tuple, list)) else [raw])
+        finished = self.timer.clock_s()
+        self.timed_outputs = outputs
+        if self.spec.role == "candidate":
+            self.pending += _shared_storage_observations(outputs)
+        return {
+            "times": times,
+            "generation_s": generated - started,
+            "timed_wall_s": finished - generated,
+            "flush_bytes": self.timer.flush_bytes,
+            "l2_reset": self.timer.l2_reset,
+            "threads": torch.get_num_threads(),
+        }, []
+
+    def op_fetch(self, request: Request, tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+        """The outputs of chosen calls of the last timed batch."""
+        import torch
+
+        chosen = [int(i) for i in request["indices"]]
+        sendable: list[Any] = []
+        counts = []
+        for index in chosen:
+            outputs = [o for o in self.timed_outputs[index] if isinstance(o, torch.Tensor)]
+            counts.append(len(outputs))
+            sendable += [_plain_tensor(o) for o in outputs]
+        return {"counts": counts, "described": [[_describe(o) for o in self.timed_outputs[i]]
+                                                 for i in chosen]}, sendable
+
+    def _timed_callable(self, baseline: str, example: list[Any]) -> Any:
+        import torch
+
+        from kernelproof.timing.call_timer import GraphReplay
+
+        assert self.prepared is not None
+        if baseline == "compile":
+            if self.prepared.compiled is None:
+                self.prepared.compiled = torch.compile(self.prepared.model)
+            return self.prepared.compiled
+        if baseline == "graph":
+            if self.prepared.graph is None:
+                self.prepared.graph = GraphReplay.capture(self.prepared.model, example)
+            return self.prepared.graph
+        return self.prepared.model
+
+    def op_work(self, request: Request, tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+        """FLOPs and compulsory bytes of one reference call, for the speed-of-light floor."""
+        from kernelproof.roofline.work import count_work
+        from kernelproof.schema.variant import InputVariant, VariantKind
+        from kernelproof.tasks.inputs import build_inputs
+
+        assert self.prepared is not None, "work before prepare"
+        variant = InputVariant(name="work", kind=VariantKind.SEED, seed=int(request["seed"]))
+        inputs = build_inputs(self.prepared.task, variant, device=self.spec.device,
+                              dtype=self.prepared.dtype)
+        work = count_work(self.prepared.model, inputs)
+        return {"flops": work.flops, "bytes": work.bytes,
+                "uncounted_ops": list(work.uncounted_ops)[:20]}, []
 
     def op_plan(self, request: Request, tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
         """Estimate bytes and FLOPs of one call at the given knobs without allocating."""
@@ -329,6 +439,36 @@ def _describe(value: Any) -> dict[str, Any]:
     return {"kind": type(value).__name__, "repr": repr(value)[:200]}
 
 
+def _clone_outputs(raw: Any) -> Any:
+    import torch
+
+    if isinstance(raw, (tuple, list)):
+        return [o.clone() if isinstance(o, torch.Tensor) else o for o in raw]
+    return raw.clone() if isinstance(raw, torch.Tensor) else raw
+
+
+def _shared_storage_observations(outputs: list[list[Any]]) -> list[dict[str, Any]]:
+    """Timed calls on distinct inputs must not hand back the same buffer (a replayed cache)."""
+    import torch
+
+    from kernelproof.checks.probes import observation
+
+    seen: dict[int, int] = {}
+    for index, call_outputs in enumerate(outputs):
+        for out in call_outputs:
+            if isinstance(out, torch.Tensor) and out.numel() > 0:
+                pointer = out.untyped_storage().data_ptr()
+                if pointer in seen:
+                    return [observation(
+                        "output-aliases-earlier-output",
+                        f"timed calls {seen[pointer]} and {index} returned the same buffer for "
+                        "different inputs: the candidate replays a cached output",
+                        calls=[seen[pointer], index],
+                    )]
+                seen[pointer] = index
+    return []
+
+
 def _plain_tensor(value: Any) -> Any:
     import torch
 
@@ -345,6 +485,10 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
     os.dup2(log, 1)
     os.dup2(log, 2)
     os.chdir(spec.workdir)
+    if spec.threads is not None:
+        # Before torch's and numba's pools start, so that every library uses the same count.
+        for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+            os.environ[variable] = str(spec.threads)
     import torch
 
     if spec.threads is not None:

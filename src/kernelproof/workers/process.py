@@ -34,6 +34,7 @@ POLL_INTERVAL_S = 0.05
 PRELOAD = ["torch", "numpy", "kernelproof.workers.warmup", "kernelproof.workers.harness",
            "kernelproof.tasks.inputs", "kernelproof.tasks.planning", "kernelproof.checks.probes",
            "kernelproof.checks.audit_hooks", "kernelproof.checks.op_recorder",
+           "kernelproof.timing.call_timer", "kernelproof.roofline.work",
            "kernelproof.workers.messages"]
 
 #: Bytes of the worker's log (its stdout and stderr) kept as evidence when it fails.

@@ -1,0 +1,133 @@
+"""Does kernelproof's timing tell the truth? Four measurements, printed as tables.
+
+    python benchmarks/timing_quality.py [--runs 20] [--budget 3]
+
+1. Self-consistency: a candidate identical to the reference; its speedup CI should contain 1.0
+   in at least 19 of 20 runs.
+2. Resolution: a candidate doing 1.25x the work; reported slower, with a CI excluding 1.0.
+3. Precision per second: the same pair and the same wall-clock budget, measured side by side:
+   the relative CI half-width of kernelproof against torch.utils.benchmark's blocked_autorange
+   (its per-block times bootstrapped the same way).
+4. Roofline sanity: no honest example's candidate median falls below the floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+import torch
+from rich.console import Console
+from rich.table import Table
+
+from kernelproof.controller.verify import verify
+from kernelproof.timing.statistics import speedup_interval
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE = ROOT / "examples/softmax/reference.py"
+IDENTICAL = ROOT / "benchmarks/candidates/softmax_identical.py"
+EXTRA = ROOT / "benchmarks/candidates/softmax_extra_quarter.py"
+
+#: Only the timing phase matters here: one seed, no other variants, default shape only.
+TIMING_ONLY = dict(seeds=1, shape_variants=False, value_variants=False, layout_variants=False,
+                   timing_shapes=False, compile_baseline=False)
+
+
+def timed(candidate: Path, budget: float, seed: int):
+    report = verify(REFERENCE, candidate, budget_s=budget, base_seed=seed, **TIMING_ONLY)
+    assert report.timing is not None, report.summary
+    return report.timing
+
+
+def self_consistency(runs: int, budget: float, console: Console) -> None:
+    table = Table(title="1. identical candidate: does the CI contain 1.0?")
+    for column in ("run", "speedup", "95% CI", "samples", "stop"):
+        table.add_column(column)
+    contained = 0
+    for run in range(runs):
+        timing = timed(IDENTICAL, budget, 1000 + run)
+        low, high = timing.speedup_ci
+        contained += low <= 1.0 <= high
+        table.add_row(str(run), f"{timing.speedup:.3f}", f"[{low:.3f}, {high:.3f}]",
+                      str(len(timing.candidate.samples)), timing.stop_reason)
+    console.print(table)
+    console.print(f"CI contains 1.0 in {contained} of {runs} runs (target: >= {runs - runs // 20})")
+
+
+def resolution(budget: float, console: Console) -> None:
+    timing = timed(EXTRA, budget, 7)
+    low, high = timing.speedup_ci
+    console.print(f"2. 1.25x-work candidate: speedup {timing.speedup:.3f} (expected ~0.80), "
+                  f"CI [{low:.3f}, {high:.3f}], excludes 1.0: {high < 1.0}")
+
+
+def precision_per_second(budget: float, console: Console) -> None:
+    from torch.utils.benchmark import Timer
+
+    started = time.monotonic()
+    timing = timed(EXTRA, budget, 11)
+    ours_wall = time.monotonic() - started
+    ours = (timing.speedup_ci[1] - timing.speedup_ci[0]) / 2 / timing.speedup
+    x = torch.randn(64, 4096)
+    setups = {
+        "reference": "torch.softmax(x, dim=-1)",
+        "candidate": "torch.softmax(x, dim=-1); torch.softmax(x[:16], dim=-1)",
+    }
+    blocks = {}
+    for name, statement in setups.items():
+        measurement = Timer(statement, globals={"x": x, "torch": torch}).blocked_autorange(
+            min_run_time=timing.elapsed_s / 2)
+        blocks[name] = measurement.times
+    estimate = speedup_interval(blocks["reference"], blocks["candidate"], rng=3)
+    table = Table(title="3. precision per second (same pair, same budget)")
+    for column in ("method", "speedup", "CI half-width (relative)", "samples", "timing s"):
+        table.add_column(column)
+    table.add_row("kernelproof (cross-process, cold cache, fresh inputs)", f"{timing.speedup:.3f}",
+                  f"{ours:.2%}", str(len(timing.candidate.samples)), f"{timing.elapsed_s:.1f}")
+    table.add_row("torch blocked_autorange (in-process, hot, one input)", f"{estimate.speedup:.3f}",
+                  f"{estimate.half_width_rel:.2%}", str(len(blocks['candidate'])),
+                  f"{timing.elapsed_s:.1f}")
+    console.print(table)
+    console.print(f"(kernelproof's whole verification took {ours_wall:.1f} s of wall time)")
+
+
+def roofline_sanity(budget: float, console: Console) -> None:
+    table = Table(title="4. honest examples against the speed-of-light floor")
+    for column in ("candidate", "median us", "floor us", "SOL fraction", "below floor"):
+        table.add_column(column)
+    for candidate in sorted((ROOT / "examples").glob("*/correct.py")):
+        report = verify(candidate.parent / "reference.py", candidate, budget_s=budget,
+                        base_seed=5, **TIMING_ONLY)
+        if report.roofline is None or report.timing is None:
+            table.add_row(str(candidate.relative_to(ROOT)), "-", "-", "-", report.summary[:40])
+            continue
+        fraction = report.roofline.sol_fraction.candidate or 0.0
+        table.add_row(str(candidate.relative_to(ROOT)),
+                      f"{report.timing.candidate.median_s * 1e6:.1f}",
+                      f"{report.roofline.floor_s * 1e6:.1f}", f"{fraction:.3f}",
+                      str(any(f.check == "below-floor" for f in report.findings)))
+    console.print(table)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--budget", type=float, default=3.0)
+    parser.add_argument("--only", choices=["consistency", "resolution", "precision", "roofline"])
+    args = parser.parse_args()
+    console = Console()
+    steps = {
+        "consistency": lambda: self_consistency(args.runs, args.budget, console),
+        "resolution": lambda: resolution(args.budget, console),
+        "precision": lambda: precision_per_second(args.budget, console),
+        "roofline": lambda: roofline_sanity(args.budget, console),
+    }
+    for name, step in steps.items():
+        if args.only in (None, name):
+            step()
+
+
+if __name__ == "__main__":
+    main()

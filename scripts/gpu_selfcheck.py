@@ -1,0 +1,210 @@
+"""Exercise the whole CUDA path of kernelproof in one command and print a table.
+
+    python scripts/gpu_selfcheck.py [--quick] [--json PATH]
+
+Checks: CUDA-event timing against a host clock; the side-stream exploit timed honestly and
+caught by the stability probe; the L2 flush (size from the device, persisting-L2 limit reset);
+the poisoned caching allocator; a Triton and a load_inline CUDA candidate verified; the GPU-only
+rows of HACKS.md (6: side stream, 25: L2 persistence, 4 on the caching allocator). Exits 0 when
+every check passes, 1 otherwise, 2 when there is no CUDA device.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import statistics
+import sys
+import time
+import traceback
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+os.environ.setdefault("TORCH_EXTENSIONS_DIR", str(ROOT / ".cache" / "torch_extensions"))
+os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(ROOT / ".cache" / "torchinductor"))
+
+
+@dataclass
+class Check:
+    name: str
+    passed: bool
+    detail: str
+    seconds: float
+
+
+def run_check(name: str, fn: Callable[[], tuple[bool, str]]) -> Check:
+    started = time.monotonic()
+    try:
+        passed, detail = fn()
+    except Exception as exc:  # noqa: BLE001 - a failing check is a row, not a crash
+        passed, detail = False, f"{type(exc).__name__}: {exc}\n{traceback.format_exc()[-800:]}"
+    return Check(name, passed, detail, time.monotonic() - started)
+
+
+def event_timing() -> tuple[bool, str]:
+    import torch
+
+    from kernelproof.timing.call_timer import CallTimer
+
+    timer = CallTimer.for_device("cuda", hot=True)
+    a = torch.randn(4096, 4096, device="cuda")
+    fn = lambda m: m @ m  # noqa: E731
+    for _ in range(3):
+        timer.time_call(fn, [a])
+    event_s = statistics.median(timer.time_call(fn, [a])[0] for _ in range(10))
+    torch.cuda.synchronize()
+    started = time.perf_counter()
+    for _ in range(10):
+        fn(a)
+    torch.cuda.synchronize()
+    host_s = (time.perf_counter() - started) / 10
+    ratio = event_s / host_s
+    return 0.7 < ratio < 1.3, f"event {event_s * 1e3:.3f} ms vs host clock {host_s * 1e3:.3f} ms (ratio {ratio:.2f})"
+
+
+def side_stream_timing() -> tuple[bool, str]:
+    """The side-stream candidate's time under our timer vs a naive current-stream timer."""
+    import importlib.util
+
+    import torch
+
+    from kernelproof.timing.call_timer import CallTimer
+
+    spec = importlib.util.spec_from_file_location("side", EXAMPLES / "gpu" / "side_stream.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    model = module.ModelNew()
+    x = torch.randn(64, 65536, device="cuda")
+    timer = CallTimer.for_device("cuda", hot=True)
+    for _ in range(3):
+        timer.time_call(model, [x])
+    ours = statistics.median(timer.time_call(model, [x])[0] for _ in range(5))
+    naive = []
+    for _ in range(5):
+        torch.cuda.synchronize()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        model(x)
+        end.record()
+        end.synchronize()  # waits for the current stream only
+        naive.append(start.elapsed_time(end) * 1e-3)
+        torch.cuda.synchronize()
+    naive_s = statistics.median(naive)
+    return ours > 3 * naive_s, (f"device-wide timer {ours * 1e3:.3f} ms, naive current-stream "
+                                f"timer {naive_s * 1e3:.3f} ms: the naive one misses the side stream")
+
+
+def verdict_check(candidate: str, expected: str, finding: str | None = None,
+                  **settings: object) -> Callable[[], tuple[bool, str]]:
+    def check() -> tuple[bool, str]:
+        from kernelproof.controller.verify import verify
+
+        path = EXAMPLES / candidate
+        reference = EXAMPLES / "softmax" / "reference.py"
+        report = verify(reference, path, device="cuda", seeds=2, base_seed=7, **settings)
+        checks = {f.check for f in report.findings}
+        ok = report.verdict.value == expected and (finding is None or finding in checks)
+        timing = ""
+        if report.timing is not None:
+            timing = f"; speedup {report.timing.speedup:.2f}x CI {report.timing.speedup_ci}"
+        return ok, (f"verdict {report.verdict.value} (expected {expected}); findings "
+                    f"{sorted(checks - {'static-languages'})}{timing}; {report.summary[:160]}")
+    return check
+
+
+def l2_flush() -> tuple[bool, str]:
+    import torch
+
+    from kernelproof.timing.call_timer import CUDA_LIMIT_PERSISTING_L2, CallTimer
+
+    runtime = None
+    for name in ("libcudart.so", "libcudart.so.12", "libcudart.so.13"):
+        try:
+            runtime = ctypes.CDLL(name)
+            break
+        except OSError:
+            continue
+    properties = torch.cuda.get_device_properties(0)
+    if runtime is not None:  # what an exploit would do: reserve a persisting-L2 window
+        runtime.cudaDeviceSetLimit(CUDA_LIMIT_PERSISTING_L2, ctypes.c_size_t(properties.L2_cache_size // 2))
+    cold = CallTimer.for_device("cuda", hot=False)
+    hot = CallTimer.for_device("cuda", hot=True)
+    limit = ctypes.c_size_t(123)
+    if runtime is not None:
+        runtime.cudaDeviceGetLimit(ctypes.byref(limit), CUDA_LIMIT_PERSISTING_L2)
+    x = torch.randn(properties.L2_cache_size // 8, device="cuda")  # half of L2: resident when hot
+    fn = lambda t: t.sum()  # noqa: E731
+    for timer in (cold, hot):
+        for _ in range(3):
+            timer.time_call(fn, [x])
+    cold_s = statistics.median(cold.time_call(fn, [x])[0] for _ in range(20))
+    hot_s = statistics.median(hot.time_call(fn, [x])[0] for _ in range(20))
+    ok = (cold.flush_bytes == 2 * properties.L2_cache_size and cold_s > hot_s
+          and (runtime is None or (cold.l2_reset and limit.value == 0)))
+    return ok, (f"flush {cold.flush_bytes >> 20} MiB (L2 {properties.L2_cache_size >> 20} MiB); "
+                f"persisting-L2 limit after reset {limit.value}; cold {cold_s * 1e6:.1f} us > "
+                f"hot {hot_s * 1e6:.1f} us")
+
+
+def poisoned_allocator() -> tuple[bool, str]:
+    import torch
+
+    from kernelproof.checks.probes import poison_memory
+
+    x = torch.randn(1 << 20, device="cuda")
+    answer = torch.softmax(x, -1)
+    del answer
+    poison_memory([x])
+    reused = torch.empty(1 << 20, device="cuda")
+    nan_share = float(torch.isnan(reused).float().mean())
+    return nan_share > 0.99, f"{nan_share:.1%} of a freshly reused block is NaN after poisoning"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="skip torch.compile baselines")
+    parser.add_argument("--json", type=Path, help="write the rows as JSON here too")
+    args = parser.parse_args()
+    import torch
+
+    if not torch.cuda.is_available():
+        print("gpu_selfcheck: no CUDA device here; run it on a machine with one.")
+        return 2
+    timing = {"budget_s": 4.0, "compile_baseline": not args.quick}
+    checks = [
+        run_check("cuda events vs host clock", event_timing),
+        run_check("side stream timed honestly (HACKS 6)", side_stream_timing),
+        run_check("side stream caught by stability probe (HACKS 6)",
+                  verdict_check("gpu/side_stream.py", "suspect", "output-unstable", timing=False)),
+        run_check("L2 flush + persisting-L2 reset (HACKS 25)", l2_flush),
+        run_check("poisoned caching allocator", poisoned_allocator),
+        run_check("empty_like output caught (HACKS 4)",
+                  verdict_check("gpu/empty_output.py", "incorrect", "correctness", timing=False)),
+        run_check("Triton candidate verified", verdict_check("gpu/softmax_triton.py", "verified", **timing)),
+        run_check("load_inline CUDA candidate verified",
+                  verdict_check("gpu/softmax_cuda_inline.py", "verified", **timing)),
+        run_check("PyTorch rewrite verified with timing",
+                  verdict_check("softmax/correct.py", "verified", **timing)),
+    ]
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"kernelproof GPU self-check on {torch.cuda.get_device_name()}")
+    for column in ("check", "result", "detail", "s"):
+        table.add_column(column, overflow="fold")
+    for check in checks:
+        table.add_row(check.name, "[green]pass[/]" if check.passed else "[bold red]FAIL[/]",
+                      check.detail[:400], f"{check.seconds:.1f}")
+    Console(width=160).print(table)
+    if args.json:
+        args.json.write_text(json.dumps([asdict(c) for c in checks], indent=2))
+    return 0 if all(c.passed for c in checks) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

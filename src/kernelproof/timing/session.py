@@ -1,0 +1,367 @@
+"""The timing phase, driven by the controller: interleaved, shuffled rounds on fresh inputs.
+
+Each participant (the reference, the candidate, and at the default shape the reference under
+``torch.compile``) is timed in its own worker. A round draws fresh seeds, and each participant
+times one batch of calls on inputs built from them, in shuffled order. After every candidate
+batch, the controller picks calls at random and verifies their outputs against the reference:
+a candidate that answers correctly only when checked (caches, batch-and-skip, evaluator mode)
+is caught here. Stopping is adaptive on the speedup's confidence interval, within the budget.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from kernelproof.checks.tolerance import TolerancePolicy, compare_output
+from kernelproof.config import Settings
+from kernelproof.controller.workers import WorkerPair, prepare_request, worker_threads
+from kernelproof.schema import (
+    Baselines,
+    Finding,
+    InputVariant,
+    Severity,
+    ShapeTiming,
+    Timing,
+    VariantKind,
+    Verdict,
+)
+from kernelproof.tasks.variants import ShapeGroup
+from kernelproof.timing.statistics import (
+    StoppingRule,
+    controller_cross_check,
+    implausibly_fast,
+    speedup_interval,
+    summarize,
+)
+
+#: Calls per participant before measuring, per shape: first-call costs (compilation, page
+#: faults, allocator growth) must not enter the samples.
+WARMUP_CALLS = 3
+
+#: A batch should take about this long (calls, cache flushes and input generation together):
+#: long enough that the per-batch round trip is small next to it, short enough that rounds
+#: interleave often and drift cancels.
+TARGET_BATCH_S = 0.1
+
+MIN_BATCH, MAX_BATCH = 2, 64
+
+#: Timed calls of each candidate batch whose outputs are verified against the reference. One
+#: per batch: the pick is random and unpredictable, so a candidate that misbehaves on any
+#: share of its timed calls is caught with probability growing with every batch, while the
+#: check (a reference run plus its float64 oracle) stays a small part of each round.
+VERIFIED_PER_BATCH = 1
+
+#: Rounds before the confidence interval is trusted for stopping.
+MIN_ROUNDS = 6
+
+#: Share of the budget the default shape gets when other shapes are timed too.
+DEFAULT_SHAPE_SHARE = 0.5
+
+#: A cold-cache median below this share of the floor time is physically implausible; the
+#: margin absorbs calibration error (the floor comes from a measured, not a datasheet, peak).
+BELOW_FLOOR_MARGIN = 0.8
+
+
+@dataclass
+class Participant:
+    role: str  # "reference" or "candidate"
+    baseline: str  # "eager" or "compile"
+    samples: list[float] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def label(self) -> str:
+        return self.role if self.baseline == "eager" else f"{self.role}+{self.baseline}"
+
+
+@dataclass
+class TimingSession:
+    pair: WorkerPair
+    settings: Settings
+    init_seed: int
+    policy: TolerancePolicy
+    rng: random.Random
+    findings: list[Finding] = field(default_factory=list)
+    verified_calls: int = 0
+    batches: int = 0
+    ceilings: Any = None
+    """The device's ceilings (a Ceilings model), for each shape's floor time; None skips it."""
+
+    work: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """FLOPs and bytes of one reference call, per shape label."""
+
+    _last_stop: str = ""
+
+    def run(self, groups: list[ShapeGroup]) -> Timing | None:
+        """Time every group (the default first). None when the default cannot be timed."""
+        started = time.monotonic()
+        others = [g for g in groups if not g.is_default] if self.settings.timing_shapes else []
+        default = next(g for g in groups if g.is_default)
+        share = DEFAULT_SHAPE_SHARE if others else 1.0
+        default_timing, compiled = self._time_shape(
+            default, self.settings.budget_s * share, compile_baseline=self.settings.compile_baseline
+        )
+        if default_timing is None:
+            return None
+        per_shape = [default_timing]
+        for index, group in enumerate(others):
+            remaining = self.settings.budget_s - (time.monotonic() - started)
+            if remaining <= 0:
+                break
+            shape_timing, _ = self._time_shape(group, remaining / (len(others) - index),
+                                               compile_baseline=False)
+            if shape_timing is not None:
+                per_shape.append(shape_timing)
+        return self._timing(default_timing, per_shape, compiled, time.monotonic() - started)
+
+    # -- one shape -------------------------------------------------------------------------
+
+    def _time_shape(self, group: ShapeGroup, budget_s: float,
+                    compile_baseline: bool) -> tuple[ShapeTiming | None, Participant | None]:
+        if not self._prepare(group):
+            return None, None
+        participants = [Participant("reference", "eager"), Participant("candidate", "eager")]
+        if compile_baseline:
+            participants.append(Participant("reference", "compile"))
+        per_call_s = self._warm_up(participants)
+        if any(p.error for p in participants[:2]):
+            return None, None
+        batch = _batch_size(per_call_s)
+        rule = StoppingRule(target_half_width=self.settings.target_ci, min_rounds=MIN_ROUNDS,
+                            max_rounds=10_000, budget_s=budget_s)
+        active = [p for p in participants if p.error is None]
+        started, rounds = time.monotonic(), 0
+        reference, candidate = participants[0], participants[1]
+        while True:
+            seeds = [self.rng.randrange(2**31) for _ in range(batch)]
+            round_started = time.monotonic()
+            for participant in self.rng.sample(active, len(active)):
+                if not self._time_batch(participant, seeds, group):
+                    if participant is candidate or participant is reference:
+                        return None, None
+                    active.remove(participant)
+            rounds += 1
+            # Re-size from what a round really costs (warm-up calls overestimate it).
+            batch = _batch_size((time.monotonic() - round_started) / len(active) / batch)
+            estimate = speedup_interval(reference.samples, candidate.samples, paired=True,
+                                        rng=self.rng.randrange(2**31))
+            decision = rule.decide(estimate, rounds, time.monotonic() - started)
+            if decision.stop:
+                break
+        compiled = participants[2] if compile_baseline else None
+        shape = ShapeTiming(
+            variant=group.label, knobs=group.knobs,
+            reference=summarize(reference.samples), candidate=summarize(candidate.samples),
+            speedup=estimate.speedup, speedup_ci=(estimate.low, estimate.high),
+            floor_s=self._floor(group),
+        )
+        self._last_stop = decision.reason
+        self._noise(shape)
+        return shape, compiled
+
+    def _prepare(self, group: ShapeGroup) -> bool:
+        reference = self.pair.ask_reference(prepare_request(group.knobs, self.init_seed))
+        if not reference.ok:
+            return False
+        names = list(reference.reply.data.get("state_names", []))  # type: ignore[union-attr]
+        candidate = self.pair.ask_candidate(prepare_request(group.knobs, self.init_seed, names),
+                                            reference.tensors)
+        return candidate.ok
+
+    def _warm_up(self, participants: list[Participant]) -> float:
+        """Warm every participant. Returns the slower of the reference's and the candidate's
+        wall time per timed call, cache flush and input generation included."""
+        seeds = [self.rng.randrange(2**31) for _ in range(WARMUP_CALLS)]
+        per_call_s = 0.0
+        for participant in participants:
+            response = self._ask(participant, self._header(participant, seeds))
+            if not response.ok:
+                participant.error = _failure(response)
+                continue
+            data = response.reply.data  # type: ignore[union-attr]
+            if participant.baseline == "eager":
+                spent = float(data.get("generation_s", 0.0)) + float(data.get("timed_wall_s", 0.0))
+                per_call_s = max(per_call_s, spent / WARMUP_CALLS)
+        return per_call_s
+
+    def _time_batch(self, participant: Participant, seeds: list[int], group: ShapeGroup) -> bool:
+        wall_started = time.monotonic()
+        response = self._ask(participant, self._header(participant, seeds))
+        wall_s = time.monotonic() - wall_started
+        if not response.ok:
+            participant.error = _failure(response)
+            if participant.role == "candidate":
+                self.findings.append(Finding(
+                    check="timing-crash", severity=Severity.FAIL, forces=Verdict.BROKEN,
+                    message=f"the candidate failed while being timed: {participant.error}",
+                    variant=group.label,
+                ))
+            return False
+        data = response.reply.data  # type: ignore[union-attr]
+        times = [float(t) for t in data.get("times", [])]
+        if len(times) != len(seeds) or not all(math.isfinite(t) and t > 0 for t in times):
+            self._suspect("timer-values", f"the {participant.label} worker reported impossible "
+                          "per-call times (missing, zero, negative or not finite)", group,
+                          reported=times[:10])
+            return participant.role != "candidate"
+        self._cross_check(participant, data, wall_s, group)
+        participant.samples += times
+        self.batches += 1
+        if participant.role == "candidate" and participant.baseline == "eager":
+            self._verify_timed_outputs(seeds, group)
+        if participant.role == "candidate":
+            from kernelproof.checks.observations import findings_from_observations
+
+            self.findings += findings_from_observations(response.reply.observations,  # type: ignore[union-attr]
+                                                        variant=f"timing:{group.label}")
+        return True
+
+    def _cross_check(self, participant: Participant, data: dict[str, Any], wall_s: float,
+                     group: ShapeGroup) -> None:
+        reported = [float(data.get("generation_s", 0.0)), float(data.get("timed_wall_s", 0.0))]
+        ratio = controller_cross_check(reported, wall_s)
+        if implausibly_fast(ratio, wall_s):
+            self._suspect(
+                "timer-cross-check",
+                f"the {participant.label} worker's clock accounts for {ratio:.1%} of the "
+                f"{wall_s * 1e3:.0f} ms the controller measured around a batch: its timer does "
+                "not measure real time", group, ratio=ratio, wall_s=wall_s,
+            )
+
+    def _verify_timed_outputs(self, seeds: list[int], group: ShapeGroup) -> None:
+        chosen = self.rng.sample(range(len(seeds)), min(VERIFIED_PER_BATCH, len(seeds)))
+        fetched = self.pair.ask_candidate({"op": "fetch", "phase": "call", "indices": chosen})
+        if not fetched.ok:
+            return
+        counts = fetched.reply.data.get("counts", [])  # type: ignore[union-attr]
+        offset = 0
+        for index, count in zip(chosen, counts):
+            outputs = fetched.tensors[offset:offset + count]
+            offset += count
+            variant = InputVariant(name=f"timed:{seeds[index]}", kind=VariantKind.SEED,
+                                   seed=seeds[index])
+            reference = self.pair.ask_reference({"op": "run", "phase": "call", "oracle": True,
+                                                 "record_ops": False,
+                                                 "variant": variant.model_dump(mode="json")})
+            if not reference.ok:
+                continue
+            n = sum(d.get("kind") == "tensor" for d in reference.reply.data["outputs"])  # type: ignore[union-attr]
+            ref_out, oracle = reference.tensors[:n], reference.tensors[n:2 * n]
+            self.verified_calls += 1
+            problems = [] if len(outputs) == n else [f"{len(outputs)} outputs instead of {n}"]
+            for cand, ref, orc in zip(outputs, ref_out, oracle):
+                result = compare_output(cand, ref, orc, policy=self.policy)
+                if not result.passed:
+                    problems.append(result.detail)
+            if problems:
+                self.findings.append(Finding(
+                    check="timed-output", severity=Severity.FAIL, forces=Verdict.INCORRECT,
+                    message="the output of a timed call is wrong although untimed calls were "
+                            "right: the candidate behaves differently while timed (cached or "
+                            f"replayed outputs, batch-and-skip, evaluator mode): {problems[0]}",
+                    evidence={"seed": seeds[index], "problems": problems[:3]},
+                    variant=f"timing:{group.label}",
+                ))
+
+    def _floor(self, group: ShapeGroup) -> float | None:
+        response = self.pair.ask_reference({"op": "work", "phase": "call", "seed": self.init_seed})
+        if not response.ok or self.ceilings is None:
+            return None
+        from kernelproof.roofline import WorkCount, floor_time
+
+        data = response.reply.data  # type: ignore[union-attr]
+        self.work[group.label] = data
+        return floor_time(WorkCount(flops=float(data["flops"]), bytes=float(data["bytes"])),
+                          self.ceilings)
+
+    def _noise(self, shape: ShapeTiming) -> None:
+        for label, stats in (("reference", shape.reference), ("candidate", shape.candidate)):
+            if stats.note:
+                self.findings.append(Finding(
+                    check="timing-noise", severity=Severity.INFO,
+                    message=f"{label} timing at {shape.variant}: {stats.note}",
+                    variant=f"timing:{shape.variant}",
+                ))
+
+    def _header(self, participant: Participant, seeds: list[int]) -> dict[str, Any]:
+        return {"op": "time", "phase": "call", "seeds": seeds, "baseline": participant.baseline,
+                "hot": self.settings.hot, "graphs": self.settings.cuda_graphs}
+
+    def _ask(self, participant: Participant, header: dict[str, Any]) -> Any:
+        if participant.role == "candidate":
+            return self.pair.ask_candidate(header)
+        return self.pair.ask_reference(header)
+
+    def _suspect(self, check: str, message: str, group: ShapeGroup, **evidence: Any) -> None:
+        self.findings.append(Finding(check=check, severity=Severity.SUSPECT, message=message,
+                                     evidence=evidence, variant=f"timing:{group.label}"))
+
+    # -- the section -----------------------------------------------------------------------
+
+    def _timing(self, default: ShapeTiming, per_shape: list[ShapeTiming],
+                compiled: Participant | None, elapsed_s: float) -> Timing:
+        baselines = Baselines(eager=default.speedup)
+        if compiled is not None:
+            if compiled.error is None and compiled.samples:
+                baselines.torch_compile = (statistics.median(compiled.samples)
+                                           / default.candidate.median_s)
+            else:
+                baselines.torch_compile_error = compiled.error or "no samples"
+        speedups = [s.speedup for s in per_shape]
+        self._shape_findings(default, per_shape)
+        self._floor_findings(per_shape)
+        return Timing(
+            reference=default.reference, candidate=default.candidate, speedup=default.speedup,
+            speedup_ci=default.speedup_ci, per_shape=per_shape, baselines=baselines,
+            speedup_range={"min": min(speedups), "median": statistics.median(speedups),
+                           "max": max(speedups)},
+            threads=worker_threads(self.settings), mode="hot" if self.settings.hot else "cold",
+            budget_s=self.settings.budget_s, stop_reason=self._last_stop,
+            verified_timed_calls=self.verified_calls, elapsed_s=elapsed_s,
+        )
+
+    def _shape_findings(self, default: ShapeTiming, per_shape: list[ShapeTiming]) -> None:
+        others = [s for s in per_shape if s is not default]
+        if not others or default.speedup_ci[0] <= 1.0:
+            return
+        typical = statistics.median(s.speedup for s in others)
+        if typical < 1.0:
+            self.findings.append(Finding(
+                check="shape-specific-speedup", severity=Severity.WARN,
+                message=f"faster only at the benchmark's shape: {default.speedup:.2f}x there, "
+                        f"median {typical:.2f}x over {len(others)} other shapes",
+                evidence={s.variant: s.speedup for s in per_shape},
+            ))
+
+    def _floor_findings(self, per_shape: list[ShapeTiming]) -> None:
+        if self.settings.hot:
+            return  # a hot cache may legitimately beat the DRAM-bandwidth floor
+        for shape in per_shape:
+            if shape.floor_s and shape.candidate.median_s < BELOW_FLOOR_MARGIN * shape.floor_s:
+                self.findings.append(Finding(
+                    check="below-floor", severity=Severity.SUSPECT,
+                    message=f"at {shape.variant} the candidate's median "
+                            f"{shape.candidate.median_s * 1e6:.3g} us is below the physical "
+                            f"floor of {shape.floor_s * 1e6:.3g} us (the time to move its "
+                            "compulsory bytes or do its FLOPs at peak): a measurement error or "
+                            "a cheat",
+                    evidence={"median_s": shape.candidate.median_s, "floor_s": shape.floor_s},
+                    variant=f"timing:{shape.variant}",
+                ))
+
+
+def _batch_size(per_call_s: float) -> int:
+    return max(MIN_BATCH, min(MAX_BATCH, int(TARGET_BATCH_S / max(per_call_s, 1e-7))))
+
+
+def _failure(response: Any) -> str:
+    if response.death is not None:
+        return response.death.message
+    if response.reply is not None and response.reply.error is not None:
+        return f"{response.reply.error.type}: {response.reply.error.message}"[:500]
+    return "unknown failure"
