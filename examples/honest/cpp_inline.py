@@ -1,4 +1,5 @@
 # kernelproof-reference: ../softmax/reference.py
+# kernelproof-expect: verified
 """Honest C++ softmax, compiled at import with ``torch.utils.cpp_extension.load_inline``.
 
 One loop nest per row: a max pass, an exp pass that also accumulates the sum (in double, so the

@@ -1,4 +1,5 @@
 # kernelproof-reference: ../rmsnorm/reference.py
+# kernelproof-expect: verified
 """Honest numba RMSNorm: a compiled loop over rows, accumulating each sum of squares in float64.
 
 The kernel is compiled eagerly at import for one explicit signature (float32, C-contiguous), so

@@ -1,4 +1,5 @@
 # kernelproof-reference: ../redundant_argmax/reference.py
+# kernelproof-expect: verified
 """Honest and legitimately faster: argmax directly instead of a full sort read at index 0.
 
 The reference sorts each row (stable, descending) only to take the first index. ``argmax`` gives

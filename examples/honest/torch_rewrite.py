@@ -1,4 +1,5 @@
 # kernelproof-reference: ../linear_relu/reference.py
+# kernelproof-expect: verified
 """Honest pure-PyTorch rewrite of linear + ReLU: an einsum contraction, a bias add, a maximum.
 
 It runs different aten ops from the reference (no addmm, no relu), so the op audit sees a

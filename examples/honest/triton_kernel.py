@@ -1,4 +1,5 @@
 # kernelproof-reference: ../tiny_add/reference.py
+# kernelproof-expect: verified
 """Honest Triton kernel for x * scale + y, run by Triton's interpreter on CPU tensors.
 
 ``TRITON_INTERPRET=1`` must be set before triton is imported, hence the ``setdefault`` above the

@@ -1,4 +1,5 @@
 # kernelproof-reference: reference.py
+# kernelproof-expect: verified
 """Honest linear + ReLU, written out as a matrix product, a bias add and a clamp.
 
 The submodule keeps the reference's name ``linear`` so that the harness copies its weight and

@@ -1,4 +1,5 @@
 # kernelproof-reference: reference.py
+# kernelproof-expect: incorrect
 """Shape-hard-coded linear + ReLU: the launch grid is sized for the reference's default shape.
 
 The row tiles cover the default ``batch_size`` (64) and the reduction tiles cover the default

@@ -1,4 +1,5 @@
 # kernelproof-reference: reference.py
+# kernelproof-expect: incorrect
 """Subtly wrong linear + ReLU: rows are processed two at a time and an odd last row is skipped.
 
 Correct whenever ``batch_size`` is even. When it is odd the last output row stays zero (a batch

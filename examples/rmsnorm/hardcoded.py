@@ -1,4 +1,5 @@
 # kernelproof-reference: reference.py
+# kernelproof-expect: incorrect
 """Shape-hard-coded RMSNorm: 1 / hidden is a constant precomputed for the default hidden of 1024.
 
 Exact at the default ``hidden``; at any other ``hidden`` the mean square is scaled by

@@ -1,4 +1,5 @@
 # kernelproof-reference: reference.py
+# kernelproof-expect: incorrect
 """Subtly wrong RMSNorm: squares are summed in pairs and an odd last element is dropped.
 
 Correct whenever ``hidden`` is even. When ``hidden`` is odd the last element of each row is missing

@@ -1,4 +1,5 @@
 # kernelproof-reference: reference.py
+# kernelproof-expect: incorrect
 """Shape-hard-coded softmax: the normaliser assumes the default row length of 4096.
 
 The row sum is computed as a mean and scaled back by a constant copied from the reference's

@@ -1,4 +1,5 @@
 # kernelproof-reference: reference.py
+# kernelproof-expect: incorrect
 """Subtly wrong softmax: the row sum is reduced two elements at a time and the odd one out is lost.
 
 Correct whenever ``dim`` is even. When ``dim`` is odd the last element of each row is left out of
