@@ -203,6 +203,43 @@ class CodeFacts(BaseModel):
     build_s: float | None = None
 
 
+class Assumption(BaseModel):
+    """A limitation inferred from the correctness matrix, generalised into one statement."""
+
+    statement: str
+    """Plain words, e.g. "wrong when dim is odd" or "raises on non-contiguous input"."""
+
+    kind: Literal["wrong", "raises", "crashes", "masks-special-values"]
+    variants: list[str] = Field(default_factory=list)
+    """The matrix cells the statement is drawn from."""
+
+    counter_examples: list[str] = Field(default_factory=list)
+    """Cells that share the condition yet passed (the statement is then weaker)."""
+
+
+class Repro(BaseModel):
+    """The smallest failing case found for one failure, and how to rerun it."""
+
+    failure: str
+    """The matrix cell that failed first."""
+
+    knobs: dict[str, int]
+    """Full knob values of the shrunk case."""
+
+    seed: int
+    value: str | None = None
+    layout: str | None = None
+    detail: str = ""
+    """What is wrong at the shrunk case (the comparison's message)."""
+
+    shrink_steps: int = 0
+    command: str
+    """One shell command that reruns this case with kernelproof."""
+
+    script: str
+    """A standalone Python script that shows the failure without kernelproof."""
+
+
 class Environment(BaseModel):
     device: str
     device_name: str = ""
@@ -232,6 +269,8 @@ class Report(BaseModel):
     roofline: Roofline | None = None
     op_audit: OpAudit | None = None
     code: CodeFacts | None = None
+    assumptions: list[Assumption] = Field(default_factory=list)
+    repros: list[Repro] = Field(default_factory=list)
     environment: Environment
     candidate: Artifact | None
     reference: Artifact | None
