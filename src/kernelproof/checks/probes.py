@@ -106,17 +106,25 @@ class CallableSnapshot:
                 now[f"{prefix}.{name}"] = id(value)
         changed = sorted(name for name, ident in self.entries.items() if now.get(name) != ident)
         for name, original in self.extra.items():
-            module_name, _, attr = name.rpartition(".")
-            module = _import_quietly(module_name)
-            if module is not None and getattr(module, attr, None) is not original:
+            if _resolve(name) is not original:
                 changed.append(name)
         return changed
 
 
-def _import_quietly(name: str) -> Any:
+def _resolve(dotted: str) -> Any:
+    """The object a dotted name points to now: the longest loaded module prefix, then
+    attributes (``pkg.module.Class.method``). None when it no longer resolves."""
     import sys
 
-    return sys.modules.get(name)
+    parts = dotted.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        target = sys.modules.get(".".join(parts[:cut]))
+        if target is not None:
+            for attr in parts[cut:]:
+                target = target.__dict__.get(attr) if isinstance(target, type) else getattr(
+                    target, attr, None)
+            return target
+    return None
 
 
 def _public_callables(space: Any) -> Iterable[tuple[str, Any]]:

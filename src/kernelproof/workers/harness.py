@@ -127,10 +127,15 @@ class Harness:
         from kernelproof.checks.probes import CallableSnapshot, CallProbe
         from kernelproof.workers import transport
 
+        from kernelproof.timing import call_timer
+
         self.snapshot = CallableSnapshot.take(
             {
                 "kernelproof.workers.transport.send": transport.send,
                 "kernelproof.workers.transport.receive": transport.receive,
+                "kernelproof.timing.call_timer._clock_ns": call_timer._clock_ns,
+                "kernelproof.timing.call_timer._cuda_synchronize": call_timer._cuda_synchronize,
+                "kernelproof.timing.call_timer.CallTimer.time_call": call_timer.CallTimer.time_call,
             }
         )
         self.probe = CallProbe()
