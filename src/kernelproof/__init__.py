@@ -1,3 +1,29 @@
-"""kernelproof: verify and benchmark AI-written kernels against a trusted PyTorch reference."""
+"""kernelproof: verify and benchmark AI-written kernels against a trusted PyTorch reference.
+
+``verify(reference_path, candidate_path, **settings)`` and ``evaluate(reference_src,
+candidate_src, **settings)`` return a :class:`kernelproof.schema.Report`. Importing this package
+does not import torch (the schema and the store stay cheap to load).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kernelproof.schema import Report
 
 __version__ = "0.1.0"
+
+
+def verify(reference: Any, candidate: Any, **settings: Any) -> "Report":
+    """Verify a candidate file against a reference file. See ``kernelproof.controller.verify``."""
+    from kernelproof.controller.verify import verify as run
+
+    return run(reference, candidate, **settings)
+
+
+def evaluate(reference_src: str, candidate_src: str, **settings: Any) -> "Report":
+    """Verify a candidate given as source text. See :func:`kernelproof.api.evaluate`."""
+    from kernelproof.api import evaluate as run
+
+    return run(reference_src, candidate_src, **settings)

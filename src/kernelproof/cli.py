@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any, NoReturn
 
 import click
 from rich.console import Console
 from rich.markup import escape
+from rich.text import Text
 
+from kernelproof.errors import KernelproofError
 from kernelproof.schema import ExitCode
 
 console = Console()
@@ -30,6 +33,10 @@ def app() -> None:
               help="Working dtype (default: the task's own).")
 @click.option("--json", "json_path", type=PATH, default=None, help="Write the JSON report here.")
 @click.option("--html", "html_path", type=PATH, default=None, help="Write the HTML packet here.")
+@click.option("--junit", "junit_path", type=PATH, default=None,
+              help="Write JUnit XML here (one test case per check).")
+@click.option("--sarif", "sarif_path", type=PATH, default=None,
+              help="Write SARIF 2.1.0 here (findings with a source location).")
 @click.option("--seeds", type=click.IntRange(min=1), default=None,
               help="Seeds at the default shape (default 5).")
 @click.option("--seed", type=int, default=None, help="Base seed: reproduces an earlier run.")
@@ -54,15 +61,14 @@ def app() -> None:
               help="Do not time torch.compile of the reference.")
 @click.option("--cuda-graphs", is_flag=True, help="On CUDA, time CUDA-graph replays.")
 def verify(reference: Path, candidate: Path, device: str | None, dtype: str | None,
-           json_path: Path | None, html_path: Path | None, seeds: int | None, seed: int | None,
+           json_path: Path | None, html_path: Path | None, junit_path: Path | None,
+           sarif_path: Path | None, seeds: int | None, seed: int | None,
            budget: float | None, no_timing: bool, allow_torch: bool, strict: bool,
            atol: float | None, rtol: float | None, profile: str, fixed_shapes: bool,
            threads: int | None, hot: bool, no_compile_baseline: bool, cuda_graphs: bool) -> None:
     """Verify CANDIDATE against REFERENCE. The exit code is the verdict's:
     0 verified, 1 incorrect, 2 suspect, 3 broken, 4 error."""
     from kernelproof.controller.verify import verify as run_verify
-    from kernelproof.report.files import write_html, write_json
-    from kernelproof.report.terminal import render_report
 
     overrides = {
         "device": device, "dtype": dtype, "seeds": seeds, "base_seed": seed, "budget_s": budget,
@@ -73,11 +79,45 @@ def verify(reference: Path, candidate: Path, device: str | None, dtype: str | No
         "compile_baseline": False if no_compile_baseline else None,
     }
     report = run_verify(reference, candidate, profile=profile, **overrides)
-    render_report(report, console)
-    for path, writer in ((json_path, write_json), (html_path, write_html)):
-        if path is not None:
-            console.print(f"wrote {writer(report, path)}")
+    _present(report, json_path=json_path, html_path=html_path, junit_path=junit_path,
+             sarif_path=sarif_path)
     sys.exit(int(report.verdict.exit_code))
+
+
+@app.command("report")
+@click.argument("report_path", metavar="REPORT.json", type=PATH)
+@click.option("--html", "html_path", type=PATH, default=None, help="Write the HTML packet here.")
+@click.option("--junit", "junit_path", type=PATH, default=None,
+              help="Write JUnit XML here (one test case per check).")
+@click.option("--sarif", "sarif_path", type=PATH, default=None,
+              help="Write SARIF 2.1.0 here (findings with a source location).")
+def report_command(report_path: Path, html_path: Path | None, junit_path: Path | None,
+                   sarif_path: Path | None) -> None:
+    """Print the summary of a JSON report written by `verify --json` and render it again as
+    an HTML packet, JUnit XML or SARIF. Exit code 0, or 4 when the file is not a report."""
+    from kernelproof.report.files import read_json
+
+    try:
+        report = read_json(report_path)
+    except KernelproofError as exc:
+        console.print(Text.assemble(("error: ", "red"), str(exc)))
+        sys.exit(int(ExitCode.ERROR))
+    _present(report, html_path=html_path, junit_path=junit_path, sarif_path=sarif_path)
+
+
+def _present(report: Any, **paths: Path | None) -> None:
+    """Print the terminal summary, write the requested files, and annotate located findings
+    when running in GitHub Actions (workflow commands go to stdout verbatim)."""
+    from kernelproof.report.files import write_outputs
+    from kernelproof.report.github import annotations, running_on_github
+    from kernelproof.report.terminal import render_report
+
+    render_report(report, console)
+    for path in write_outputs(report, **paths):
+        console.print(Text(f"wrote {path}"))
+    if running_on_github():
+        for line in annotations(report):
+            click.echo(line)
 
 
 @app.command("audit-task")
@@ -145,6 +185,176 @@ def calibrate(device: str, threads: int | None, force: bool) -> None:
                   f"({escape(ceilings.source)}), cached in {escape(str(cache_dir()))}")
 
 
+DB_OPTION = click.option(
+    "--db", "db_url", default=None, metavar="URL",
+    help="SQLAlchemy URL of the results store (default: $KERNELPROOF_DB, else ./kernelproof.db).")
+
+
+@app.command()
+@DB_OPTION
+@click.option("--task", "task_key", default=None, metavar="KEY",
+              help="Only this task, e.g. level1/3_Softmax.")
+@click.option("--candidate", default=None, help="Only this candidate: a sha256 prefix or its path.")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
+              help="Most verifications to show.")
+def history(db_url: str | None, task_key: str | None, candidate: str | None, limit: int) -> None:
+    """Show stored verifications, newest first. Exit code: 0, or 4 for a bad store."""
+    from rich.table import Table
+
+    from kernelproof.errors import KernelproofError
+    from kernelproof.suite.store import ResultsStore
+
+    try:
+        store = ResultsStore(db_url, must_exist=True)
+        rows = store.history(task_key=task_key, candidate=candidate, limit=limit)
+        runs = {run.id: run for run in store.runs()}
+    except KernelproofError as exc:
+        _fail(exc)
+    table = Table(title=f"{len(rows)} verification(s) in {escape(store.url)}")
+    for header in ("time (UTC)", "run", "task", "candidate", "verdict", "speedup", "machine"):
+        # Only the free-text columns may wrap; the rest stay whole on a narrow terminal.
+        table.add_column(header, no_wrap=header not in ("run", "task", "machine"),
+                         overflow="fold")
+    for row in rows:
+        run = runs.get(row.run_id)
+        table.add_row(
+            f"{row.created_at:%m-%d %H:%M}",
+            escape(f"{row.run_id}" + (f" {run.label}" if run and run.label else "")),
+            escape(f"{row.task_key}" + (f" #{row.sample}" if row.sample else "")),
+            (row.candidate_sha256 or "?")[:10],
+            _verdict_text(row.verdict),
+            _speedup_text(row.speedup, row.floor_clamped),
+            escape(f"{row.fingerprint[:8]} {row.device}".strip()),
+        )
+    console.print(table)
+
+
+@app.command()
+@click.argument("run_a")
+@click.argument("run_b")
+@DB_OPTION
+def compare(run_a: str, run_b: str, db_url: str | None) -> None:
+    """Compare run RUN_B against the earlier RUN_A, task by task. A regression is a task that
+    lost its verified verdict, or whose speedup fell beyond both confidence intervals.
+    Exit code: 0 no regression, 1 regressions, 4 a bad run id or store."""
+    from rich.table import Table
+
+    from kernelproof.errors import KernelproofError
+    from kernelproof.suite.metrics import ChangeKind, compare_runs
+    from kernelproof.suite.store import ResultsStore
+
+    try:
+        store = ResultsStore(db_url, must_exist=True)
+        first, second = store.resolve_run(run_a), store.resolve_run(run_b)
+        result = compare_runs(store.records(first.id), store.records(second.id))
+    except KernelproofError as exc:
+        _fail(exc)
+    table = Table(title=f"run {second.id} against run {first.id}")
+    table.add_column("task", overflow="fold")
+    for header in (f"run {first.id}", f"run {second.id}"):
+        table.add_column(header, overflow="fold")
+    table.add_column("change", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    for change in result.changes:
+        style = "red" if change.kind.is_regression else (
+            "green" if change.kind in (ChangeKind.GAINED_VERIFIED, ChangeKind.FASTER) else "")
+        table.add_row(
+            escape(change.task_key),
+            _verdict_text(change.verdict_a.value if change.verdict_a else None)
+            + " " + _speedup_text(change.speedup_a, ci=change.ci_a),
+            _verdict_text(change.verdict_b.value if change.verdict_b else None)
+            + " " + _speedup_text(change.speedup_b, ci=change.ci_b),
+            "" if change.ratio is None else f"x{change.ratio:.2f}",
+            f"[{style}]{change.kind.value}[/{style}]" if style else change.kind.value,
+        )
+    console.print(table)
+    if first.fingerprint != second.fingerprint:
+        console.print(f"[yellow]note:[/yellow] the runs are from different machines "
+                      f"({escape(first.fingerprint or '?')} and "
+                      f"{escape(second.fingerprint or '?')}): speedups may not be comparable")
+    counts = result.counts
+    geomeans = " -> ".join("-" if g is None else f"{g:.2f}x"
+                           for g in (result.geomean_a, result.geomean_b))
+    console.print(
+        f"{len(result.changes)} tasks: {len(result.regressions)} regression(s) "
+        f"({counts['lost-verified']} lost verified, {counts['slower']} slower), "
+        f"{counts['gained-verified'] + counts['faster']} improvement(s), "
+        f"{counts['unchanged']} unchanged, {counts['only-a']} only in run {first.id}, "
+        f"{counts['only-b']} only in run {second.id}; geomean speedup {geomeans}"
+    )
+    sys.exit(int(result.exit_code))
+
+
+def _fail(exc: Exception) -> NoReturn:
+    """Print a user error and exit with the ``error`` code (4)."""
+    console.print(f"[red]error:[/red] {escape(str(exc))}")
+    sys.exit(int(ExitCode.ERROR))
+
+
+#: Terminal colour of each verdict in the history and compare tables.
+_VERDICT_STYLE = {"verified": "green", "incorrect": "red", "suspect": "magenta",
+                  "broken": "yellow", "error": "red"}
+
+
+def _verdict_text(verdict: str | None) -> str:
+    if verdict is None:
+        return "-"
+    style = _VERDICT_STYLE.get(verdict, "")
+    return f"[{style}]{verdict}[/{style}]" if style else verdict
+
+
+def _speedup_text(speedup: float | None, floor_clamped: bool = False,
+                  ci: tuple[float, float] | None = None) -> str:
+    if speedup is None:
+        return "-"
+    text = f"{speedup:.2f}x"
+    if ci is not None:
+        text += f" [{ci[0]:.2f}, {ci[1]:.2f}]"
+    return escape(text + (" (floor)" if floor_clamped else ""))
+
+
+@app.command()
+@click.argument("suite_dir", type=PATH)
+@click.option("--solutions", type=PATH, required=True, help="Folder of candidate solutions.")
+@click.option("--db", "db_url", default=None,
+              help="SQLAlchemy URL of the results store (default $KERNELPROOF_DB or ./kernelproof.db).")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Verifications in flight at once.")
+@click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None,
+              help="Run on Ray: alone, start a local cluster; with an ADDRESS, join it.")
+@click.option("--profile", default="default", show_default=True)
+@click.option("--budget", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Timing budget per verification, seconds.")
+@click.option("--seeds", type=click.IntRange(min=1), default=None)
+@click.option("--no-timing", is_flag=True)
+@click.option("--no-resume", is_flag=True, help="Verify again what the store already holds.")
+@click.option("--packets", type=PATH, default=None,
+              help="Write each verification's JSON report and HTML packet here.")
+@click.option("--json", "json_path", type=PATH, default=None, help="Write the suite summary here.")
+@click.option("--label", default=None, help="A name for this run in the store.")
+def bench(suite_dir: Path, solutions: Path, db_url: str | None, jobs: int,
+          ray_address: str | None, profile: str, budget: float | None, seeds: int | None,
+          no_timing: bool, no_resume: bool, packets: Path | None, json_path: Path | None,
+          label: str | None) -> None:
+    """Verify every solution of SUITE_DIR, store the results, print the leaderboard."""
+    from kernelproof.report.leaderboard import render_leaderboard
+    from kernelproof.suite.bench import BenchOptions, run_bench
+
+    overrides = {"budget_s": budget, "seeds": seeds, "timing": False if no_timing else None}
+    options = BenchOptions(
+        jobs=jobs, ray=ray_address, db_url=db_url, profile=profile,
+        overrides={k: v for k, v in overrides.items() if v is not None},
+        resume=not no_resume, packets=packets, label=label,
+    )
+    outcome = run_bench(suite_dir, solutions, options, console)
+    render_leaderboard(outcome, console)
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(outcome.summary.to_json() + "\n")
+        console.print(f"wrote {escape(str(json_path))}")
+    sys.exit(130 if outcome.interrupted else 0)
+
+
 def main() -> None:
     """Console entry point. Usage errors exit with the ``error`` verdict's code (4), not click's
     2, because 2 means ``suspect`` in kernelproof's contract."""
@@ -154,6 +364,9 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         console.print("[red]aborted[/red]")
+        sys.exit(int(ExitCode.ERROR))
+    except KernelproofError as exc:
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
         sys.exit(int(ExitCode.ERROR))
     except click.ClickException as exc:
         console.print(f"[red]error:[/red] {exc.format_message()}")

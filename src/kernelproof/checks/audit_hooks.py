@@ -18,11 +18,13 @@ from typing import Any
 from kernelproof.checks.probes import Observation, observation
 
 #: Programs a candidate's own build step may start (torch.utils.cpp_extension, Triton, numba).
+#: Shells are not among them: a library's own shell-outs are exempt by their caller, and a
+#: candidate that starts a shell can do anything through it.
 BUILD_TOOLS = frozenset(
     {
         "ninja", "c++", "g++", "gcc", "cc", "clang", "clang++", "nvcc", "ld", "as", "which",
         "ldconfig", "cicc", "ptxas", "fatbinary", "nvlink", "cudafe++", "uname", "hipcc",
-        "x86_64-linux-gnu-g++", "x86_64-linux-gnu-gcc", "sh", "bash", "cmake", "cl",
+        "x86_64-linux-gnu-g++", "x86_64-linux-gnu-gcc", "cmake", "cl",
     }
 )
 
@@ -35,6 +37,13 @@ SYSTEM_PREFIXES = ("/proc/", "/sys/", "/dev/", "/usr/", "/lib", "/etc/ld.so", "/
 INTROSPECTION_EVENTS = frozenset(
     {"gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys._getframe",
      "sys._current_frames", "sys.setprofile", "sys.settrace", "object.__setattr__"}
+)
+
+#: C functions that reach files, the network or processes; looked up through ctypes by
+#: candidate code, they bypass every Python-level audit event.
+NATIVE_ESCAPES = frozenset(
+    {"fopen", "fopen64", "open", "open64", "openat", "read", "fread", "socket", "connect",
+     "system", "popen", "execve", "execv", "execvp", "fork", "vfork", "dlopen", "mmap", "syscall"}
 )
 
 NETWORK_EVENTS = frozenset(
@@ -60,14 +69,15 @@ class AuditRecorder:
     candidate_path: str
     allowed_prefixes: tuple[str, ...]
     library_roots: tuple[str, ...]
-    stdlib_roots: tuple[str, ...] = (sysconfig.get_paths()["stdlib"] + os.sep,)
+    stdlib_roots: tuple[str, ...] = (sysconfig.get_paths()["stdlib"] + os.sep, "<frozen ")
     pending: list[Observation] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
     seen: set[tuple[str, str]] = field(default_factory=set)
     active: bool = False
 
     @classmethod
-    def install(cls, workdir: str, candidate_path: str | None) -> "AuditRecorder":
+    def install(cls, workdir: str, candidate_path: str | None,
+                readable_paths: list[str] = ()) -> "AuditRecorder":
         caches = [
             os.environ.get(name)
             for name in ("TORCH_EXTENSIONS_DIR", "TORCHINDUCTOR_CACHE_DIR", "NUMBA_CACHE_DIR",
@@ -80,6 +90,12 @@ class AuditRecorder:
         allowed = [os.path.realpath(workdir), candidate, package, tempfile.gettempdir() + "/",
                    "/dev/shm/", *SYSTEM_PREFIXES]
         allowed += [os.path.realpath(c) for c in caches if c]
+        allowed += [os.path.realpath(p) + ("/" if p.endswith("/") else "") for p in readable_paths]
+        # The bytecode cache Python writes and reads when it imports the candidate file(s).
+        for source in [candidate, *readable_paths]:
+            if source.endswith(".py"):
+                folder, name = os.path.split(os.path.realpath(source))
+                allowed.append(os.path.join(folder, "__pycache__", name[:-3] + "."))
         recorder = cls(
             workdir=workdir,
             candidate_path=candidate,
@@ -113,6 +129,11 @@ class AuditRecorder:
             elif event in INTROSPECTION_EVENTS and self._candidate_is_caller():
                 self._record("introspection", event,
                              f"introspection from candidate code: {event}")
+            elif event == "ctypes.dlsym" and len(args) > 1 and str(args[1]) in NATIVE_ESCAPES \
+                    and self._candidate_is_caller():
+                self._record("file-access", f"ctypes:{args[1]}",
+                             f"native call to {args[1]} through ctypes: file, network or process "
+                             "access that Python's audit events cannot see", symbol=str(args[1]))
         except Exception:  # noqa: BLE001 - an audit hook must never break the worker
             pass
         finally:
@@ -151,11 +172,18 @@ class AuditRecorder:
         return filename.startswith(self.library_roots) and filename != self.candidate_path
 
     def _candidate_is_caller(self) -> bool:
-        frame = sys._getframe(2)  # [this, _hook, the audited caller]
-        filename = os.path.realpath(frame.f_code.co_filename) if frame else ""
+        """Whether the first caller outside the standard library is candidate code: the
+        candidate's file, or code without a real file (exec'd from a string). ``inspect``
+        walking frames for the candidate is attributed to the candidate; torch calling
+        ``inspect`` for itself is not."""
+        frame = sys._getframe(2)  # [this, _hook, the audited caller...]
+        while frame is not None and frame.f_code.co_filename.startswith(self.stdlib_roots):
+            frame = frame.f_back
+        if frame is None:
+            return False
+        filename = os.path.realpath(frame.f_code.co_filename)
         if filename == self.candidate_path:
             return True
-        # Code exec'd from a string has no real file; a library frame has a library path.
         return not filename.startswith(self.library_roots) and not os.path.exists(filename)
 
     def _record(self, kind: str, key: str, message: str, **evidence: Any) -> None:

@@ -55,6 +55,7 @@ class OpRecorder:
     library_roots: tuple[str, ...] = field(default_factory=_library_roots)
     custom: Counter[str] = field(default_factory=Counter)
     aten: Counter[str] = field(default_factory=Counter)
+    leaves: Counter[str] = field(default_factory=Counter)
     low_precision: Counter[str] = field(default_factory=Counter)
     compiled: bool = False
     hook_removed: bool = False
@@ -84,6 +85,7 @@ class OpRecorder:
     def summary(self) -> dict[str, Any]:
         return {
             "aten": dict(self.aten),
+            "leaves": dict(self.leaves),
             "custom": dict(self.custom),
             "low_precision": dict(self.low_precision),
             "compiled": self.compiled,
@@ -98,6 +100,11 @@ class OpRecorder:
         if "::" not in name:
             return
         self.aten[name] += 1
+        children = getattr(event, "cpu_children", None) or []
+        if not any("::" in child.name for child in children):
+            # A leaf: the op that did the work. ``aten::softmax`` decomposes into
+            # ``aten::_softmax``; a candidate calling the latter directly is the same work.
+            self.leaves[name] += 1
         if self.working_dtype in (torch.float32, torch.float64):
             dtypes = set(getattr(event, "input_dtypes", None) or ())
             concrete = getattr(event, "concrete_inputs", None) or ()
@@ -132,7 +139,13 @@ class OpRecorder:
         if module_name not in self._extension_paths:
             module = sys.modules.get(module_name)
             if module is None:
-                custom = module_name not in NOT_EXTENSIONS
+                # load_inline does not register its module; a library's pseudo-module
+                # (``torch._ops.aten``) is not registered either, but its package is.
+                package = sys.modules.get(module_name.split(".")[0])
+                package_path = getattr(package, "__file__", None) or ""
+                custom = module_name not in NOT_EXTENSIONS and not (
+                    package_path.startswith(self.library_roots)
+                )
                 path = f"<unregistered {module_name}>"
             else:
                 path = getattr(module, "__file__", None) or ""

@@ -77,9 +77,9 @@ def _watched_namespaces() -> dict[str, Any]:
         "builtins": builtins,
         "threading": threading,
     }
-    if torch.cuda.is_available():
-        spaces["torch.cuda"] = torch.cuda
-        spaces["torch.cuda.Event"] = torch.cuda.Event
+    # Watched even without a GPU: patching them is evidence of intent either way.
+    spaces["torch.cuda"] = torch.cuda
+    spaces["torch.cuda.Event"] = torch.cuda.Event
     return spaces
 
 

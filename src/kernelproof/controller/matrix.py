@@ -246,6 +246,7 @@ class MatrixRunner:
         self.restarts += 1
         if self.pair.candidate_death is not None:
             built = self.pair.start_candidate()
+            self._observe(built, "build")
             if not built.ok:
                 return False
         response = self.pair.ask_candidate(prepare_request(group.knobs, self.init_seed, names),

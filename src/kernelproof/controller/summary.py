@@ -65,6 +65,20 @@ def _listing(tests: list[CorrectnessTest]) -> str:
     return ", ".join(named) + (f", and {more} more" if more > 0 else "")
 
 
+#: A summary longer than this is cut at its first clause; the findings hold the rest.
+SUMMARY_CHARS = 200
+
+
+def _headline(finding: Finding) -> str:
+    """The finding's message, shortened to its first clause when it lists many cases."""
+    message = finding.message
+    if len(message) <= SUMMARY_CHARS:
+        return message
+    head, _, rest = message.partition(": ")
+    first_case = rest.split(", ")[0][:120] if rest else ""
+    return f"{head} (first: {first_case})" if first_case else message[:SUMMARY_CHARS] + "..."
+
+
 def summarize(verdict: Verdict, findings: list[Finding], correctness: Correctness | None) -> str:
     """One plain sentence saying why the verdict is what it is."""
     tested = [t for t in correctness.tests if t.outcome is not TestOutcome.SKIPPED] if (
@@ -81,7 +95,7 @@ def summarize(verdict: Verdict, findings: list[Finding], correctness: Correctnes
          or (f.forces is None and verdict is Verdict.INCORRECT and f.severity is Severity.FAIL)),
         findings[0] if findings else None,
     )
-    reason = decisive.message if decisive is not None else "see the findings"
+    reason = _headline(decisive) if decisive is not None else "see the findings"
     prefix = {
         Verdict.INCORRECT: "Incorrect",
         Verdict.SUSPECT: "Suspect",

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import random
 import secrets
+import shutil
+import tempfile
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from kernelproof.checks.observations import merge_findings
+from kernelproof.checks.observations import findings_from_observations, merge_findings
 from kernelproof.checks.op_policy import audit_ops
 from kernelproof.checks.static_scan import scan_source
 from kernelproof.checks.tolerance import TolerancePolicy
@@ -44,7 +47,8 @@ from kernelproof.schema import (
     Verdict,
     decide_verdict,
 )
-from kernelproof.tasks.source import CandidateFormatError, TaskSource, read_candidate, read_task
+from kernelproof.tasks.formats import LoadedTask, load_task
+from kernelproof.tasks.source import CandidateFormatError
 from kernelproof.tasks.variants import ShapeGroup, plan_matrix
 from kernelproof.timing.session import TimingSession
 
@@ -64,43 +68,69 @@ def verify(
     bad candidate or task: those become verdicts (``broken``, ``error``) with their reason."""
     started = time.monotonic()
     reference, candidate = Path(reference), Path(candidate)
+    scratch = Path(tempfile.mkdtemp(prefix="kernelproof-task-"))
     try:
-        task = read_task(reference)
-        settings = resolve_settings(profile=profile, task_policy=task.policy, overrides=overrides)
-    except (TaskError, UsageError) as exc:
-        return _early_report(Verdict.ERROR, "task", str(exc), reference, candidate, started)
+        try:
+            loaded = load_task(reference, candidate, scratch)
+        except CandidateFormatError as exc:
+            settings = _settings_or_none(profile, overrides)
+            return _early_report(Verdict.BROKEN, "candidate-file", str(exc), reference,
+                                 candidate, started, settings)
+        except TaskError as exc:
+            return _early_report(Verdict.ERROR, "task", str(exc), reference, candidate, started)
+        try:
+            settings = resolve_settings(profile=profile, task_policy=loaded.task.policy,
+                                        overrides=overrides)
+        except UsageError as exc:
+            return _early_report(Verdict.ERROR, "settings", str(exc), reference, candidate,
+                                 started)
+        with _controller_threads():
+            return _Run(loaded=loaded, settings=settings).execute(started)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _settings_or_none(profile: str, overrides: dict[str, Any]) -> Settings | None:
     try:
-        candidate_text = read_candidate(candidate)
-    except CandidateFormatError as exc:
-        return _early_report(Verdict.BROKEN, "candidate-file", str(exc), reference, candidate,
-                             started, settings)
-    run = _Run(task=task, candidate=candidate, candidate_text=candidate_text, settings=settings)
-    with _controller_threads():
-        return run.execute(started)
+        return resolve_settings(profile=profile, overrides=overrides)
+    except UsageError:
+        return None
+
+
+_THREADS_LOCK = threading.Lock()
+_THREADS_STATE = {"active": 0, "previous": 0}
 
 
 @contextmanager
 def _controller_threads() -> Iterator[None]:
     """The controller's own tensor work (comparisons) runs on one thread: its tensors are
-    small, and OpenMP barriers on a shared machine slow such ops by 10-50x (measured here)."""
+    small, and OpenMP barriers on a shared machine slow such ops by 10-50x (measured here).
+    Counted, so that concurrent verifications in one process restore the caller's setting
+    only when the last one ends."""
     import torch
 
-    previous = torch.get_num_threads()
-    torch.set_num_threads(CONTROLLER_THREADS)
+    with _THREADS_LOCK:
+        if _THREADS_STATE["active"] == 0:
+            _THREADS_STATE["previous"] = torch.get_num_threads()
+            torch.set_num_threads(CONTROLLER_THREADS)
+        _THREADS_STATE["active"] += 1
     try:
         yield
     finally:
-        torch.set_num_threads(previous)
+        with _THREADS_LOCK:
+            _THREADS_STATE["active"] -= 1
+            if _THREADS_STATE["active"] == 0:
+                torch.set_num_threads(_THREADS_STATE["previous"])
 
 
 class _Run:
     """The state of one verification while it runs."""
 
-    def __init__(self, task: TaskSource, candidate: Path, candidate_text: str,
-                 settings: Settings) -> None:
-        self.task = task
-        self.candidate = candidate
-        self.candidate_text = candidate_text
+    def __init__(self, loaded: LoadedTask, settings: Settings) -> None:
+        self.loaded = loaded
+        self.task = loaded.task
+        self.candidate = loaded.candidate_file
+        self.candidate_text = loaded.candidate_text
         self.settings = settings
         self.base_seed = settings.base_seed if settings.base_seed is not None else (
             secrets.randbits(31)
@@ -113,12 +143,13 @@ class _Run:
         self.op_audit: OpAudit | None = None
         self.timing: Timing | None = None
         self.roofline: Roofline | None = None
-        self.static = scan_source(candidate_text, str(candidate))
+        self.static = scan_source(self.candidate_text, str(self.candidate))
         self.findings += self.static.findings
 
     def execute(self, started: float) -> Report:
-        with WorkerPair(task=self.task, candidate_path=self.candidate,
-                        settings=self.settings) as pair:
+        with WorkerPair(task=self.task, candidate_path=self.loaded.candidate_path,
+                        settings=self.settings,
+                        readable_paths=self.loaded.readable_paths) as pair:
             try:
                 self._verify(pair)
             except TaskFailure as exc:
@@ -134,6 +165,9 @@ class _Run:
     def _verify(self, pair: WorkerPair) -> None:
         pair.start_reference()
         built = pair.start_candidate()
+        if built.reply is not None:  # evidence from import time: patches, file reads
+            self.findings += findings_from_observations(built.reply.observations,
+                                                        variant="build")
         if not built.ok:
             raise CandidateBroken(broken_finding(
                 "build", f"the candidate does not build or import ({self.candidate})", built,
@@ -210,7 +244,6 @@ class _Run:
                                     message="no variant ran to completion"))
             verdict = decide_verdict(findings)
         settings = self.settings.model_dump(mode="json")
-        settings["build_s"] = build_s
         return Report(
             verdict=verdict,
             summary=summarize(verdict, findings, self.correctness),

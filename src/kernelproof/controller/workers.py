@@ -53,6 +53,9 @@ class WorkerPair:
     root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="kernelproof-")))
     reference: WorkerProcess | None = None
     candidate: WorkerProcess | None = None
+    readable_paths: list[str] = field(default_factory=list)
+    """Files the candidate worker may read besides its own (sources of a wrapped task)."""
+
     candidate_starts: int = 0
     build_s: float | None = None
 
@@ -77,6 +80,7 @@ class WorkerPair:
             workdir=str(workdir),
             log_path=str(self.root / f"{role}-{index}.log"),
             probes=self.settings.integrity_probes,
+            readable_paths=list(self.readable_paths) if role == "candidate" else [],
         )
 
     def _start(self, role: str) -> WorkerProcess:

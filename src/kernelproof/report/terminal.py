@@ -1,4 +1,9 @@
-"""The terminal summary of a report: the verdict, why, and where to look next."""
+"""The terminal summary of a report: the HTML packet's story in brief.
+
+Verdict and why, findings, correctness, inferred assumptions, repro commands, timing per shape
+with the baselines, the speed of light, and the command that reruns the whole verification.
+Every string that may come from the candidate is printed as plain text, never as rich markup.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,10 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from kernelproof.schema import Report, Severity, TestOutcome, Verdict
+from kernelproof.report import formatting as fmt
+from kernelproof.report.commands import verify_command
+from kernelproof.report.summary_text import headline, not_timed_reason
+from kernelproof.schema import Report, Severity, TestOutcome, Timing, Verdict
 
 VERDICT_STYLE = {
     Verdict.VERIFIED: "bold white on green",
@@ -29,6 +37,9 @@ SEVERITY_STYLE = {
 #: Findings shown per severity before the rest are summarised in one line.
 SHOWN_PER_SEVERITY = 6
 
+#: Repros printed in full; the rest are counted (the packet and the JSON hold them all).
+SHOWN_REPROS = 3
+
 
 def render_report(report: Report, console: Console | None = None) -> None:
     """Print a brief, readable summary of ``report``."""
@@ -37,17 +48,21 @@ def render_report(report: Report, console: Console | None = None) -> None:
     candidate = report.candidate.path if report.candidate else "?"
     reference = report.reference.path if report.reference else "?"
     console.print(Panel(
-        Text.assemble(title, "  ", report.summary),
-        title=f"kernelproof: {candidate} vs {reference}", title_align="left",
+        Text.assemble(title, "  ", headline(report)),
+        title=Text(f"kernelproof: {candidate} vs {reference}"), title_align="left",
     ))
     _render_findings(report, console)
     _render_correctness(report, console)
+    _render_assumptions(report, console)
+    _render_repros(report, console)
     _render_timing(report, console)
-    console.print(
-        f"[dim]{report.environment.device} ({report.environment.device_name}), "
-        f"{report.environment.threads} threads, torch {report.environment.versions.get('torch')}, "
-        f"{report.duration_s:.1f} s[/dim]"
-    )
+    _render_roofline(report, console)
+    _render_reproduce(report, console)
+    environment = report.environment
+    console.print(Text(
+        f"{environment.device} ({environment.device_name or 'unknown device'}), "
+        f"{environment.threads} threads, torch {environment.versions.get('torch', '?')}, "
+        f"{fmt.seconds(report.duration_s)}", style="dim"))
 
 
 def _render_findings(report: Report, console: Console) -> None:
@@ -59,16 +74,20 @@ def _render_findings(report: Report, console: Console) -> None:
     table.add_column("finding", ratio=1)
     shown: Counter[Severity] = Counter()
     hidden: Counter[Severity] = Counter()
-    for finding in report.findings:
+    for finding in sorted(report.findings, key=lambda f: -f.severity.rank):
         if shown[finding.severity] >= SHOWN_PER_SEVERITY:
             hidden[finding.severity] += 1
             continue
         shown[finding.severity] += 1
+        where = ""
+        if finding.location is not None:
+            where = f" ({finding.location.path}:{finding.location.line})"
         table.add_row(Text(finding.severity.value, style=SEVERITY_STYLE[finding.severity]),
-                      finding.check, finding.message)
+                      Text(finding.check), Text(finding.message + where))
     console.print(table)
     for severity, count in hidden.items():
-        console.print(f"[dim]... and {count} more {severity.value} finding(s) in the JSON report[/dim]")
+        console.print(Text(f"... and {count} more {severity.value} finding(s) in the JSON "
+                           "report and the HTML packet", style="dim"))
 
 
 def _render_correctness(report: Report, console: Console) -> None:
@@ -80,20 +99,100 @@ def _render_correctness(report: Report, console: Console) -> None:
     ratios = [t.error_ratio for t in correctness.tests
               if t.error_ratio is not None and t.outcome is TestOutcome.PASSED]
     worst = f", worst passing error ratio {max(ratios):.2g}" if ratios else ""
-    console.print(
-        f"correctness: {len(correctness.tests)} variants: {', '.join(parts)}{worst}; "
-        f"seeds {correctness.seeds} (reproduce with --seed {correctness.base_seed})"
-    )
+    console.print(Text(
+        f"correctness: {fmt.plural(len(correctness.tests), 'variant')}: "
+        f"{', '.join(parts) or 'none ran'}{worst}; seeds {correctness.seeds} "
+        f"(reproduce with --seed {correctness.base_seed})"))
     if correctness.scaled_down:
-        console.print(f"[yellow]note:[/yellow] {correctness.scaled_down}")
+        console.print(Text.assemble(("note: ", "yellow"), correctness.scaled_down))
+
+
+def _render_assumptions(report: Report, console: Console) -> None:
+    if not report.assumptions:
+        return
+    console.print(Text("assumes:", style="bold"))
+    for assumption in report.assumptions:
+        cells = f" ({', '.join(assumption.variants)})" if assumption.variants else ""
+        console.print(Text(f"  - {assumption.statement}{cells}"))
+
+
+def _render_repros(report: Report, console: Console) -> None:
+    if not report.repros:
+        return
+    console.print(Text("repro (smallest failing case):", style="bold"))
+    for repro in report.repros[:SHOWN_REPROS]:
+        console.print(Text(f"  {repro.failure} -> {fmt.knobs(repro.knobs)}, seed {repro.seed}"
+                           + (f": {repro.detail}" if repro.detail else "")))
+        console.print(Text(f"    {repro.command}", style="cyan"), soft_wrap=True)
+    if len(report.repros) > SHOWN_REPROS:
+        console.print(Text(f"  ... and {len(report.repros) - SHOWN_REPROS} more, with standalone "
+                           "scripts, in the JSON report and the HTML packet", style="dim"))
 
 
 def _render_timing(report: Report, console: Console) -> None:
     timing = report.timing
     if timing is None:
+        console.print(Text(f"timing: not timed: {not_timed_reason(report)}", style="dim"))
         return
-    low, high = timing.speedup_ci
-    console.print(
-        f"timing: speedup {timing.speedup:.3g}x (95% CI {low:.3g}-{high:.3g}); reference "
-        f"{timing.reference.median_s * 1e3:.3g} ms, candidate {timing.candidate.median_s * 1e3:.3g} ms"
-    )
+    console.print(Text(
+        f"timing: speedup {fmt.speedup(timing.speedup)} (95% CI "
+        f"{fmt.interval(timing.speedup_ci)}) at the default shape; reference "
+        f"{fmt.seconds(timing.reference.median_s)}, candidate "
+        f"{fmt.seconds(timing.candidate.median_s)} per call ({timing.mode} caches)"))
+    if len(timing.per_shape) > 1:
+        console.print(_per_shape_table(timing))
+    if timing.speedup_range:
+        spread = timing.speedup_range
+        console.print(Text(
+            f"speedup over {fmt.plural(len(timing.per_shape), 'shape')}: min "
+            f"{fmt.speedup(spread.get('min'))}, median {fmt.speedup(spread.get('median'))}, "
+            f"max {fmt.speedup(spread.get('max'))}"))
+    console.print(Text(_baselines_line(timing)))
+
+
+def _per_shape_table(timing: Timing) -> Table:
+    table = Table(show_header=True, header_style="bold")
+    table.add_column("shape")
+    for name in ("reference", "candidate", "speedup", "95% CI"):
+        table.add_column(name, justify="right")
+    for shape in timing.per_shape:
+        low, high = shape.speedup_ci
+        style = "green" if low > 1 else "red" if high < 1 else ""
+        table.add_row(Text(fmt.knobs(shape.knobs) if shape.variant != "default"
+                           else f"default ({fmt.knobs(shape.knobs)})"),
+                      fmt.seconds(shape.reference.median_s), fmt.seconds(shape.candidate.median_s),
+                      Text(fmt.speedup(shape.speedup), style=style),
+                      fmt.interval(shape.speedup_ci))
+    return table
+
+
+def _baselines_line(timing: Timing) -> str:
+    baselines = timing.baselines
+    eager = fmt.speedup(baselines.eager) if baselines.eager is not None else "n/a"
+    if baselines.torch_compile is not None:
+        compiled = fmt.speedup(baselines.torch_compile)
+    elif baselines.torch_compile_error:
+        compiled = f"failed ({baselines.torch_compile_error})"
+    else:
+        compiled = "not run"
+    return f"baselines: vs eager {eager}, vs torch.compile {compiled}"
+
+
+def _render_roofline(report: Report, console: Console) -> None:
+    roofline = report.roofline
+    if roofline is None:
+        return
+    fraction = roofline.sol_fraction
+    console.print(Text(
+        f"speed of light: floor {fmt.seconds(roofline.floor_s)} ({roofline.bound}-bound); "
+        f"reference at {fmt.percent(fraction.reference)}, candidate at "
+        f"{fmt.percent(fraction.candidate)} (ceilings: {roofline.ceilings.source})"))
+
+
+def _render_reproduce(report: Report, console: Console) -> None:
+    command = verify_command(report)
+    console.print(Text.assemble(("reproduce: ", "bold"), command.text), soft_wrap=True)
+    if command.unexpressed:
+        settings = ", ".join(f"{k}={v!r}" for k, v in command.unexpressed.items())
+        console.print(Text(f"  (also set through the task's POLICY or the API: {settings})",
+                           style="dim"))

@@ -102,21 +102,35 @@ def parse_task(text: str, path: str | Path) -> TaskSource:
     )
 
 
-def read_candidate(path: str | Path) -> str:
-    """Read a candidate file as text and check that it parses and defines ``ModelNew``.
+#: What a KernelBench candidate must define, and how to say so when it does not.
+KERNELBENCH_ENTRY = (
+    "ModelNew",
+    "A KernelBench-format candidate defines `class ModelNew(nn.Module)` with the same "
+    "constructor and forward signature as the reference's `Model`.",
+)
 
-    The candidate is untrusted: it is parsed, never executed, in the controller.
-    """
+
+def read_candidate(path: str | Path, entry: tuple[str, str] = KERNELBENCH_ENTRY) -> str:
+    """Read a candidate file as text and check that it parses and defines its entry point
+    (``ModelNew`` for KernelBench). The candidate is untrusted: it is parsed, never executed,
+    in the controller."""
     path = Path(path)
     text = _read_text(path, "candidate")
     tree = _parse(text, path, "candidate")
-    if "ModelNew" not in _top_level_names(tree):
+    name, how = entry
+    if name not in _top_level_names(tree):
         raise CandidateFormatError(
-            f"{path}: the candidate does not define `ModelNew` at module level. A "
-            "KernelBench-format candidate defines `class ModelNew(nn.Module)` with the same "
-            "constructor and forward signature as the reference's `Model`."
+            f"{path}: the candidate does not define `{name}` at module level. {how}"
         )
     return text
+
+
+def top_level_names(path: Path) -> set[str]:
+    """Names a Python file defines at module level; empty when it does not parse."""
+    try:
+        return _top_level_names(ast.parse(path.read_text(encoding="utf-8")))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return set()
 
 
 class CandidateFormatError(TaskError):

@@ -31,6 +31,7 @@ from kernelproof.schema import (
     Verdict,
 )
 from kernelproof.tasks.variants import ShapeGroup
+from kernelproof.timing.device_lock import device_timing_lock
 from kernelproof.timing.statistics import (
     StoppingRule,
     controller_cross_check,
@@ -98,7 +99,12 @@ class TimingSession:
     _last_stop: str = ""
 
     def run(self, groups: list[ShapeGroup]) -> Timing | None:
-        """Time every group (the default first). None when the default cannot be timed."""
+        """Time every group (the default first). None when the default cannot be timed.
+        Holds the device's timing lock: no two timing phases share a device."""
+        with device_timing_lock(self.settings.device):
+            return self._run(groups)
+
+    def _run(self, groups: list[ShapeGroup]) -> Timing | None:
         started = time.monotonic()
         others = [g for g in groups if not g.is_default] if self.settings.timing_shapes else []
         default = next(g for g in groups if g.is_default)

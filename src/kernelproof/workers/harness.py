@@ -35,6 +35,7 @@ class WorkerSpec:
     workdir: str
     log_path: str
     probes: bool = True
+    readable_paths: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -363,7 +364,7 @@ class Harness:
 def _start_audit(spec: WorkerSpec) -> Any:
     from kernelproof.checks.audit_hooks import AuditRecorder
 
-    return AuditRecorder.install(spec.workdir, spec.candidate_path)
+    return AuditRecorder.install(spec.workdir, spec.candidate_path, spec.readable_paths)
 
 
 def _dtype(name: str | None) -> Any:

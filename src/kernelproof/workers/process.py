@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 import types
+import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
@@ -42,6 +43,7 @@ LOG_TAIL_BYTES = 3000
 
 _CONTEXT: Any = None
 _MAIN_SWAP = threading.Lock()
+_LIVE: "weakref.WeakSet[WorkerProcess]" = weakref.WeakSet()
 
 
 @contextmanager
@@ -64,9 +66,11 @@ def _main_module_hidden() -> Iterator[None]:
 
 def _context() -> Any:
     global _CONTEXT
-    if _CONTEXT is None:
-        _CONTEXT = multiprocessing.get_context("forkserver")
-        _CONTEXT.set_forkserver_preload(PRELOAD)
+    with _MAIN_SWAP:
+        if _CONTEXT is None:
+            context = multiprocessing.get_context("forkserver")
+            context.set_forkserver_preload(PRELOAD)
+            _CONTEXT = context
     return _CONTEXT
 
 
@@ -103,7 +107,7 @@ class Response:
         return self.reply is not None and self.reply.ok
 
 
-@dataclass
+@dataclass(eq=False)
 class WorkerProcess:
     """One worker process and its private channel."""
 
@@ -114,6 +118,7 @@ class WorkerProcess:
     death: WorkerDeath | None = None
 
     def start(self) -> None:
+        _LIVE.add(self)
         context = _context()
         parent, child = context.Pipe(duplex=True)
         self.process = context.Process(
@@ -233,9 +238,21 @@ class WorkerProcess:
             except OSError:
                 pass
         self.kill()
+        _LIVE.discard(self)
         if self.conn is not None:
             self.conn.close()
             self.conn = None
+
+
+def kill_all_workers() -> int:
+    """Kill every worker this process started that is still alive (on Ctrl-C). Returns how
+    many were killed; their requests then end as deaths, which callers discard."""
+    killed = 0
+    for worker in list(_LIVE):
+        if worker.process is not None and worker.process.is_alive():
+            worker.kill()
+            killed += 1
+    return killed
 
 
 def _resident_bytes(pid: int) -> int:

@@ -1,0 +1,76 @@
+"""Number formatting shared by every view of a report (terminal, HTML, CI files).
+
+One place decides how a time, a speedup or an error ratio reads, so that the terminal and the
+packet never disagree about the same number.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+#: Time units from the largest down, with the factor that turns seconds into each.
+_TIME_UNITS = (("s", 1.0), ("ms", 1e3), ("\u00b5s", 1e6), ("ns", 1e9))
+
+
+def seconds(value: float | None) -> str:
+    """A duration in the largest unit that keeps it at or above 1: ``1.23 ms``, ``870 ns``."""
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    if value == 0:
+        return "0 s"
+    for unit, factor in _TIME_UNITS:
+        if abs(value) * factor >= 1:
+            return f"{value * factor:.3g} {unit}"
+    return f"{value * 1e9:.3g} ns"
+
+
+def speedup(value: float | None) -> str:
+    """A speedup as a multiplier, ``2.31x``; below 1 it is a slowdown, ``0.55x``."""
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    return f"{value:.3g}x"
+
+
+def interval(bounds: tuple[float, float] | list[float] | None) -> str:
+    """A confidence interval of speedups, ``0.44x-0.82x``."""
+    if not bounds:
+        return "n/a"
+    low, high = bounds
+    return f"{speedup(low)}-{speedup(high)}"
+
+
+def ratio(value: float | None) -> str:
+    """An error ratio (candidate error over the reference's own), three significant digits."""
+    if value is None:
+        return ""
+    if not math.isfinite(value):
+        return str(value)
+    return f"{value:.3g}"
+
+
+def rate(value: float | None, unit: str) -> str:
+    """A throughput with an SI prefix: ``12.3 GFLOP/s``, ``11.1 GB/s``."""
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    for prefix, factor in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(value) >= factor:
+            return f"{value / factor:.3g} {prefix}{unit}"
+    return f"{value:.3g} {unit}"
+
+
+def percent(value: float | None) -> str:
+    """A fraction as a percentage, ``19.5%``."""
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    return f"{value * 100:.3g}%"
+
+
+def knobs(values: Mapping[str, int]) -> str:
+    """Knob values as ``batch_size=64, dim=4096`` (``default`` when there are none)."""
+    return ", ".join(f"{k}={v}" for k, v in values.items()) or "default"
+
+
+def plural(count: int, noun: str, suffix: str = "s") -> str:
+    """``1 variant``, ``3 variants``."""
+    return f"{count} {noun}{'' if count == 1 else suffix}"

@@ -1,0 +1,51 @@
+"""The bench leaderboard in the terminal: per task verdicts and speedups, then the metrics."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from kernelproof.suite.bench import BenchOutcome
+
+VERDICT_COLOUR = {"verified": "green", "incorrect": "red", "suspect": "yellow",
+                  "broken": "magenta", "error": "blue"}
+
+
+def render_leaderboard(outcome: "BenchOutcome", console: Console) -> None:
+    table = Table(title=f"kernelproof bench: run {outcome.run_id} ({outcome.layout} layout)")
+    for column in ("task", "candidate", "verdict", "speedup", "95% CI", "vs compile", "why"):
+        table.add_column(column, overflow="fold")
+    for item, report in sorted(outcome.reports, key=lambda pair: (pair[0].task.level or 0,
+                                                                  _problem(pair[0].task.problem),
+                                                                  pair[0].sample)):
+        timing = report.timing
+        colour = VERDICT_COLOUR.get(report.verdict.value, "white")
+        table.add_row(
+            item.task.key, item.candidate.name, f"[{colour}]{report.verdict.value}[/]",
+            f"{timing.speedup:.2f}x" if timing else "-",
+            f"{timing.speedup_ci[0]:.2f}-{timing.speedup_ci[1]:.2f}" if timing else "-",
+            f"{timing.baselines.torch_compile:.2f}x" if timing and timing.baselines.torch_compile
+            else "-",
+            report.summary[:70] if report.verdict.value != "verified" else "",
+        )
+    console.print(table)
+    missing = [t.key for t in outcome.tasks if not t.candidates]
+    overall = outcome.summary.overall
+    fast = ", ".join(f"fast_{p:g}={v:.2f}" for p, v in sorted(overall.fast_p.items()))
+    geomean = f"{overall.geomean_speedup:.3f}x" if overall.geomean_speedup else "n/a"
+    console.print(
+        f"{overall.tasks} tasks, {overall.samples} samples: verdicts {overall.verdicts}; "
+        f"correct {overall.correctness_rate or 0:.0%}; {fast}; geomean speedup {geomean} "
+        f"over {overall.timed_tasks} timed tasks; {outcome.resumed} resumed from the store; "
+        f"{len(missing)} task(s) without a solution; {outcome.wall_s:.0f} s"
+    )
+    for level, group in outcome.summary.levels.items():
+        console.print(f"  level {level}: {group.tasks} tasks, correct "
+                      f"{group.correctness_rate or 0:.0%}, fast_1={group.fast_p.get(1.0, 0):.2f}")
+
+
+def _problem(problem: str) -> int:
+    return int(problem) if problem.isdigit() else 0

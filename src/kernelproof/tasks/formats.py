@@ -1,0 +1,93 @@
+"""Task formats: adapters that turn a reference (and a candidate) into what the pipeline runs.
+
+The pipeline runs KernelBench-format tasks (``Model``/``get_inputs``/``get_init_inputs`` with
+integer knobs) and candidates defining ``ModelNew``. Other formats are adapted into that shape
+by generating a small wrapper around the original files. Each adapter answers "can you handle
+this reference?"; a reference that no adapter, or more than one, accepts is an error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from kernelproof.errors import TaskError
+from kernelproof.tasks.source import (
+    KERNELBENCH_REQUIRED,
+    TaskSource,
+    read_candidate,
+    read_task,
+    top_level_names,
+)
+
+
+@dataclass(frozen=True)
+class LoadedTask:
+    """A task and candidate ready for the workers."""
+
+    task: TaskSource
+    """KernelBench-format text (the file itself, or a generated wrapper)."""
+
+    candidate_path: Path
+    """The file the candidate worker imports (the candidate itself, or a wrapper)."""
+
+    candidate_text: str
+    """The candidate's own source, for the static scan, hashes and line counts."""
+
+    candidate_file: Path
+    """The candidate's own file (what the user named)."""
+
+    readable_paths: list[str] = field(default_factory=list)
+    """Files and folders the candidate worker may read besides its own (a wrapped task's
+    sources), so that the file-access audit does not flag the wrapper's own imports."""
+
+    format: str = "kernelbench"
+
+
+class TaskFormat(Protocol):
+    name: str
+
+    def accepts(self, reference: Path) -> bool: ...
+
+    def load(self, reference: Path, candidate: Path, scratch: Path) -> LoadedTask: ...
+
+
+class KernelBenchFormat:
+    """``Model``, ``get_inputs``, ``get_init_inputs`` (plus optional ``SHAPES``/``POLICY``)."""
+
+    name = "kernelbench"
+
+    def accepts(self, reference: Path) -> bool:
+        return reference.is_file() and set(KERNELBENCH_REQUIRED) <= top_level_names(reference)
+
+    def load(self, reference: Path, candidate: Path, scratch: Path) -> LoadedTask:
+        task = read_task(reference)
+        text = read_candidate(candidate)
+        return LoadedTask(task=task, candidate_path=candidate, candidate_text=text,
+                          candidate_file=candidate)
+
+
+def registry() -> list[TaskFormat]:
+    from kernelproof.tasks.gpumode import GpuModeFormat
+
+    return [KernelBenchFormat(), GpuModeFormat()]
+
+
+def load_task(reference: Path, candidate: Path, scratch: Path) -> LoadedTask:
+    """Load ``reference`` and ``candidate`` through the one format that accepts them."""
+    if not reference.exists():
+        raise TaskError(f"{reference}: the reference does not exist; check the path")
+    matching = [f for f in registry() if f.accepts(reference)]
+    if len(matching) > 1:
+        raise TaskError(f"{reference}: ambiguous task: it looks like "
+                        f"{' and '.join(f.name for f in matching)}; keep one format per task")
+    if not matching:
+        if reference.is_file() and reference.suffix == ".py":
+            return KernelBenchFormat().load(reference, candidate, scratch)  # its precise error
+        raise TaskError(
+            f"{reference}: not a task kernelproof knows. Give a KernelBench file (defining "
+            "Model, get_inputs, get_init_inputs) or a GPU MODE task folder (reference.py with "
+            "ref_kernel and generate_input, plus task.yml)."
+        )
+    return matching[0].load(reference, candidate, scratch)
