@@ -60,12 +60,18 @@ def app() -> None:
 @click.option("--no-compile-baseline", is_flag=True,
               help="Do not time torch.compile of the reference.")
 @click.option("--cuda-graphs", is_flag=True, help="On CUDA, time CUDA-graph replays.")
+@click.option("--knobs", "knobs_text", default=None, metavar="K=V,...",
+              help="Default shape to use instead of the task's own, e.g. dim=3,batch_size=1.")
+@click.option("--input-seed", "input_seeds", type=int, multiple=True,
+              help="Exact input seed(s) for the default shape (repeatable): reruns a repro.")
+@click.option("--no-shrink", is_flag=True, help="Do not shrink failures to minimal repros.")
 def verify(reference: Path, candidate: Path, device: str | None, dtype: str | None,
            json_path: Path | None, html_path: Path | None, junit_path: Path | None,
            sarif_path: Path | None, seeds: int | None, seed: int | None,
            budget: float | None, no_timing: bool, allow_torch: bool, strict: bool,
            atol: float | None, rtol: float | None, profile: str, fixed_shapes: bool,
-           threads: int | None, hot: bool, no_compile_baseline: bool, cuda_graphs: bool) -> None:
+           threads: int | None, hot: bool, no_compile_baseline: bool, cuda_graphs: bool,
+           knobs_text: str | None, input_seeds: tuple[int, ...], no_shrink: bool) -> None:
     """Verify CANDIDATE against REFERENCE. The exit code is the verdict's:
     0 verified, 1 incorrect, 2 suspect, 3 broken, 4 error."""
     from kernelproof.controller.verify import verify as run_verify
@@ -77,11 +83,26 @@ def verify(reference: Path, candidate: Path, device: str | None, dtype: str | No
         "shape_variants": False if fixed_shapes else None, "threads": threads,
         "hot": True if hot else None, "cuda_graphs": True if cuda_graphs else None,
         "compile_baseline": False if no_compile_baseline else None,
+        "default_knobs": _parse_knobs(knobs_text), "input_seeds": list(input_seeds) or None,
+        "shrink": False if no_shrink else None,
     }
     report = run_verify(reference, candidate, profile=profile, **overrides)
     _present(report, json_path=json_path, html_path=html_path, junit_path=junit_path,
              sarif_path=sarif_path)
     sys.exit(int(report.verdict.exit_code))
+
+
+def _parse_knobs(text: str | None) -> dict[str, int] | None:
+    if not text:
+        return None
+    knobs = {}
+    for part in text.split(","):
+        name, _, value = part.partition("=")
+        if not name.strip() or not value.strip().lstrip("-").isdigit():
+            raise click.BadParameter(f"{part!r} is not NAME=INTEGER, e.g. dim=3",
+                                     param_hint="--knobs")
+        knobs[name.strip()] = int(value)
+    return knobs
 
 
 @app.command("report")

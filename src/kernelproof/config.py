@@ -33,6 +33,16 @@ class Settings(BaseModel):
     base_seed: int | None = None
     """Seed of the run's random draws; ``None`` draws one fresh (recorded in the report)."""
 
+    input_seeds: list[int] | None = None
+    """Exact input seeds for the default shape (a repro); ``None`` draws them from the base."""
+
+    default_knobs: dict[str, int] | None = None
+    """Knob values for the default shape instead of the task's own (a repro, or a chosen
+    size); no automatic scaling down then."""
+
+    shrink: bool = True
+    """Shrink each kind of failure to its smallest failing shape and write its repro."""
+
     shape_variants: bool = True
     """Vary the task's knobs. ``False`` restricts the matrix to fixed shapes, as KernelBench does."""
 

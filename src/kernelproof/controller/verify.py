@@ -17,29 +17,33 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
+from kernelproof.checks.assumptions import infer_assumptions
 from kernelproof.checks.observations import findings_from_observations, merge_findings
 from kernelproof.checks.op_policy import audit_ops
 from kernelproof.checks.static_scan import scan_source
 from kernelproof.checks.tolerance import TolerancePolicy
 from kernelproof.config import Settings, resolve_settings
 from kernelproof.controller.environment import collect_environment
+from kernelproof.controller.repro import Shrinker
 from kernelproof.controller.matrix import (
     CandidateBroken,
     MatrixRunner,
     TaskFailure,
     broken_finding,
 )
-from kernelproof.controller.sizing import fit_default_shape, within_budget
+from kernelproof.controller.sizing import Sizing, fit_default_shape, within_budget
 from kernelproof.controller.summary import correctness_findings, summarize
 from kernelproof.controller.workers import WorkerPair, worker_threads
 from kernelproof.errors import TaskError, UsageError
 from kernelproof.schema import (
     Artifact,
+    Assumption,
     CodeFacts,
     Correctness,
     Finding,
     OpAudit,
     Report,
+    Repro,
     Roofline,
     Severity,
     Timing,
@@ -137,12 +141,16 @@ class _Run:
         )
         draw = random.Random(self.base_seed)
         self.init_seed = draw.randrange(2**31)
-        self.seeds = [draw.randrange(2**31) for _ in range(settings.seeds)]
+        self.seeds = list(settings.input_seeds) if settings.input_seeds else [
+            draw.randrange(2**31) for _ in range(settings.seeds)
+        ]
         self.findings: list[Finding] = []
         self.correctness: Correctness | None = None
         self.op_audit: OpAudit | None = None
         self.timing: Timing | None = None
         self.roofline: Roofline | None = None
+        self.assumptions: list[Assumption] = []
+        self.repros: list[Repro] = []
         self.static = scan_source(self.candidate_text, str(self.candidate))
         self.findings += self.static.findings
 
@@ -172,7 +180,14 @@ class _Run:
             raise CandidateBroken(broken_finding(
                 "build", f"the candidate does not build or import ({self.candidate})", built,
             ))
-        sizing = fit_default_shape(pair, self.task.default_knobs, self.settings)
+        if self.settings.default_knobs:
+            unknown = set(self.settings.default_knobs) - set(self.task.knobs)
+            if unknown:
+                raise TaskFailure(f"--knobs names {', '.join(sorted(unknown))}, which the task "
+                                  f"does not have; its knobs are {', '.join(self.task.knobs)}")
+            sizing = Sizing({**self.task.default_knobs, **self.settings.default_knobs})
+        else:
+            sizing = fit_default_shape(pair, self.task.default_knobs, self.settings)
         if sizing.warning:
             self.findings.append(Finding(check="sizing", severity=Severity.INFO,
                                          message=sizing.warning))
@@ -195,6 +210,11 @@ class _Run:
                 self.correctness.tests.append(_skipped(variant, "over this machine's budget"))
         self.findings += correctness_findings(self.correctness.tests)
         self.findings += _weight_findings(result.weights)
+        self.assumptions = infer_assumptions(self.correctness.tests, sizing.knobs, self.findings)
+        if self.settings.shrink and self.assumptions:
+            shrinker = Shrinker(pair=pair, loaded=self.loaded, policy=policy,
+                                init_seed=self.init_seed, default_knobs=sizing.knobs)
+            self.repros = shrinker.repros(self.correctness.tests, self.assumptions)
         audit = audit_ops(result.calls, declared_kernels=self.static.custom_kernels,
                           allow_torch=self.settings.allow_torch, strict=self.settings.strict)
         self.findings += audit.findings
@@ -252,6 +272,8 @@ class _Run:
             timing=self.timing,
             roofline=self.roofline,
             op_audit=self.op_audit,
+            assumptions=self.assumptions,
+            repros=self.repros,
             code=CodeFacts(
                 languages=self.static.languages, lines_of_code=self.static.lines_of_code,
                 reference_lines_of_code=scan_source(self.task.text, str(self.task.path)).lines_of_code,
