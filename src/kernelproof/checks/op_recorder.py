@@ -24,6 +24,8 @@ from typing import Any
 
 import torch
 
+from kernelproof.checks.op_policy import LIGHT_OPS
+
 #: Profiler events that are bookkeeping, not computation.
 PROFILER_MARKERS = ("TorchDynamo", "Torch-Compiled Region", "Pregraph", "AOTDispatcher",
                     "## Call CompiledFxGraph", "ProfilerStep", "[memory]", "cudaDeviceSynchronize")
@@ -101,9 +103,10 @@ class OpRecorder:
             return
         self.aten[name] += 1
         children = getattr(event, "cpu_children", None) or []
-        if not any("::" in child.name for child in children):
-            # A leaf: the op that did the work. ``aten::softmax`` decomposes into
-            # ``aten::_softmax``; a candidate calling the latter directly is the same work.
+        if not any("::" in child.name and child.name not in LIGHT_OPS for child in children):
+            # A leaf of the compute tree: the op that did the work (its children, if any, only
+            # move or view data). ``aten::softmax`` decomposes into ``aten::_softmax``, and a
+            # candidate calling the latter directly does the same work.
             self.leaves[name] += 1
         if self.working_dtype in (torch.float32, torch.float64):
             dtypes = set(getattr(event, "input_dtypes", None) or ())
