@@ -1,6 +1,28 @@
 #!/usr/bin/env bash
-# Set up (when needed) and run the main job on the bundled examples, writing reports.
+# The main job: set up (when needed), then benchmark the built-in task suite with its honest
+# solutions, and a showcase of examples (a correct kernel, a subtly wrong one, exploits), writing
+# a review packet per verification and printing the leaderboards.
+#   scripts/demo.sh            full mode (3 seeds, 6 s timing budget, torch.compile baseline)
+#   scripts/demo.sh --quick    a few minutes (2 seeds, 2 s budget, default shape timed only)
+# Results are stored in reports/kernelproof.db; a rerun resumes (add --no-resume to redo).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 "$KP_ROOT/scripts/bootstrap.sh"
-exec "$KP_VENV/bin/python" "$KP_ROOT/scripts/run_examples.py" "$@"
+profile=bench
+extra=()
+for argument in "$@"; do
+  case "$argument" in
+    --quick) profile=quick ;;
+    *) extra+=("$argument") ;;
+  esac
+done
+cd "$KP_ROOT"
+mkdir -p reports
+kp=("$KP_VENV/bin/kernelproof")
+db="sqlite:///$KP_ROOT/reports/kernelproof.db"
+"${kp[@]}" bench tasks --solutions tasks/solutions --profile "$profile" --db "$db" \
+  --packets reports/suite --json reports/suite/summary.json --label "suite-$profile" "${extra[@]}"
+"${kp[@]}" bench examples --solutions examples/showcase --profile "$profile" --db "$db" \
+  --packets reports/showcase --json reports/showcase/summary.json --label "showcase-$profile" \
+  "${extra[@]}"
+echo "review packets: reports/suite/*.html and reports/showcase/*.html"

@@ -108,6 +108,8 @@ class Settings(BaseModel):
 PROFILES: dict[str, dict[str, Any]] = {
     "default": {},
     "ci": {"seeds": 3, "budget_s": 5.0, "compile_baseline": False},
+    "quick": {"seeds": 2, "budget_s": 2.0, "compile_baseline": False, "timing_shapes": False},
+    "bench": {"seeds": 3, "budget_s": 6.0},
     "kernelbench-compat": {
         "shape_variants": False,
         "value_variants": False,

@@ -1,0 +1,1 @@
+../../linear_relu/hardcoded.py

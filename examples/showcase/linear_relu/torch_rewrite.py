@@ -1,0 +1,1 @@
+../../honest/torch_rewrite.py

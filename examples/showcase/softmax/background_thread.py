@@ -1,0 +1,1 @@
+../../hacks/06_background_thread.py

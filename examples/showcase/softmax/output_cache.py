@@ -1,0 +1,1 @@
+../../hacks/09_output_cache.py

@@ -1,0 +1,1 @@
+../../hacks/01b_passthrough_renamed.py

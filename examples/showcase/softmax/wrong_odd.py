@@ -1,0 +1,1 @@
+../../softmax/wrong_odd.py
