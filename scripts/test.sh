@@ -4,6 +4,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 "$KP_ROOT/scripts/bootstrap.sh"
 cd "$KP_ROOT"
+"$KP_ROOT/scripts/install_chromium.sh"  # the HTML packet's browser tests need chromium
 set +e
 "$KP_VENV/bin/python" -m pytest "$@"
 status=$?

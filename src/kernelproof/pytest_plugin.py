@@ -60,6 +60,8 @@ PAIR_KEYS = {"reference", "candidate", "expect", "options", "name"}
 QUOTED_FINDINGS = 5
 
 _REPORT_KEY = pytest.StashKey["Report"]()
+_COLLECTED_KEY = pytest.StashKey[bool]()
+_DEFAULT_ARGS_INPUT = "kernelproof_default_arguments"
 _VERDICTS = {v.value for v in Verdict}
 
 
@@ -128,14 +130,22 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
                                   items: list[pytest.Item]) -> None:
     """A plain ``pytest`` (no path arguments) runs the declared pairs even when ``testpaths``
     keeps collection away from ``pyproject.toml``. Runs before ``-k`` and ``-m`` deselection."""
-    if config.args_source is pytest.Config.ArgsSource.ARGS:
+    if not _default_arguments(config) or config.stash.get(_COLLECTED_KEY, False):
         return
     pyproject = _pyproject(config)
     if pyproject is None or not _declared_pairs(pyproject):
         return
-    if any(isinstance(item, PairItem) for item in items):
-        return
-    items.extend(PairsFile.from_parent(session, path=pyproject).collect())
+    try:
+        items.extend(PairsFile.from_parent(session, path=pyproject).collect())
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """pytest-xdist: tell each worker whether the controller ran without path arguments
+    (workers always receive explicit paths, so they cannot tell by themselves)."""
+    node.workerinput[_DEFAULT_ARGS_INPUT] = _default_arguments(node.config)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -170,11 +180,20 @@ class PairsFile(pytest.File):
     """``pyproject.toml`` seen as a file of pairs: one :class:`PairItem` per entry."""
 
     def collect(self) -> Iterator["PairItem"]:
+        # pytest offers every file of a directory it passes through, then keeps only those on
+        # the requested paths: only a collector that really collects counts as collected.
+        self.config.stash[_COLLECTED_KEY] = True
         seen: dict[str, int] = {}
         for pair in _load_pairs(self.path):
             seen[pair.name] = seen.get(pair.name, 0) + 1
             name = pair.name if seen[pair.name] == 1 else f"{pair.name}[{seen[pair.name]}]"
             yield PairItem.from_parent(self, name=name, pair=pair)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> Any:
+        if isinstance(excinfo.value, UsageError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
 
 
 class VerdictMismatch(Exception):
@@ -266,6 +285,15 @@ def _run(config: pytest.Config, pair: Pair, item: pytest.Item) -> "Report":
         write_json(report, Path(folder) / f"{stem}.json")
         write_html(report, Path(folder) / f"{stem}.html")
     return report
+
+
+def _default_arguments(config: pytest.Config) -> bool:
+    """Whether pytest runs without path arguments (its ``testpaths`` or the invocation
+    directory); on an xdist worker, whether the controller did."""
+    workerinput = getattr(config, "workerinput", None)
+    if isinstance(workerinput, dict) and _DEFAULT_ARGS_INPUT in workerinput:
+        return bool(workerinput[_DEFAULT_ARGS_INPUT])
+    return config.args_source is not pytest.Config.ArgsSource.ARGS
 
 
 def _pyproject(config: pytest.Config) -> Path | None:

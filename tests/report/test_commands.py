@@ -26,12 +26,14 @@ def test_each_non_default_setting_becomes_its_flag(build_report):
     words = command(build_report, seeds=3, timing=False, allow_torch=True, strict=True,
                     atol=0.01, rtol=0.02, shape_variants=False, threads=4, hot=True,
                     compile_baseline=False, dtype="float16", device="cuda",
-                    cuda_graphs=True, budget_s=7.5).words
+                    cuda_graphs=True, budget_s=7.5, default_knobs={"dim": 3, "batch_size": 1},
+                    input_seeds=[5, 6], shrink=False).words
     text = " ".join(words)
     for flag in ("--seeds 3", "--no-timing", "--allow-torch", "--strict", "--atol 0.01",
                  "--rtol 0.02", "--fixed-shapes", "--threads 4", "--hot",
                  "--no-compile-baseline", "--dtype float16", "--device cuda", "--cuda-graphs",
-                 "--budget 7.5"):
+                 "--budget 7.5", "--knobs dim=3,batch_size=1", "--input-seed 5 --input-seed 6",
+                 "--no-shrink"):
         assert flag in text, flag
 
 
@@ -55,4 +57,5 @@ def test_paths_are_shell_quoted(build_report):
 
 
 def test_error_report_without_settings_or_reference(error):
-    assert verify_command(error).text == "kernelproof verify REFERENCE examples/softmax/wrong_odd.py"
+    expected = "kernelproof verify REFERENCE examples/softmax/wrong_odd.py"
+    assert verify_command(error).text == expected

@@ -174,7 +174,8 @@ def test_error_report_with_nothing_but_a_finding(error):
     assert 'class="banner error"' in html
     assert "(unreadable)" in html
     assert "No code facts" in section(html, "code")
-    assert "kernelproof verify REFERENCE examples/softmax/wrong_odd.py" in section(html, "reproduce")
+    reproduce = section(html, "reproduce")
+    assert "kernelproof verify REFERENCE examples/softmax/wrong_odd.py" in reproduce
 
 
 def test_packet_is_self_contained(full_html):

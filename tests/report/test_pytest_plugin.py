@@ -114,13 +114,19 @@ def test_bad_declarations_say_what_to_fix(pytester, canned):
     """)
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.stdout.fnmatch_lines(["*pairs[[]0[]]: `expect` must be one or more of*'fast'*"])
-    assert result.ret != 0
+    result.assert_outcomes(errors=1)
+    result.stdout.no_fnmatch_line("*Traceback*")
     pytester.makepyprojecttoml("""
+        [tool.pytest.ini_options]
+        testpaths = ["tests"]
+
         [tool.kernelproof]
         pairs = [{reference = "ref.py", candidate = "good.py", timing = false}]
     """)
+    pytester.mkdir("tests")
     result = pytester.runpytest("-p", "no:cacheprovider")
-    result.stdout.fnmatch_lines(["*unknown key(s) ['timing']*settings go in `options`*"])
+    result.stderr.fnmatch_lines(["*unknown key(s) [[]'timing'[]]*settings go in `options`*"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
 
 
 def test_reports_folder_gets_json_and_html(pytester, canned):
@@ -142,15 +148,10 @@ def test_real_verifications_gate_a_suite(pytester, monkeypatch):
     monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", raising=False)
     softmax = EXAMPLES / "softmax"
     options = "{timing = false, seeds = 2, base_seed = 5}"
-    pytester.makepyprojecttoml(f"""
-        [tool.kernelproof]
-        pairs = [
-          {{reference = "{softmax / 'reference.py'}", candidate = "{softmax / 'correct.py'}",
-            name = "correct", options = {options}}},
-          {{reference = "{softmax / 'reference.py'}", candidate = "{softmax / 'wrong_odd.py'}",
-            name = "wrong", options = {options}}},
-        ]
-    """)
+    reference = softmax / "reference.py"
+    pairs = [f'{{reference = "{reference}", candidate = "{softmax / name}.py", name = "{name}", '
+             f"options = {options}}}" for name in ("correct", "wrong_odd")]
+    pytester.makepyprojecttoml("[tool.kernelproof]\npairs = [\n" + ",\n".join(pairs) + "\n]\n")
     pytester.makepyfile(f"""
         import pytest
 
@@ -164,8 +165,27 @@ def test_real_verifications_gate_a_suite(pytester, monkeypatch):
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines([
         "*pyproject.toml::correct PASSED*",
-        "*pyproject.toml::wrong FAILED*",
+        "*pyproject.toml::wrong_odd FAILED*",
         "*kernelproof verdict 'incorrect', expected verified*",
         "*summary: Incorrect: silently wrong on*",
         "*rerun: kernelproof verify*wrong_odd.py --seed 5 --seeds 2 --no-timing*",
     ])
+
+
+@pytest.mark.slow
+def test_pairs_are_collected_on_xdist_workers(pytester, monkeypatch):
+    """Workers get explicit paths from the controller; the pairs must still be collected.
+    A missing reference gives a quick ``error`` verdict, which the pair expects."""
+    pytest.importorskip("xdist")
+    monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", raising=False)
+    pytester.makepyprojecttoml("""
+        [tool.pytest.ini_options]
+        testpaths = ["tests"]
+
+        [tool.kernelproof]
+        pairs = [{reference = "missing.py", candidate = "missing_too.py", expect = "error"}]
+    """)
+    pytester.mkdir("tests")
+    pytester.path.joinpath("tests", "test_plain.py").write_text("def test_ok():\n    pass\n")
+    result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider", timeout=300)
+    result.assert_outcomes(passed=2)

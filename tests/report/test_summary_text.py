@@ -27,3 +27,17 @@ def test_headline_drops_the_verdict_prefix_and_is_short(build_report):
     text = headline(build_report(summary=long))
     assert not text.startswith("Incorrect")
     assert len(text) < 320 and text.endswith("...")
+
+
+def test_fixed_tolerance_and_suspect_findings(build_report, full_report):
+    from kernelproof.schema import Finding, Severity, Verdict
+
+    correctness = full_report.correctness.model_copy(
+        update={"tolerance": {"mode": "fixed", "atol": 0.01, "rtol": 0.01}})
+    passthrough = Finding(check="passthrough", severity=Severity.SUSPECT,
+                          message="it passes the reference's work through to PyTorch")
+    report = build_report(Verdict.INCORRECT, correctness=correctness,
+                          findings=[*full_report.findings, passthrough])
+    text = summary_paragraph(report)
+    assert "compared with a fixed tolerance (atol=0.01, rtol=0.01)" in text
+    assert "1 integrity finding at severity suspect (passthrough)." in text

@@ -32,6 +32,10 @@ _FLAGS: dict[str, Callable[[Any], list[str]]] = {
     "hot": lambda v: ["--hot"] if v else [],
     "compile_baseline": lambda v: [] if v else ["--no-compile-baseline"],
     "cuda_graphs": lambda v: ["--cuda-graphs"] if v else [],
+    "default_knobs": lambda v: (["--knobs", ",".join(f"{k}={n}" for k, n in v.items())]
+                                if v else []),
+    "input_seeds": lambda v: [w for seed in v or [] for w in ("--input-seed", str(seed))],
+    "shrink": lambda v: [] if v else ["--no-shrink"],
 }
 
 #: Recorded keys that are not inputs of a run: the seed is written from the correctness

@@ -74,6 +74,12 @@ class MatrixView:
     tests: list[CorrectnessTest]
     """Every cell in run order, for the detail table."""
 
+    near_limit: int = 0
+    """Passing cells whose error ratio is over :data:`NEAR_LIMIT_FRACTION` of the limit."""
+
+    worst_passing: str = ""
+    """The largest error ratio among passing cells, formatted ("" when none was compared)."""
+
 
 def matrix_view(correctness: Correctness) -> MatrixView:
     """Lay ``correctness`` out as rows (variants) by columns (seeds)."""
@@ -90,7 +96,11 @@ def matrix_view(correctness: Correctness) -> MatrixView:
             seeds.append(test.seed)
     ordered = [rows[key] for key in sorted(rows, key=lambda key: key[0])]
     counts = {o.value: sum(1 for t in correctness.tests if t.outcome is o) for o in TestOutcome}
-    return MatrixView(seeds=seeds, rows=ordered, counts=counts, tests=list(correctness.tests))
+    near = sum(1 for row in ordered for c in row.cells.values() if c.near_limit)
+    passing = [t.error_ratio for t in correctness.tests
+               if t.outcome is TestOutcome.PASSED and t.error_ratio is not None]
+    return MatrixView(seeds=seeds, rows=ordered, counts=counts, tests=list(correctness.tests),
+                      near_limit=near, worst_passing=fmt.ratio(max(passing)) if passing else "")
 
 
 def _cell(test: CorrectnessTest, factor: object) -> Cell:

@@ -6,11 +6,12 @@ Each function returns ``None`` when its data is absent, so the packet can say so
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, ParamSpec, Sequence, TypeVar
 
 from kernelproof.report import formatting as fmt
 from kernelproof.schema import Roofline, Timing
@@ -46,6 +47,10 @@ CHAR_WIDTH_IN = 0.068
 #: Decades the roofline's x axis extends beyond the plotted points and the ridge point.
 ROOFLINE_MARGIN_DECADES = 1.5
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+#: The packet's matplotlib style, applied only while a plot is drawn.
 _RC = {
     "svg.fonttype": "path",  # glyphs as paths: the plot reads the same without any font
     "svg.hashsalt": SVG_HASH_SALT,
@@ -66,6 +71,22 @@ class Plot:
     alt: str
 
 
+def _styled(draw: Callable[P, R]) -> Callable[P, R]:
+    """Run ``draw`` under the packet's matplotlib style, leaving the global style untouched:
+    artists take rcParams when they are created, so the whole drawing runs inside it."""
+
+    @functools.wraps(draw)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        if not available():
+            return None  # type: ignore[return-value]
+        from matplotlib import rc_context
+
+        with rc_context(_RC):
+            return draw(*args, **kwargs)
+
+    return wrapper
+
+
 def available() -> bool:
     """Whether matplotlib can be imported (it is a dependency; this guards broken installs)."""
     try:
@@ -75,10 +96,11 @@ def available() -> bool:
     return True
 
 
+@_styled
 def speedup_per_shape(timing: Timing | None) -> Plot | None:
     """Speedup at every timed shape with its 95% CI, against parity; the default shape also
     shows the speedup over ``torch.compile`` when that baseline ran."""
-    if timing is None or not available():
+    if timing is None:
         return None
     rows = [(_shape_label(s.variant, s.knobs), s.speedup, s.speedup_ci) for s in timing.per_shape]
     if not rows:
@@ -111,10 +133,11 @@ def speedup_per_shape(timing: Timing | None) -> Plot | None:
     return Plot(svg=_svg(figure, "speedup"), alt=f"Speedup per shape. {alt}")
 
 
+@_styled
 def sample_distributions(timing: Timing | None) -> Plot | None:
     """Per-call times of the reference and the candidate at the default shape: a box per
     implementation with every raw sample drawn over it."""
-    if timing is None or not available():
+    if timing is None:
         return None
     series = [("reference", timing.reference, REFERENCE_COLOUR),
               ("candidate", timing.candidate, CANDIDATE_COLOUR)]
@@ -143,18 +166,20 @@ def sample_distributions(timing: Timing | None) -> Plot | None:
     samples = [s * factor for _, stats, _ in series for s in stats.samples if s > 0]
     _value_axis(axes, samples, lambda v: f"{v:g}")
     axes.set_xlabel(f"time per call ({unit}); box: quartiles and median, dots: every sample")
-    alt = "; ".join(f"{name}: median {fmt.seconds(stats.median_s)}, IQR {fmt.seconds(stats.iqr_s)}, "
+    alt = "; ".join(f"{name}: median {fmt.seconds(stats.median_s)}, "
+                    f"IQR {fmt.seconds(stats.iqr_s)}, "
                     f"{len(stats.samples)} samples" for name, stats, _ in series)
     return Plot(svg=_svg(figure, "samples"), alt=f"Per-call times at the default shape. {alt}")
 
 
+@_styled
 def roofline_chart(roofline: Roofline | None, timing: Timing | None) -> Plot | None:
     """Achieved FLOP/s against arithmetic intensity, under the bandwidth and compute ceilings.
 
     Both implementations do the same compulsory work, so they share one intensity and differ
     only in height. Returns ``None`` when no FLOPs were counted (the intensity is zero and has
     no place on a log axis): the packet then shows the numbers as a table only."""
-    if roofline is None or not available():
+    if roofline is None:
         return None
     if roofline.flops <= 0 or roofline.bytes <= 0:
         return None
@@ -187,7 +212,8 @@ def roofline_chart(roofline: Roofline | None, timing: Timing | None) -> Plot | N
             if stats.median_s > 0:
                 achieved = roofline.flops / stats.median_s
                 axes.plot([intensity], [achieved], marker=marker, linestyle="none",
-                          markersize=8, color=colour, label=f"{name}: {fmt.rate(achieved, 'FLOP/s')}")
+                          markersize=8, color=colour,
+                          label=f"{name}: {fmt.rate(achieved, 'FLOP/s')}")
                 alt.append(f"{name} achieves {fmt.rate(achieved, 'FLOP/s')}")
     light = min(ceilings.peak_flops, intensity * ceilings.peak_bytes_per_s)
     axes.plot([intensity], [light], marker="*", linestyle="none", markersize=10,
@@ -205,15 +231,12 @@ def roofline_chart(roofline: Roofline | None, timing: Timing | None) -> Plot | N
 def _figure(height: float, left_in: float = 0.8) -> tuple["Figure", "Axes"]:
     """A figure with fixed margins (in inches). Fixed margins instead of a layout engine: the
     engine draws every figure twice to measure it, which doubles the packet's rendering time."""
-    from matplotlib import rc_context
     from matplotlib.figure import Figure
 
-    with rc_context(_RC):
-        figure = Figure(figsize=(FIGURE_WIDTH_IN, height))
-        figure.subplots_adjust(left=left_in / FIGURE_WIDTH_IN, right=1 - 0.25 / FIGURE_WIDTH_IN,
-                               bottom=BOTTOM_MARGIN_IN / height, top=1 - 0.15 / height)
-        axes = figure.add_subplot()
-    return figure, axes
+    figure = Figure(figsize=(FIGURE_WIDTH_IN, height))
+    figure.subplots_adjust(left=left_in / FIGURE_WIDTH_IN, right=1 - 0.25 / FIGURE_WIDTH_IN,
+                           bottom=BOTTOM_MARGIN_IN / height, top=1 - 0.15 / height)
+    return figure, figure.add_subplot()
 
 
 def _value_axis(axes: "Axes", values: Sequence[float], label: Callable[[float], str]) -> None:
@@ -243,11 +266,8 @@ def _quiet_minor_ticks(axes: "Axes") -> None:
 def _svg(figure: "Figure", name: str) -> str:
     """The figure as SVG markup for inlining: no XML prolog, ids made unique per plot, sized by
     the page instead of in points."""
-    from matplotlib import rc_context
-
     buffer = io.StringIO()
-    with rc_context(_RC):
-        figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
+    figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
     markup = buffer.getvalue()
     markup = markup[markup.index("<svg"):]
     prefix = f"kp-{name}-"

@@ -37,6 +37,9 @@ SEVERITY_STYLE = {
 #: Findings shown per severity before the rest are summarised in one line.
 SHOWN_PER_SEVERITY = 6
 
+#: Matrix cells named after an assumption; the packet lists them all.
+NAMED_CELLS = 3
+
 #: Repros printed in full; the rest are counted (the packet and the JSON hold them all).
 SHOWN_REPROS = 3
 
@@ -112,7 +115,10 @@ def _render_assumptions(report: Report, console: Console) -> None:
         return
     console.print(Text("assumes:", style="bold"))
     for assumption in report.assumptions:
-        cells = f" ({', '.join(assumption.variants)})" if assumption.variants else ""
+        named = assumption.variants[:NAMED_CELLS]
+        more = len(assumption.variants) - len(named)
+        cells = (f" ({', '.join(named)}{f' and {more} more' if more else ''})"
+                 if named else "")
         console.print(Text(f"  - {assumption.statement}{cells}"))
 
 
@@ -141,7 +147,7 @@ def _render_timing(report: Report, console: Console) -> None:
         f"{fmt.seconds(timing.candidate.median_s)} per call ({timing.mode} caches)"))
     if len(timing.per_shape) > 1:
         console.print(_per_shape_table(timing))
-    if timing.speedup_range:
+    if timing.speedup_range and len(timing.per_shape) > 1:
         spread = timing.speedup_range
         console.print(Text(
             f"speedup over {fmt.plural(len(timing.per_shape), 'shape')}: min "
