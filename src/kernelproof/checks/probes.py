@@ -128,13 +128,11 @@ def _resolve(dotted: str) -> Any:
 
 
 def _public_callables(space: Any) -> Iterable[tuple[str, Any]]:
-    names = space.__dict__.keys() if isinstance(space, type) else dir(space)
-    for name in list(names):
+    # The namespace's own dict, not dir()/getattr: every replacement of a public name lands
+    # there, reading it triggers no lazy imports or deprecation warnings, and it is ~5x faster
+    # (this runs after every worker reply).
+    for name, value in list(vars(space).items()):
         if name.startswith("_") and name not in _WATCHED_DUNDERS:
-            continue
-        try:
-            value = space.__dict__[name] if isinstance(space, type) else getattr(space, name)
-        except Exception:  # some torch attributes raise on access (deprecated aliases)
             continue
         if callable(value) or isinstance(value, (staticmethod, classmethod, property)):
             yield name, value
