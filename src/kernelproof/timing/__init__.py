@@ -20,6 +20,7 @@ from kernelproof.timing.statistics import (
     controller_cross_check,
     implausibly_fast,
     noise_diagnostic,
+    round_speedup_interval,
     speedup_interval,
     summarize,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "controller_cross_check",
     "implausibly_fast",
     "noise_diagnostic",
+    "round_speedup_interval",
     "speedup_interval",
     "summarize",
 ]

@@ -36,7 +36,7 @@ from kernelproof.timing.statistics import (
     StoppingRule,
     controller_cross_check,
     implausibly_fast,
-    speedup_interval,
+    round_speedup_interval,
     summarize,
 )
 
@@ -47,7 +47,7 @@ WARMUP_CALLS = 3
 #: A batch should take about this long (calls, cache flushes and input generation together):
 #: long enough that the per-batch round trip is small next to it, short enough that rounds
 #: interleave often and drift cancels.
-TARGET_BATCH_S = 0.1
+TARGET_BATCH_S = 0.06
 
 MIN_BATCH, MAX_BATCH = 2, 64
 
@@ -73,6 +73,9 @@ class Participant:
     role: str  # "reference" or "candidate"
     baseline: str  # "eager" or "compile"
     samples: list[float] = field(default_factory=list)
+    rounds: list[list[float]] = field(default_factory=list)
+    """The samples again, one list per round (batch), for the round-level bootstrap."""
+
     error: str | None = None
 
     @property
@@ -151,11 +154,15 @@ class TimingSession:
                     if participant is candidate or participant is reference:
                         return None, None
                     active.remove(participant)
+            timed_s = time.monotonic() - round_started
+            # Verified after the whole round, so that the reference run it needs never sits
+            # between a participant's batches (it would disturb the next batch's allocator).
+            self._verify_timed_outputs(seeds, group)
             rounds += 1
             # Re-size from what a round really costs (warm-up calls overestimate it).
-            batch = _batch_size((time.monotonic() - round_started) / len(active) / batch)
-            estimate = speedup_interval(reference.samples, candidate.samples, paired=True,
-                                        rng=self.rng.randrange(2**31))
+            batch = _batch_size(timed_s / len(active) / batch)
+            estimate = round_speedup_interval(reference.rounds, candidate.rounds,
+                                              rng=self.rng.randrange(2**31))
             decision = rule.decide(estimate, rounds, time.monotonic() - started)
             if decision.stop:
                 break
@@ -217,9 +224,8 @@ class TimingSession:
             return participant.role != "candidate"
         self._cross_check(participant, data, wall_s, group)
         participant.samples += times
+        participant.rounds.append(times)
         self.batches += 1
-        if participant.role == "candidate" and participant.baseline == "eager":
-            self._verify_timed_outputs(seeds, group)
         if participant.role == "candidate":
             from kernelproof.checks.observations import findings_from_observations
 
