@@ -87,7 +87,11 @@ class AuditRecorder:
         import kernelproof
 
         package = os.path.dirname(os.path.realpath(kernelproof.__file__)) + "/"
-        allowed = [os.path.realpath(workdir), candidate, package, tempfile.gettempdir() + "/",
+        # An editable install keeps kernelproof's metadata beside the package; libraries that
+        # scan entry points (numba does at start-up) read it.
+        metadata = os.path.join(os.path.dirname(package.rstrip("/")), "kernelproof.egg-info/")
+        allowed = [os.path.realpath(workdir), candidate, package, metadata,
+                   tempfile.gettempdir() + "/",
                    "/dev/shm/", *SYSTEM_PREFIXES]
         allowed += [os.path.realpath(c) for c in caches if c]
         allowed += [os.path.realpath(p) + ("/" if p.endswith("/") else "") for p in readable_paths]
