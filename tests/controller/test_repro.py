@@ -22,7 +22,7 @@ def test_wrong_at_odd_sizes_gets_a_statement_and_a_working_repro(verified, examp
     assert shown.returncode == 1 and "REPRODUCED" in shown.stdout, shown.stdout + shown.stderr
     command = repro.command.split()
     assert command[:2] == ["kernelproof", "verify"]
-    rerun = subprocess.run([sys.executable, "-m", "kernelproof.cli", *command[2:]],
+    rerun = subprocess.run([sys.executable, "-m", "kernelproof.cli", *command[1:]],
                            capture_output=True, text=True, timeout=600)
     assert rerun.returncode == 1, rerun.stdout[-2000:]
 
