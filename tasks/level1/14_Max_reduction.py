@@ -1,0 +1,38 @@
+"""Maximum over the middle dimension of a (batch_size, dim1, dim2) tensor, giving (batch_size, dim2).
+
+Memory-bound: one comparison per element read, 0.25 op/byte; the output is dim1 times smaller than the input.
+"""
+
+import torch
+import torch.nn as nn
+
+batch_size = 16
+dim1 = 256
+dim2 = 1024
+# default forward: ~12 ms on the 2-vCPU dev machine
+
+#: A maximum of one element, odd/prime extents, and a long reduction.
+SHAPES = [
+    dict(batch_size=1, dim1=1, dim2=1),
+    dict(batch_size=3, dim1=5, dim2=7),
+    dict(batch_size=7, dim1=251, dim2=127),
+    dict(batch_size=4, dim1=4096, dim2=512),
+]
+
+
+class Model(nn.Module):
+    """``torch.max(x, dim=1).values``; the reduced axis is fixed, not a knob."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.max(x, dim=1).values
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim1, dim2)]
+
+
+def get_init_inputs():
+    return []
