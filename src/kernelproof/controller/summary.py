@@ -15,36 +15,30 @@ from kernelproof.schema import (
 NAMED_IN_MESSAGE = 4
 
 
+#: How each bad outcome of a matrix cell becomes a finding: (check, severity, forced verdict,
+#: message before the listing of variants).
+_OUTCOME_FINDINGS = (
+    (TestOutcome.FAILED, "correctness", Severity.FAIL, Verdict.INCORRECT,
+     "silently wrong on {n} of {total} variants"),
+    (TestOutcome.CRASHED, "crash", Severity.FAIL, Verdict.BROKEN,
+     "the candidate's worker died or hung on {n} variant(s)"),
+    (TestOutcome.RAISED, "limitation", Severity.WARN, None,
+     "raises a clear error on {n} variant(s) the reference handles (a stated limitation)"),
+)
+
+
 def correctness_findings(tests: list[CorrectnessTest]) -> list[Finding]:
     """One finding per kind of outcome that needs a reviewer's attention."""
     found: list[Finding] = []
-    failed = [t for t in tests if t.outcome is TestOutcome.FAILED]
-    if failed:
-        found.append(Finding(
-            check="correctness", severity=Severity.FAIL, forces=Verdict.INCORRECT,
-            message=f"silently wrong on {len(failed)} of {len(tests)} variants: "
-                    + _listing(failed),
-            evidence={"variants": {t.variant.name: t.message for t in failed}},
-            variant=failed[0].variant.name,
-        ))
-    crashed = [t for t in tests if t.outcome is TestOutcome.CRASHED]
-    if crashed:
-        found.append(Finding(
-            check="crash", severity=Severity.FAIL, forces=Verdict.BROKEN,
-            message=f"the candidate's worker died or hung on {len(crashed)} variant(s): "
-                    + _listing(crashed),
-            evidence={"variants": {t.variant.name: t.message for t in crashed}},
-            variant=crashed[0].variant.name,
-        ))
-    raised = [t for t in tests if t.outcome is TestOutcome.RAISED]
-    if raised:
-        found.append(Finding(
-            check="limitation", severity=Severity.WARN,
-            message=f"raises a clear error on {len(raised)} variant(s) the reference handles "
-                    "(a stated limitation): " + _listing(raised),
-            evidence={"variants": {t.variant.name: t.message for t in raised}},
-            variant=raised[0].variant.name,
-        ))
+    for outcome, check, severity, forces, headline in _OUTCOME_FINDINGS:
+        cells = [t for t in tests if t.outcome is outcome]
+        if cells:
+            found.append(Finding(
+                check=check, severity=severity, forces=forces,
+                message=headline.format(n=len(cells), total=len(tests)) + ": " + _listing(cells),
+                evidence={"variants": {t.variant.name: t.message for t in cells}},
+                variant=cells[0].variant.name,
+            ))
     skipped = [t for t in tests if t.outcome is TestOutcome.SKIPPED]
     if skipped:
         found.append(Finding(
