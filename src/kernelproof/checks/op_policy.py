@@ -29,7 +29,9 @@ LIGHT_OPS = frozenset(
         "_reshape_alias _unsafe_view expand expand_as permute transpose t select slice unsqueeze "
         "squeeze flatten unflatten split split_with_sizes chunk narrow unbind item "
         "_local_scalar_dense result_type set_ numpy_T view_as movedim lift stride size "
-        "is_nonzero _has_compatible_shallow_copy_type"
+        "is_nonzero _has_compatible_shallow_copy_type unsqueeze_ squeeze_ as_strided_ "
+        "transpose_ t_ resize_ resize_as_ swapdims_ swapaxes_ unfold diagonal view_as_real "
+        "view_as_complex _reshape_copy"
     ).split()
 )
 

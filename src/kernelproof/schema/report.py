@@ -113,6 +113,8 @@ class TimingStats(BaseModel):
 class ShapeTiming(BaseModel):
     """Reference and candidate timed at one shape variant."""
 
+    model_config = ConfigDict(ser_json_inf_nan="strings")
+
     variant: str
     knobs: dict[str, int]
     reference: TimingStats
@@ -132,6 +134,8 @@ class Baselines(BaseModel):
 
 class Timing(BaseModel):
     """Timing at the default shape and per shape. Absent under ``--no-timing``."""
+
+    model_config = ConfigDict(ser_json_inf_nan="strings")
 
     reference: TimingStats
     candidate: TimingStats
