@@ -326,7 +326,7 @@ class TimingSession:
                 baselines.torch_compile_error = compiled.error or "no samples"
         speedups = [s.speedup for s in per_shape]
         self._shape_findings(default, per_shape)
-        self._floor_findings(per_shape)
+        self.findings += below_floor_findings(per_shape, hot=self.settings.hot)
         return Timing(
             reference=default.reference, candidate=default.candidate, speedup=default.speedup,
             speedup_ci=default.speedup_ci, per_shape=per_shape, baselines=baselines,
@@ -350,21 +350,25 @@ class TimingSession:
                 evidence={s.variant: s.speedup for s in per_shape},
             ))
 
-    def _floor_findings(self, per_shape: list[ShapeTiming]) -> None:
-        if self.settings.hot:
-            return  # a hot cache may legitimately beat the DRAM-bandwidth floor
-        for shape in per_shape:
-            if shape.floor_s and shape.candidate.median_s < BELOW_FLOOR_MARGIN * shape.floor_s:
-                self.findings.append(Finding(
-                    check="below-floor", severity=Severity.SUSPECT,
-                    message=f"at {shape.variant} the candidate's median "
-                            f"{shape.candidate.median_s * 1e6:.3g} us is below the physical "
-                            f"floor of {shape.floor_s * 1e6:.3g} us (the time to move its "
-                            "compulsory bytes or do its FLOPs at peak): a measurement error or "
-                            "a cheat",
-                    evidence={"median_s": shape.candidate.median_s, "floor_s": shape.floor_s},
-                    variant=f"timing:{shape.variant}",
-                ))
+def below_floor_findings(per_shape: list[ShapeTiming], *, hot: bool) -> list[Finding]:
+    """A ``suspect`` finding for every shape whose cold-cache candidate median is below the
+    speed-of-light floor (with a margin for calibration error). Hot-cache times are exempt:
+    data resident in cache may legitimately beat the DRAM-bandwidth floor."""
+    if hot:
+        return []
+    return [
+        Finding(
+            check="below-floor", severity=Severity.SUSPECT,
+            message=f"at {shape.variant} the candidate's median "
+                    f"{shape.candidate.median_s * 1e6:.3g} us is below the physical floor of "
+                    f"{shape.floor_s * 1e6:.3g} us (the time to move its compulsory bytes or do "
+                    "its FLOPs at peak): a measurement error or a cheat",
+            evidence={"median_s": shape.candidate.median_s, "floor_s": shape.floor_s},
+            variant=f"timing:{shape.variant}",
+        )
+        for shape in per_shape
+        if shape.floor_s and shape.candidate.median_s < BELOW_FLOOR_MARGIN * shape.floor_s
+    ]
 
 
 def _batch_size(per_call_s: float) -> int:
