@@ -28,6 +28,9 @@ BUILD_TOOLS = frozenset(
     }
 )
 
+#: Names libraries give their files in the temp directory (``tempfile``, inductor, Triton).
+LIBRARY_TEMP_PREFIXES = ("tmp", "torchinductor_", "triton", "numba", "pymp-")
+
 #: Read-only system locations every library touches.
 SYSTEM_PREFIXES = ("/proc/", "/sys/", "/dev/", "/usr/", "/lib", "/etc/ld.so", "/opt/",
                    "/etc/localtime", "/etc/os-release", "/etc/nsswitch.conf", "/etc/passwd",
@@ -90,8 +93,10 @@ class AuditRecorder:
         # An editable install keeps kernelproof's metadata beside the package; libraries that
         # scan entry points (numba does at start-up) read it.
         metadata = os.path.join(os.path.dirname(package.rstrip("/")), "kernelproof.egg-info/")
-        allowed = [os.path.realpath(workdir), candidate, package, metadata,
-                   tempfile.gettempdir() + "/",
+        # Not the whole temp directory: a project checked out under /tmp (CI clones often are)
+        # would make every task file readable. Only what libraries create there by name.
+        scratch = [os.path.join(tempfile.gettempdir(), prefix) for prefix in LIBRARY_TEMP_PREFIXES]
+        allowed = [os.path.realpath(workdir), candidate, package, metadata, *scratch,
                    "/dev/shm/", *SYSTEM_PREFIXES]
         allowed += [os.path.realpath(c) for c in caches if c]
         allowed += [os.path.realpath(p) + ("/" if p.endswith("/") else "") for p in readable_paths]
