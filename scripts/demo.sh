@@ -3,16 +3,18 @@
 # solutions, and a showcase of examples (a correct kernel, a subtly wrong one, exploits), writing
 # a review packet per verification and printing the leaderboards.
 #   scripts/demo.sh            full mode (3 seeds, 6 s timing budget, torch.compile baseline)
-#   scripts/demo.sh --quick    a few minutes (2 seeds, 2 s budget, default shape timed only)
+#   scripts/demo.sh --quick    2 seeds, the tasks' declared shapes only, 2 s timing budget
+#                              on the default shape, two verifications at a time
 # Results are stored in reports/kernelproof.db; a rerun resumes (add --no-resume to redo).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 "$KP_ROOT/scripts/bootstrap.sh"
 profile=bench
+jobs=1
 extra=()
 for argument in "$@"; do
   case "$argument" in
-    --quick) profile=quick ;;
+    --quick) profile=quick; jobs=2 ;;
     *) extra+=("$argument") ;;
   esac
 done
@@ -21,7 +23,8 @@ mkdir -p reports
 kp=("$KP_VENV/bin/kernelproof")
 db="sqlite:///$KP_ROOT/reports/kernelproof.db"
 "${kp[@]}" bench tasks --solutions tasks/solutions --profile "$profile" --db "$db" \
-  --packets reports/suite --json reports/suite/summary.json --label "suite-$profile" "${extra[@]}"
+  --packets reports/suite --json reports/suite/summary.json --label "suite-$profile" \
+  --jobs "$jobs" "${extra[@]}"
 "${kp[@]}" bench examples --solutions examples/showcase --profile "$profile" --db "$db" \
   --packets reports/showcase --json reports/showcase/summary.json --label "showcase-$profile" \
   "${extra[@]}"

@@ -6,8 +6,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$KP_ROOT"
 "$KP_ROOT/scripts/install_chromium.sh"  # the HTML packet's browser tests need chromium
 set +e
-# Two pytest workers by default: verifications spend much of their time waiting on worker
-# processes, so two in flight finish the suite in about 60% of the serial time here.
+# Two pytest workers by default: verifications spend much of their time waiting on their
+# worker processes, so two in flight use the two cores better than one.
 args=("$@")
 if [ ${#args[@]} -eq 0 ]; then
   args=(-n 2)

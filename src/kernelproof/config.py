@@ -46,6 +46,10 @@ class Settings(BaseModel):
     shape_variants: bool = True
     """Vary the task's knobs. ``False`` restricts the matrix to fixed shapes, as KernelBench does."""
 
+    generated_shapes: bool = True
+    """Derive shape variants from the knobs (half, odd, prime, 1, double), besides the task's
+    declared ``SHAPES``. The quick profile keeps only the declared ones."""
+
     value_variants: bool = True
     layout_variants: bool = True
     timing: bool = True
@@ -108,7 +112,8 @@ class Settings(BaseModel):
 PROFILES: dict[str, dict[str, Any]] = {
     "default": {},
     "ci": {"seeds": 3, "budget_s": 5.0, "compile_baseline": False},
-    "quick": {"seeds": 2, "budget_s": 2.0, "compile_baseline": False, "timing_shapes": False},
+    "quick": {"seeds": 2, "budget_s": 2.0, "compile_baseline": False, "timing_shapes": False,
+              "generated_shapes": False},
     "bench": {"seeds": 3, "budget_s": 6.0},
     "kernelbench-compat": {
         "shape_variants": False,

@@ -30,3 +30,11 @@ def test_fixed_shapes_profile_keeps_only_the_default():
     groups = plan_matrix({"n": 64}, [{"n": 3}], [1, 2], settings)
     assert len(groups) == 1
     assert {v.kind for v in groups[0].variants} == {VariantKind.SEED, VariantKind.REPEAT}
+
+
+def test_quick_profile_keeps_only_declared_shapes():
+    settings = resolve_settings(profile="quick")
+    groups = plan_matrix({"n": 64}, [{"n": 7}, {"n": 1}], [1, 2], settings)
+    assert [g.knobs["n"] for g in groups] == [64, 7, 1]
+    # a task that declares no SHAPES still gets generated ones
+    assert len(plan_matrix({"n": 64}, [], [1], settings)) > 1

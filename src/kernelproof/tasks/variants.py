@@ -65,7 +65,8 @@ def plan_matrix(
         return groups
     seen = {_key(default_knobs)}
     candidates = [dict(default_knobs, **shape) for shape in declared_shapes]
-    candidates += _generated_shapes(default_knobs)
+    if settings.generated_shapes or not declared_shapes:
+        candidates += _generated_shapes(default_knobs)
     for knobs in candidates:
         key = _key(knobs)
         if key in seen or set(knobs) != set(default_knobs):
