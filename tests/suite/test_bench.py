@@ -154,3 +154,20 @@ def test_gpumode_task_verifies_through_the_adapter(verified):
     assert any(t.variant.knobs.get("size") == 1023 for t in good.correctness.tests)
     bad = verified(folder / "submission_wrong.py", reference=folder, seeds=2)
     assert bad.verdict is Verdict.INCORRECT
+
+
+def test_ctrl_c_stops_cleanly_and_keeps_what_is_stored(tiny_suite, tmp_path):
+    suite, solutions = tiny_suite
+    db = tmp_path / "interrupted.db"
+    command = [sys.executable, "-m", "kernelproof.cli", "bench", str(suite), "--solutions",
+               str(solutions), "--db", f"sqlite:///{db}", "--seeds", "1", "--no-timing",
+               "--profile", "ci"]
+    bench = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    _wait_for_rows(db, at_least=1, timeout_s=400)
+    bench.send_signal(signal.SIGINT)
+    output, _ = bench.communicate(timeout=120)
+    assert bench.returncode == 130, output[-2000:]
+    assert "interrupted" in output
+    with sqlite3.connect(db) as connection:
+        status = connection.execute("select status from kernelproof_runs").fetchone()[0]
+    assert status == "interrupted" and _rows(db) >= 1
