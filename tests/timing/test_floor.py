@@ -19,3 +19,10 @@ def test_a_cold_median_below_the_floor_is_suspect():
 def test_near_the_floor_is_fine_and_hot_mode_is_exempt():
     assert below_floor_findings([shape(BELOW_FLOOR_MARGIN * 1e-3 * 1.01, 1e-3)], hot=False) == []
     assert below_floor_findings([shape(1e-5, 1e-3)], hot=True) == []
+
+
+def test_measured_ceilings_get_a_wider_margin():
+    honest_resnet = shape(0.77e-3, 1e-3)  # measured here against a calibrated floor
+    assert below_floor_findings([honest_resnet], hot=False, calibrated=True) == []
+    assert below_floor_findings([honest_resnet], hot=False, calibrated=False) != []
+    assert below_floor_findings([shape(0.3e-3, 1e-3)], hot=False, calibrated=True) != []
