@@ -19,7 +19,7 @@ import sys
 import sysconfig
 from collections import Counter
 from dataclasses import dataclass, field
-from types import FrameType, ModuleType
+from types import FrameType
 from typing import Any
 
 import torch

@@ -17,7 +17,7 @@ from typing import Any
 
 from kernelproof.checks.adequacy import adequacy_report, audit_notes, audit_output
 from kernelproof.checks.tolerance import TolerancePolicy
-from kernelproof.config import Settings, resolve_settings
+from kernelproof.config import resolve_settings
 from kernelproof.controller.sizing import fit_default_shape
 from kernelproof.controller.workers import WorkerPair
 from kernelproof.errors import TaskError
