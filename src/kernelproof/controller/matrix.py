@@ -86,7 +86,7 @@ class MatrixRunner:
         response = self.pair.ask_reference(prepare_request(group.knobs, self.init_seed))
         if response.ok:
             return list(response.reply.data.get("state_names", [])), response.tensors
-        reason = _failure_text(response)
+        reason = response.failure
         if group.is_default:
             raise TaskFailure(f"the reference cannot be constructed at its default shape: {reason}")
         self._skip_all(group, f"the reference rejects this shape: {reason}")
@@ -109,9 +109,9 @@ class MatrixRunner:
             ))
         outcome = TestOutcome.CRASHED if response.death else TestOutcome.RAISED
         for variant in group.variants:
-            self._record(variant, outcome, f"constructor: {_failure_text(response)}")
+            self._record(variant, outcome, f"constructor: {response.failure}")
         if response.death:
-            self._restart_after_crash()
+            self.candidate_ready_for = None
         return False
 
     def _run_variant(
@@ -122,11 +122,11 @@ class MatrixRunner:
         if not reference.ok:
             if group.is_default and variant.kind is VariantKind.SEED:
                 raise TaskFailure(f"the reference fails on its default inputs: "
-                                  f"{_failure_text(reference)}")
+                                  f"{reference.failure}")
             self._record(variant, TestOutcome.SKIPPED,
-                         f"the reference rejects this input: {_failure_text(reference)}")
+                         f"the reference rejects this input: {reference.failure}")
             if reference.death:
-                self._reprepare_reference(group)
+                self._prepare_reference(group)
             return
         if self.candidate_ready_for != group.knobs and not self._recover_candidate(group, names,
                                                                                     weights):
@@ -153,13 +153,13 @@ class MatrixRunner:
                 "the candidate fails on the task's default inputs", response,
             ))
         if response.death or out_of_memory:
-            self._record(variant, TestOutcome.CRASHED, _failure_text(response),
+            self._record(variant, TestOutcome.CRASHED, response.failure,
                          death=response.death)
             self.candidate_ready_for = None
             if response.death:
-                self._restart_after_crash()
+                self.candidate_ready_for = None
             return
-        self._record(variant, TestOutcome.RAISED, _failure_text(response))
+        self._record(variant, TestOutcome.RAISED, response.failure)
 
     def _compare(self, variant: InputVariant, reference: Response, candidate: Response) -> None:
         ref_data = reference.reply.data  # type: ignore[union-attr]
@@ -237,9 +237,6 @@ class MatrixRunner:
 
     # -- recovery --------------------------------------------------------------------------
 
-    def _restart_after_crash(self) -> None:
-        self.candidate_ready_for = None
-
     def _recover_candidate(self, group: ShapeGroup, names: list[str], weights: list[Any]) -> bool:
         if self.restarts >= MAX_CANDIDATE_RESTARTS:
             return False
@@ -254,9 +251,6 @@ class MatrixRunner:
         if response.ok:
             self.candidate_ready_for = group.knobs
         return response.ok
-
-    def _reprepare_reference(self, group: ShapeGroup) -> None:
-        self._prepare_reference(group)
 
 
 def _relative_spread(a: Any, b: Any) -> float:
@@ -283,15 +277,6 @@ def _output_comparison(index: int, result: Comparison) -> OutputComparison:
     )
 
 
-def _failure_text(response: Response) -> str:
-    if response.death is not None:
-        return response.death.message
-    if response.reply is not None and response.reply.error is not None:
-        error = response.reply.error
-        return f"{error.type}: {error.message}"
-    return "unknown failure"
-
-
 def broken_finding(check: str, what: str, response: Response) -> Finding:
     evidence: dict[str, Any] = {}
     if response.death is not None:
@@ -302,5 +287,5 @@ def broken_finding(check: str, what: str, response: Response) -> Finding:
                     "traceback": response.reply.error.traceback[-2500:]}
     return Finding(
         check=check, severity=Severity.FAIL, forces=Verdict.BROKEN,
-        message=f"{what}: {_failure_text(response)}"[:1200], evidence=evidence,
+        message=f"{what}: {response.failure}"[:1200], evidence=evidence,
     )

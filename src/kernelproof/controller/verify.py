@@ -40,7 +40,9 @@ from kernelproof.schema import (
     Assumption,
     CodeFacts,
     Correctness,
+    CorrectnessTest,
     Finding,
+    InputVariant,
     OpAudit,
     Report,
     Repro,
@@ -305,9 +307,7 @@ def roofline_section(work: dict[str, Any], ceilings: Any, timing: Timing) -> Roo
     return roofline(counted, ceilings, timing.reference.median_s, timing.candidate.median_s)
 
 
-def _skipped(variant: Any, message: str) -> Any:
-    from kernelproof.schema import CorrectnessTest
-
+def _skipped(variant: InputVariant, message: str) -> CorrectnessTest:
     return CorrectnessTest(variant=variant, seed=variant.seed, outcome=TestOutcome.SKIPPED,
                            message=message)
 

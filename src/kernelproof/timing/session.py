@@ -199,7 +199,7 @@ class TimingSession:
         for participant in participants:
             response = self._ask(participant, self._header(participant, seeds))
             if not response.ok:
-                participant.error = _failure(response)
+                participant.error = response.failure[:500]
                 continue
             data = response.reply.data  # type: ignore[union-attr]
             if participant.baseline == "eager":
@@ -212,7 +212,7 @@ class TimingSession:
         response = self._ask(participant, self._header(participant, seeds))
         wall_s = time.monotonic() - wall_started
         if not response.ok:
-            participant.error = _failure(response)
+            participant.error = response.failure[:500]
             if participant.role == "candidate":
                 self.findings.append(Finding(
                     check="timing-crash", severity=Severity.FAIL, forces=Verdict.BROKEN,
@@ -385,9 +385,3 @@ def _batch_size(per_call_s: float) -> int:
     return max(MIN_BATCH, min(MAX_BATCH, int(TARGET_BATCH_S / max(per_call_s, 1e-7))))
 
 
-def _failure(response: Any) -> str:
-    if response.death is not None:
-        return response.death.message
-    if response.reply is not None and response.reply.error is not None:
-        return f"{response.reply.error.type}: {response.reply.error.message}"[:500]
-    return "unknown failure"

@@ -106,6 +106,15 @@ class Response:
     def ok(self) -> bool:
         return self.reply is not None and self.reply.ok
 
+    @property
+    def failure(self) -> str:
+        """Why the request failed, in one line: the worker's death or its captured error."""
+        if self.death is not None:
+            return self.death.message
+        if self.reply is not None and self.reply.error is not None:
+            return f"{self.reply.error.type}: {self.reply.error.message}"
+        return "unknown failure"
+
 
 @dataclass(eq=False)
 class WorkerProcess:
