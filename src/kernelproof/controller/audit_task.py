@@ -8,7 +8,6 @@ then judged here by the same comparator ``verify`` uses (:mod:`kernelproof.check
 
 from __future__ import annotations
 
-import random
 import re
 import secrets
 import time
@@ -19,10 +18,11 @@ from kernelproof.checks.adequacy import adequacy_report, audit_notes, audit_outp
 from kernelproof.checks.tolerance import TolerancePolicy
 from kernelproof.config import resolve_settings
 from kernelproof.controller.sizing import fit_default_shape
-from kernelproof.controller.workers import WorkerPair
+from kernelproof.controller.workers import WorkerPair, prepare_request
 from kernelproof.errors import TaskError
 from kernelproof.schema import AdequacyReport, InputVariant, OutputAudit, VariantKind
 from kernelproof.tasks.source import TaskSource, read_task
+from kernelproof.tasks.variants import draw_seeds
 from kernelproof.workers.process import Response
 
 #: Seeds audited by default: enough that an input-dependent fluke (an output that happens to
@@ -57,7 +57,7 @@ def audit_task(
         overrides={**settings, "seeds": seeds, "base_seed": base_seed},
     )
     base = config.base_seed if config.base_seed is not None else secrets.randbits(31)
-    init_seed, seed_list = _draw_seeds(base, config.seeds)
+    init_seed, seed_list = draw_seeds(base, config.seeds)
     policy = TolerancePolicy.from_settings(config)
     with WorkerPair(task=task, candidate_path=None, settings=config) as pair:
         pair.start_reference()
@@ -76,15 +76,8 @@ def audit_task(
     )
 
 
-def _draw_seeds(base: int, count: int) -> tuple[int, list[int]]:
-    """The init seed and the input seeds, drawn in the same order as ``verify`` draws them."""
-    draw = random.Random(base)
-    init_seed = draw.randrange(2**31)
-    return init_seed, [draw.randrange(2**31) for _ in range(count)]
-
-
 def _prepare(pair: WorkerPair, task: TaskSource, knobs: dict[str, int], init_seed: int) -> None:
-    header = {"op": "prepare", "phase": "prepare", "knobs": knobs, "init_seed": init_seed}
+    header = prepare_request(knobs, init_seed)
     response = pair.ask_reference(header)
     if not response.ok:
         raise TaskError(

@@ -55,7 +55,7 @@ from kernelproof.schema import (
 )
 from kernelproof.tasks.formats import LoadedTask, load_task
 from kernelproof.tasks.source import CandidateFormatError
-from kernelproof.tasks.variants import ShapeGroup, plan_matrix
+from kernelproof.tasks.variants import ShapeGroup, draw_seeds, plan_matrix
 from kernelproof.timing.session import TimingSession
 
 
@@ -141,11 +141,8 @@ class _Run:
         self.base_seed = settings.base_seed if settings.base_seed is not None else (
             secrets.randbits(31)
         )
-        draw = random.Random(self.base_seed)
-        self.init_seed = draw.randrange(2**31)
-        self.seeds = list(settings.input_seeds) if settings.input_seeds else [
-            draw.randrange(2**31) for _ in range(settings.seeds)
-        ]
+        self.init_seed, drawn = draw_seeds(self.base_seed, settings.seeds)
+        self.seeds = list(settings.input_seeds) if settings.input_seeds else drawn
         self.findings: list[Finding] = []
         self.correctness: Correctness | None = None
         self.op_audit: OpAudit | None = None

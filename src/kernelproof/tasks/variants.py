@@ -7,10 +7,19 @@ through. The matrix therefore varies every knob (smaller, larger, odd, prime, 1)
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 
 from kernelproof.config import Settings
 from kernelproof.schema.variant import InputVariant, LayoutTransform, ValueTransform, VariantKind
+
+
+def draw_seeds(base_seed: int, count: int) -> tuple[int, list[int]]:
+    """The weights' seed and ``count`` input seeds of a run, all drawn from its base seed, so
+    ``--seed BASE`` reproduces every draw (verify and audit-task draw the same way)."""
+    draw = random.Random(base_seed)
+    init_seed = draw.randrange(2**31)
+    return init_seed, [draw.randrange(2**31) for _ in range(count)]
 
 
 #: Extra runs on the first seed's inputs, to see races and nondeterminism (HACKS row 21).
