@@ -57,6 +57,9 @@ def app() -> None:
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="Intra-op threads per worker (default on CPU: 1).")
 @click.option("--hot", is_flag=True, help="Time with warm caches (no flush before each call).")
+@click.option("--cache-flush", type=click.Choice(["data", "full"]), default=None,
+              help="CPU cold-cache flush: evict the call's own data (default) or write a "
+                   "buffer twice the last-level cache (slower; evicts everything).")
 @click.option("--no-compile-baseline", is_flag=True,
               help="Do not time torch.compile of the reference.")
 @click.option("--cuda-graphs", is_flag=True, help="On CUDA, time CUDA-graph replays.")
@@ -70,8 +73,8 @@ def verify(reference: Path, candidate: Path, device: str | None, dtype: str | No
            sarif_path: Path | None, seeds: int | None, seed: int | None,
            budget: float | None, no_timing: bool, allow_torch: bool, strict: bool,
            atol: float | None, rtol: float | None, profile: str, fixed_shapes: bool,
-           threads: int | None, hot: bool, no_compile_baseline: bool, cuda_graphs: bool,
-           knobs_text: str | None, input_seeds: tuple[int, ...], no_shrink: bool) -> None:
+           threads: int | None, hot: bool, cache_flush: str | None,
+           no_compile_baseline: bool, cuda_graphs: bool, knobs_text: str | None, input_seeds: tuple[int, ...], no_shrink: bool) -> None:
     """Verify CANDIDATE against REFERENCE. The exit code is the verdict's:
     0 verified, 1 incorrect, 2 suspect, 3 broken, 4 error."""
     from kernelproof.controller.verify import verify as run_verify
@@ -81,8 +84,8 @@ def verify(reference: Path, candidate: Path, device: str | None, dtype: str | No
         "timing": False if no_timing else None, "allow_torch": True if allow_torch else None,
         "strict": True if strict else None, "atol": atol, "rtol": rtol,
         "shape_variants": False if fixed_shapes else None, "threads": threads,
-        "hot": True if hot else None, "cuda_graphs": True if cuda_graphs else None,
-        "compile_baseline": False if no_compile_baseline else None,
+        "hot": True if hot else None, "cache_flush": cache_flush,
+        "cuda_graphs": True if cuda_graphs else None, "compile_baseline": False if no_compile_baseline else None,
         "default_knobs": _parse_knobs(knobs_text), "input_seeds": list(input_seeds) or None,
         "shrink": False if no_shrink else None,
     }

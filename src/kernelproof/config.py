@@ -8,6 +8,8 @@ on :class:`Settings`.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -65,6 +67,13 @@ class Settings(BaseModel):
     hot: bool = False
     """Time with warm caches instead of flushing them before each call."""
 
+    cache_flush: Literal["data", "full"] = "data"
+    """How a cold call's caches are flushed on CPU: ``data`` evicts the lines of the call's own
+    data (inputs, the model's tensors, recent outputs) with a compiled ``clflush`` helper, in
+    microseconds; ``full`` writes a buffer twice the last-level cache (milliseconds per call,
+    and it also evicts code and tensors a candidate hides from Python). ``data`` falls back to
+    ``full`` where the helper cannot be built. CUDA always flushes the whole L2."""
+
     cuda_graphs: bool = False
     """On CUDA, time graph replays of the call (launch overhead removed)."""
 
@@ -108,6 +117,16 @@ class Settings(BaseModel):
         return "fixed" if self.atol is not None or self.rtol is not None else "oracle"
 
 
+#: Environment variable naming kernelproof's cache folder (calibrations, compiled helpers).
+CACHE_DIR_ENV = "KERNELPROOF_CACHE_DIR"
+
+
+def cache_dir() -> Path:
+    """kernelproof's cache folder: ``$KERNELPROOF_CACHE_DIR`` or ``~/.cache/kernelproof``."""
+    configured = os.environ.get(CACHE_DIR_ENV)
+    return Path(configured).expanduser() if configured else Path.home() / ".cache" / "kernelproof"
+
+
 #: Named profiles for common set-ups. Each is a layer over the defaults.
 PROFILES: dict[str, dict[str, Any]] = {
     "default": {},
@@ -123,7 +142,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "rtol": 1e-2,
         "allow_torch": True,
     },
-    "strict": {"strict": True, "seeds": 8},
+    "strict": {"strict": True, "seeds": 8, "cache_flush": "full"},
 }
 
 #: Task ``POLICY`` keys a task may set, mapped onto settings fields.

@@ -19,6 +19,7 @@ def test_verified_candidate_gets_a_full_timing_section(verified):
     assert report.verdict is Verdict.VERIFIED, report.summary
     timing = report.timing
     assert timing is not None and timing.mode == "cold" and timing.threads == 1
+    assert timing.cache_flush.startswith("data:"), timing.cache_flush
     assert len(timing.candidate.samples) >= 10 and len(timing.reference.samples) >= 10
     low, high = timing.speedup_ci
     assert low <= timing.speedup <= high
@@ -37,6 +38,20 @@ def test_torch_compile_baseline_is_reported(verified):
                                                              "timing_shapes": False})
     baselines = report.timing.baselines
     assert (baselines.torch_compile is not None) != (baselines.torch_compile_error is not None)
+
+
+def test_the_full_cache_flush_is_used_on_request(verified):
+    report = verified(EXAMPLES / "softmax" / "correct.py", **{**FAST_TIMING, "budget_s": 1.0,
+                                                             "cache_flush": "full",
+                                                             "timing_shapes": False})
+    assert report.timing.cache_flush.startswith("full:"), report.timing.cache_flush
+
+
+def test_a_disabled_cache_flush_is_caught(verified):
+    report = verified(HERE / "candidates" / "flush_disabled.py", **FAST_TIMING)
+    assert report.verdict is Verdict.SUSPECT, report.summary
+    tampering = [f for f in report.findings if f.check == "tampering"]
+    assert tampering and "_line_evictor" in str(tampering[0].evidence), report.findings
 
 
 def test_a_patched_harness_clock_is_caught(verified):

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from kernelproof.config import cache_dir
 from kernelproof.errors import UsageError
 from kernelproof.roofline.devices import DTYPES, PeakFlops, canonical_dtype, find_device
 from kernelproof.roofline.fingerprint import fingerprint_fields, machine_fingerprint, parse_device
@@ -51,7 +52,6 @@ log = logging.getLogger(__name__)
 CALIBRATION_SCHEMA = "kernelproof.calibration/1"
 
 #: Environment variable naming the cache folder; tests and CI point it at a scratch folder.
-CACHE_DIR_ENV = "KERNELPROOF_CACHE_DIR"
 
 _MiB = 1 << 20
 _GiB = 1 << 30
@@ -155,12 +155,6 @@ class CalibrationRecord(BaseModel):
         """The measured throughput of one format, or ``None`` when it was not measured."""
         measured = self.matmul.get(canonical_dtype(dtype))
         return None if measured is None else measured.flops_per_s
-
-
-def cache_dir() -> Path:
-    """The calibration cache folder: ``$KERNELPROOF_CACHE_DIR`` or ``~/.cache/kernelproof``."""
-    configured = os.environ.get(CACHE_DIR_ENV)
-    return Path(configured).expanduser() if configured else Path.home() / ".cache" / "kernelproof"
 
 
 def attainable_peak(

@@ -148,6 +148,9 @@ class Timing(BaseModel):
 
     threads: int | None = None
     mode: str = "cold"
+    cache_flush: str = ""
+    """How caches were flushed before each timed call (what was evicted, and how)."""
+
     budget_s: float | None = None
     stop_reason: str = ""
     verified_timed_calls: int = 0

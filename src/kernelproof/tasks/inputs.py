@@ -29,7 +29,11 @@ def seed_everything(seed: int) -> None:
     """Seed every RNG a task or model constructor may draw from."""
     random.seed(seed)
     numpy.random.seed(seed % (2**32))
-    torch.manual_seed(seed)
+    # The CPU generator directly: ``torch.manual_seed`` also visits every other backend, which
+    # costs 0.15 ms, paid once per timed call. The values are the same.
+    torch.default_generator.manual_seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(seed)
 
 
 def build_inputs(

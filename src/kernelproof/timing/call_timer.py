@@ -16,9 +16,15 @@ from typing import Any, Callable
 
 import torch
 
+from kernelproof.timing.cache_eviction import LineEvictor, load_line_evictor
+
 _clock_ns = time.perf_counter_ns
 _cuda_synchronize = torch.cuda.synchronize
 _CudaEvent = torch.cuda.Event
+
+#: Loaded (and built on a machine's first run) at import, which happens in the forkserver:
+#: before any candidate exists and before the workers' audit hooks are installed.
+_line_evictor = load_line_evictor()
 
 #: Fallback last-level cache size when /sys does not say (a common server LLC).
 DEFAULT_LLC_BYTES = 32 << 20
@@ -57,36 +63,61 @@ def reset_persisting_l2() -> bool:
 
 @dataclass
 class CallTimer:
-    """Times calls on one device, flushing the cache before each unless ``hot``."""
+    """Times calls on one device, flushing the cache before each unless ``hot``.
+
+    On CPU with ``cache_flush="data"`` the flush evicts the lines of the call's inputs and of
+    the tensors it is told are resident (the model's); otherwise a buffer twice the size of
+    the last-level cache (the L2 on CUDA) is written.
+    """
 
     device: str
     hot: bool = False
     flush_bytes: int = 0
     l2_reset: bool = False
+    cache_flush: str = "data"
+    evictor: LineEvictor | None = None
     _buffer: Any = None
     _events: list[Any] = field(default_factory=list)
 
     @classmethod
-    def for_device(cls, device: str, *, hot: bool = False) -> "CallTimer":
+    def for_device(cls, device: str, *, hot: bool = False,
+                   cache_flush: str = "data") -> "CallTimer":
         if device == "cuda":
             properties = torch.cuda.get_device_properties(torch.cuda.current_device())
             flush = FLUSH_FACTOR * int(getattr(properties, "L2_cache_size", 0) or (50 << 20))
-            timer = cls(device=device, hot=hot, flush_bytes=flush, l2_reset=reset_persisting_l2())
+            timer = cls(device=device, hot=hot, flush_bytes=flush, l2_reset=reset_persisting_l2(),
+                        cache_flush=cache_flush)
         else:
-            timer = cls(device=device, hot=hot, flush_bytes=FLUSH_FACTOR * last_level_cache_bytes())
-        if not hot:
+            evictor = _line_evictor if cache_flush == "data" and not hot else None
+            timer = cls(device=device, hot=hot, evictor=evictor, cache_flush=cache_flush,
+                        flush_bytes=0 if evictor else FLUSH_FACTOR * last_level_cache_bytes())
+        if not hot and timer.evictor is None:
             timer._buffer = torch.empty(timer.flush_bytes // 4, dtype=torch.float32, device=device)
         return timer
 
-    def flush(self) -> None:
-        if self._buffer is not None:
+    @property
+    def flush_method(self) -> str:
+        """How caches are flushed before each call, in words for the report."""
+        if self.hot:
+            return "none (hot caches)"
+        if self.evictor is not None:
+            return "data: the lines of the call's inputs and the model's tensors (clflush)"
+        cache = "L2" if self.device == "cuda" else "last-level cache"
+        return f"full: a {self.flush_bytes >> 20} MiB buffer write ({FLUSH_FACTOR}x the {cache})"
+
+    def flush(self, data: list[Any] | tuple[Any, ...] = ()) -> None:
+        if self.evictor is not None:
+            self.evictor.evict(data)
+        elif self._buffer is not None:
             self._buffer.fill_(1.0)  # a write pass: evicts and dirties every line
             if self.device == "cuda":
                 _cuda_synchronize()
 
-    def time_call(self, fn: Callable[..., Any], inputs: list[Any]) -> tuple[float, Any]:
-        """Seconds taken by ``fn(*inputs)`` and its result. The cache is flushed first."""
-        self.flush()
+    def time_call(self, fn: Callable[..., Any], inputs: list[Any],
+                  resident: list[Any] | tuple[Any, ...] = ()) -> tuple[float, Any]:
+        """Seconds taken by ``fn(*inputs)`` and its result. The cache is flushed first:
+        entirely, or (data flush) the lines of ``inputs`` and of the ``resident`` tensors."""
+        self.flush([*inputs, *resident])
         if self.device == "cuda":
             return self._time_cuda(fn, inputs)
         started = _clock_ns()

@@ -105,6 +105,7 @@ class TimingSession:
     """FLOPs and bytes of one reference call, per shape label."""
 
     _last_stop: str = ""
+    _flush_method: str = ""
 
     def run(self, groups: list[ShapeGroup]) -> Timing | None:
         """Time every group (the default first). None when the default cannot be timed.
@@ -228,6 +229,7 @@ class TimingSession:
                           reported=times[:10])
             return participant.role != "candidate"
         self._cross_check(participant, data, wall_s, group)
+        self._flush_method = str(data.get("flush", self._flush_method))
         participant.samples += times
         participant.rounds.append(times)
         self.batches += 1
@@ -307,7 +309,8 @@ class TimingSession:
 
     def _header(self, participant: Participant, seeds: list[int]) -> dict[str, Any]:
         return {"op": "time", "phase": "call", "seeds": seeds, "baseline": participant.baseline,
-                "hot": self.settings.hot, "graphs": self.settings.cuda_graphs}
+                "hot": self.settings.hot, "cache_flush": self.settings.cache_flush,
+                "graphs": self.settings.cuda_graphs}
 
     def _ask(self, participant: Participant, header: dict[str, Any]) -> Any:
         if participant.role == "candidate":
@@ -341,6 +344,7 @@ class TimingSession:
             speedup_range={"min": min(speedups), "median": statistics.median(speedups),
                            "max": max(speedups)},
             threads=worker_threads(self.settings), mode="hot" if self.settings.hot else "cold",
+            cache_flush=self._flush_method,
             budget_s=self.settings.budget_s, stop_reason=self._last_stop,
             verified_timed_calls=self.verified_calls, elapsed_s=elapsed_s,
         )

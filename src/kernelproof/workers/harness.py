@@ -137,6 +137,11 @@ class Harness:
                 "kernelproof.timing.call_timer._clock_ns": call_timer._clock_ns,
                 "kernelproof.timing.call_timer._cuda_synchronize": call_timer._cuda_synchronize,
                 "kernelproof.timing.call_timer.CallTimer.time_call": call_timer.CallTimer.time_call,
+                "kernelproof.timing.call_timer.CallTimer.flush": call_timer.CallTimer.flush,
+                # A stand-in evictor that evicts nothing would give the candidate warm caches.
+                "kernelproof.timing.call_timer._line_evictor": call_timer._line_evictor,
+                "kernelproof.timing.cache_eviction.LineEvictor.evict":
+                    call_timer.LineEvictor.evict,
             }
         )
         self.probe = CallProbe()
@@ -251,12 +256,14 @@ class Harness:
 
         from kernelproof.schema.variant import InputVariant, VariantKind
         from kernelproof.tasks.inputs import build_inputs
+        from kernelproof.timing.cache_eviction import reachable_tensors
         from kernelproof.timing.call_timer import CallTimer, GraphReplay
 
         assert self.prepared is not None, "time before prepare"
         hot = bool(request.get("hot", False))
-        if self.timer is None or self.timer.hot != hot:
-            self.timer = CallTimer.for_device(self.spec.device, hot=hot)
+        flush = str(request.get("cache_flush", "data"))
+        if self.timer is None or (self.timer.hot, self.timer.cache_flush) != (hot, flush):
+            self.timer = CallTimer.for_device(self.spec.device, hot=hot, cache_flush=flush)
         started = self.timer.clock_s()
         input_sets = [
             build_inputs(self.prepared.task,
@@ -269,6 +276,7 @@ class Harness:
         if baseline == "eager" and self.spec.device == "cuda" and request.get("graphs"):
             baseline = "graph"
         fn = self._timed_callable(baseline, input_sets[0])
+        resident = reachable_tensors(self.prepared.model)
         times, outputs = [], []
         with torch.no_grad():
             for inputs in input_sets:
@@ -277,7 +285,7 @@ class Harness:
                     seconds, raw = self.timer.time_call(lambda: fn.replay(), [])
                     raw = _clone_outputs(raw)
                 else:
-                    seconds, raw = self.timer.time_call(fn, inputs)
+                    seconds, raw = self.timer.time_call(fn, inputs, resident)
                 times.append(seconds)
                 outputs.append(list(raw) if isinstance(raw, (tuple, list)) else [raw])
         finished = self.timer.clock_s()
@@ -288,7 +296,7 @@ class Harness:
             "times": times,
             "generation_s": generated - started,
             "timed_wall_s": finished - generated,
-            "flush_bytes": self.timer.flush_bytes,
+            "flush": self.timer.flush_method,
             "l2_reset": self.timer.l2_reset,
             "threads": torch.get_num_threads(),
         }, []
