@@ -61,6 +61,14 @@ def test_misbehaving_candidates_are_broken_with_their_reason(verified, examples,
     assert any(reason in f.message for f in report.findings), [f.message for f in report.findings]
 
 
+def test_a_candidate_over_the_memory_limit_is_broken_out_of_memory(verified, examples):
+    report = verified(examples / "broken" / "memory_hog.py", memory_limit_gib=1.0,
+                      call_timeout_s=30.0)
+    assert report.verdict is Verdict.BROKEN, report.summary
+    messages = [f.message for f in report.findings]
+    assert any("out of memory" in m and "over the limit of 1.0 GiB" in m for m in messages), messages
+
+
 def test_wrong_output_shape_is_incorrect_with_both_shapes_named(verified, examples):
     report = verified(examples / "broken" / "wrong_shape.py")
     assert report.verdict is Verdict.INCORRECT
