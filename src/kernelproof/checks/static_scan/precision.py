@@ -1,0 +1,96 @@
+"""Reduced precision: casts, dtypes, TF32 switches and half types in C++/CUDA source."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from kernelproof.checks.static_scan.context import _Context, _keyword, _string_constants
+from kernelproof.checks.static_scan.findings import StaticCheck
+from kernelproof.checks.static_scan.patches import _patch_targets
+from kernelproof.checks.static_scan.rules import (
+    _CPP_LOW_PRECISION,
+    _DOWNCAST_METHODS,
+    _DTYPE_ROOTS,
+    _LOW_PRECISION_DTYPES,
+    _LOW_PRECISION_STRINGS,
+    _REDUCED_PRECISION_FLAGS,
+    MAX_SNIPPET_CHARS,
+)
+from kernelproof.schema.finding import Finding
+from kernelproof.schema.verdict import Severity
+
+
+def _detect_precision_flags(context: _Context) -> Iterator[Finding]:
+    """TF32 and reduced-precision-reduction switches (``torch.backends.cuda.matmul.allow_tf32``)."""
+    for node, target, _ in _patch_targets(context):
+        if target.split(".")[-1] in _REDUCED_PRECISION_FLAGS:
+            yield context.finding(
+                StaticCheck.PRECISION, Severity.INFO, node,
+                f"Sets a reduced-precision switch: `{target}`.", {"flag": target},
+            )
+
+
+def _detect_precision(context: _Context) -> Iterator[Finding]:
+    """Casts to half/bfloat16 in Python, and half types in C++/CUDA source strings (HACKS.md #11)."""
+    for node, name in context.references():
+        parts = name.split(".")
+        low = parts[-1] in _LOW_PRECISION_DTYPES or parts[-1].startswith("float8")
+        if len(parts) > 1 and parts[0] in _DTYPE_ROOTS and low:
+            yield context.finding(
+                StaticCheck.PRECISION, Severity.INFO, node,
+                f"Uses a reduced-precision dtype: `{name}`.", {"dtype": name},
+            )
+    for node in context.nodes:
+        if isinstance(node, ast.Call):
+            yield from _precision_in_call(context, node)
+    yield from _precision_in_sources(context)
+
+
+def _precision_in_sources(context: _Context) -> Iterator[Finding]:
+    """Half and bfloat16 types in C++/CUDA strings, located on the line of their first use."""
+    source_lines = context.source.splitlines()
+    for node, text in _string_constants(context):
+        first = _CPP_LOW_PRECISION.search(text)
+        if first is None:
+            continue
+        tokens = sorted({match.group(1) for match in _CPP_LOW_PRECISION.finditer(text)})
+        line = node.lineno + text[: first.start()].count("\n")  # exact for raw triple-quoted code
+        code = source_lines[line - 1].strip() if line <= len(source_lines) else ""
+        yield context.finding(
+            StaticCheck.PRECISION, Severity.INFO, node,
+            f"C++/CUDA source uses reduced-precision types: {', '.join(tokens)}.",
+            {"tokens": tokens, "code": code[:MAX_SNIPPET_CHARS]},
+            line=line,
+        )
+
+
+def _precision_in_call(context: _Context, call: ast.Call) -> Iterator[Finding]:
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr in _DOWNCAST_METHODS and not call.args:
+        yield context.finding(
+            StaticCheck.PRECISION, Severity.INFO, call,
+            f"Casts to a lower precision: `.{func.attr}()`.", {"cast": f".{func.attr}()"},
+        )
+    strings: list[str] = []
+    if isinstance(func, ast.Attribute) and func.attr in {"to", "type", "astype"}:
+        strings = [s for s in (context.fold(a) for a in call.args) if s]
+    dtype = _keyword(call, "dtype")
+    folded = context.fold(dtype)
+    if folded:
+        strings.append(folded)
+    for text in strings:
+        if text in _LOW_PRECISION_STRINGS:
+            yield context.finding(
+                StaticCheck.PRECISION, Severity.INFO, call,
+                f"Casts to a lower precision: `{text}`.", {"cast": text},
+            )
+    name = context.resolve(func)
+    if name == "torch.set_float32_matmul_precision":
+        level = context.fold(_keyword(call, "precision", 0))
+        if level != "highest":
+            yield context.finding(
+                StaticCheck.PRECISION, Severity.INFO, call,
+                f"Lowers float32 matmul precision to `{level}` (TF32 or bf16 passes).",
+                {"flag": name, "value": level},
+            )
