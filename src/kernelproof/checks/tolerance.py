@@ -8,7 +8,8 @@ units of the working dtype's epsilon relative to the output's scale. Two criteri
 
 * norm-wise: ``rms(c - o) / rms(o)``, which sees spread-out error;
 * element-wise: ``max |c - o| / (|o| + ELEMENT_SCALE_FRACTION * rms(o))``, which sees a few
-  wrong elements that a norm would dilute.
+  wrong elements that a norm would dilute; the reference's own worst element counts twice
+  over (``ELEMENT_REFERENCE_SLACK``), because maxima fluctuate between honest kernels.
 
 The error ratio (the worse of the two, candidate over floored reference) is the number a
 reviewer wants: 1 means "as accurate as the reference".
@@ -45,6 +46,13 @@ ELEMENT_FLOOR_EPS = {
     torch.float16: 4.0,
     torch.bfloat16: 1.0,
 }
+
+#: The reference's worst element error is taken this many times over before the ratio: a
+#: maximum over many elements fluctuates far more between two honest implementations than a
+#: norm does. An honest LSTM cell with one fused GEMM erred 3.4x the reference's worst element
+#: on inputs scaled by 1e3 (saturated gates amplify rounding in huge pre-activations) while
+#: its RMS error was 1.09x. A wrong element is off by orders of magnitude, not by 2x.
+ELEMENT_REFERENCE_SLACK = 2.0
 
 #: Element-wise errors are relative to |o| plus this share of the output's RMS, so that
 #: elements near zero (where relative error is meaningless) are judged on the output's scale.
@@ -164,7 +172,8 @@ def _compare_oracle(
     elem_r = float(error_r.div_(denominator).max())
     norm_floor = NORM_FLOOR_EPS.get(dtype, 1.0) * eps
     elem_floor = ELEMENT_FLOOR_EPS.get(dtype, 4.0) * eps
-    ratio = max(norm_c / max(norm_r, norm_floor), elem_c / max(elem_r, elem_floor))
+    ratio = max(norm_c / max(norm_r, norm_floor),
+                elem_c / max(ELEMENT_REFERENCE_SLACK * elem_r, elem_floor))
     passed = ratio <= policy.factor
     detail = "" if passed else (
         f"error {ratio:.3g}x the reference's own (limit {policy.factor:g}x): relative RMS error "
