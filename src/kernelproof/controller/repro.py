@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernelproof.checks.tolerance import TolerancePolicy
+from kernelproof.config import Settings
 from kernelproof.controller.matrix import MatrixRunner
 from kernelproof.controller.workers import WorkerPair
 from kernelproof.schema import Assumption, CorrectnessTest, InputVariant, Repro, VariantKind
@@ -38,6 +39,8 @@ class Shrinker:
     policy: TolerancePolicy
     init_seed: int
     default_knobs: dict[str, int]
+    settings: Settings
+    base_seed: int
     started: float = 0.0
 
     def repros(self, tests: list[CorrectnessTest], assumptions: list[Assumption]) -> list[Repro]:
@@ -69,7 +72,7 @@ class Shrinker:
             value=variant.value.value if variant.value else None,
             layout=variant.layout.value if variant.layout else None,
             detail=detail[:600], shrink_steps=steps,
-            command=repro_command(self.loaded, knobs, variant),
+            command=repro_command(self.loaded, knobs, variant, self.settings, self.base_seed),
             script=repro_script(self.loaded, knobs, variant, self.init_seed, self.policy),
         )
 
@@ -90,13 +93,18 @@ def _smaller_values(value: int) -> list[int]:
     return sorted(v for v in options if 1 <= v < value)
 
 
-def repro_command(loaded: LoadedTask, knobs: dict[str, int], variant: InputVariant) -> str:
-    """One command that reruns exactly this cell (plus the cheap value and layout variants)."""
+def repro_command(loaded: LoadedTask, knobs: dict[str, int], variant: InputVariant,
+                  settings: Settings, base_seed: int) -> str:
+    """One command that reruns exactly this cell (plus the cheap value and layout variants):
+    the run's own settings and base seed (which fixes the weights), at the shrunk knobs, on
+    the failing input seed, with no other shapes and no timing."""
+    from kernelproof.report.commands import settings_command
+
     reference = loaded.task.path.parent if loaded.format == "gpumode" else loaded.task.path
-    parts = ["kernelproof", "verify", str(reference), str(loaded.candidate_file),
-             "--knobs", ",".join(f"{k}={v}" for k, v in knobs.items()),
-             "--input-seed", str(variant.seed), "--fixed-shapes", "--no-timing"]
-    return " ".join(shlex.quote(p) for p in parts)
+    cell = settings.model_copy(update={"default_knobs": knobs, "input_seeds": [variant.seed],
+                                       "seeds": 1, "shape_variants": False, "timing": False})
+    return settings_command(str(reference), str(loaded.candidate_file), base_seed,
+                            cell.model_dump(mode="json")).text
 
 
 _SCRIPT = '''"""Standalone repro written by kernelproof: {failure} -> {detail_line}

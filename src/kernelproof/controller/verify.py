@@ -212,7 +212,8 @@ class _Run:
         self.assumptions = infer_assumptions(self.correctness.tests, sizing.knobs, self.findings)
         if self.settings.shrink and self.assumptions:
             shrinker = Shrinker(pair=pair, loaded=self.loaded, policy=policy,
-                                init_seed=self.init_seed, default_knobs=sizing.knobs)
+                                init_seed=self.init_seed, default_knobs=sizing.knobs,
+                                settings=self.settings, base_seed=self.base_seed)
             self.repros = shrinker.repros(self.correctness.tests, self.assumptions)
         audit = audit_ops(result.calls, declared_kernels=self.static.custom_kernels,
                           allow_torch=self.settings.allow_torch, strict=self.settings.strict)

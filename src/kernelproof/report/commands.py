@@ -30,6 +30,7 @@ _FLAGS: dict[str, Callable[[Any], list[str]]] = {
     "shape_variants": lambda v: [] if v else ["--fixed-shapes"],
     "threads": lambda v: ["--threads", str(v)] if v else [],
     "hot": lambda v: ["--hot"] if v else [],
+    "cache_flush": lambda v: ["--cache-flush", str(v)],
     "compile_baseline": lambda v: [] if v else ["--no-compile-baseline"],
     "cuda_graphs": lambda v: ["--cuda-graphs"] if v else [],
     "default_knobs": lambda v: (["--knobs", ",".join(f"{k}={n}" for k, n in v.items())]
@@ -61,11 +62,17 @@ def verify_command(report: Report) -> VerifyCommand:
     same non-default settings."""
     reference = report.reference.path if report.reference else "REFERENCE"
     candidate = report.candidate.path if report.candidate else "CANDIDATE"
+    return settings_command(reference, candidate, _base_seed(report), report.settings)
+
+
+def settings_command(reference: str, candidate: str, base_seed: int | None,
+                     settings: dict[str, Any]) -> VerifyCommand:
+    """The command that runs ``candidate`` against ``reference`` under recorded ``settings``
+    (a ``Settings`` dump) and base seed; the seed fixes the weights and every draw."""
     words = ["kernelproof", "verify", reference, candidate]
-    seed = _base_seed(report)
-    if seed is not None:
-        words += ["--seed", str(seed)]
-    recorded = {k: v for k, v in report.settings.items()
+    if base_seed is not None:
+        words += ["--seed", str(base_seed)]
+    recorded = {k: v for k, v in settings.items()
                 if k in Settings.model_fields and k not in _NOT_SETTINGS}
     profile, flags, unexpressed = _closest_profile(recorded)
     if profile != "default":
