@@ -308,7 +308,8 @@ class TimingSession:
                 ))
 
     def _header(self, participant: Participant, seeds: list[int]) -> dict[str, Any]:
-        return {"op": "time", "phase": "call", "seeds": seeds, "baseline": participant.baseline,
+        return {"op": "time", "phase": "call", "seeds": seeds,
+                "settle_seed": self.rng.randrange(2**31), "baseline": participant.baseline,
                 "hot": self.settings.hot, "cache_flush": self.settings.cache_flush,
                 "graphs": self.settings.cuda_graphs}
 

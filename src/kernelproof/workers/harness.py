@@ -48,6 +48,8 @@ class _Prepared:
     warmed: bool = False
     compiled: Any = None
     graph: Any = None
+    output_bytes: int = 0
+    """Bytes of one timed call's outputs, from the last batch (0 before the first)."""
 
 
 @dataclass
@@ -258,6 +260,7 @@ class Harness:
         from kernelproof.tasks.inputs import build_inputs
         from kernelproof.timing.cache_eviction import reachable_tensors
         from kernelproof.timing.call_timer import CallTimer, GraphReplay
+        from kernelproof.workers.allocator import reserve_heap
 
         assert self.prepared is not None, "time before prepare"
         hot = bool(request.get("hot", False))
@@ -269,16 +272,26 @@ class Harness:
             build_inputs(self.prepared.task,
                          InputVariant(name="timing", kind=VariantKind.SEED, seed=int(seed)),
                          device=self.spec.device, dtype=self.prepared.dtype)
-            for seed in request["seeds"]
+            for seed in [*request["seeds"], request.get("settle_seed")] if seed is not None
         ]
+        # One untimed call on its own inputs (never timed, so nothing it leaves behind can be
+        # replayed): the other worker just ran on this core and evicted our code, page tables
+        # and allocator state, which made each batch's first calls up to 2x slower.
+        settle = input_sets.pop() if request.get("settle_seed") is not None else None
         generated = self.timer.clock_s()
         baseline = request.get("baseline", "eager")
         if baseline == "eager" and self.spec.device == "cuda" and request.get("graphs"):
             baseline = "graph"
         fn = self._timed_callable(baseline, input_sets[0])
         resident = reachable_tensors(self.prepared.model)
+        # Room for this batch's outputs, which are kept for verification: twice the last
+        # batch's per-call output bytes each (outputs may vary, and temporaries need room).
+        reserve_heap(2 * len(input_sets) * self.prepared.output_bytes)
         times, outputs = [], []
         with torch.no_grad():
+            if settle is not None and not isinstance(fn, GraphReplay):
+                self.timer.time_call(fn, settle, resident)
+                del settle
             for inputs in input_sets:
                 if isinstance(fn, GraphReplay):
                     fn.load(inputs)
@@ -289,6 +302,9 @@ class Harness:
                 times.append(seconds)
                 outputs.append(list(raw) if isinstance(raw, (tuple, list)) else [raw])
         finished = self.timer.clock_s()
+        self.prepared.output_bytes = max(
+            (sum(o.untyped_storage().nbytes() for o in call if isinstance(o, torch.Tensor))
+             for call in outputs), default=0)
         self.timed_outputs = outputs
         if self.spec.role == "candidate":
             self.pending += _shared_storage_observations(outputs)
@@ -499,6 +515,9 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
     os.dup2(log, 1)
     os.dup2(log, 2)
     os.chdir(spec.workdir)
+    from kernelproof.workers.allocator import retain_freed_memory
+
+    retain_freed_memory()
     if spec.threads is not None:
         # Before torch's and numba's pools start, so that every library uses the same count.
         for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
