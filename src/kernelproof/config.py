@@ -69,7 +69,7 @@ class Settings(BaseModel):
 
     cache_flush: Literal["data", "full"] = "data"
     """How a cold call's caches are flushed on CPU: ``data`` evicts the lines of the call's own
-    data (inputs, the model's tensors, recent outputs) with a compiled ``clflush`` helper, in
+    data (its inputs and the model's tensors) with a compiled cache-line flush helper, in
     microseconds; ``full`` writes a buffer twice the last-level cache (milliseconds per call,
     and it also evicts code and tensors a candidate hides from Python). ``data`` falls back to
     ``full`` where the helper cannot be built. CUDA always flushes the whole L2."""

@@ -8,7 +8,6 @@ one. It is bounded in tries and seconds, so a slow candidate cannot stall the re
 
 from __future__ import annotations
 
-import shlex
 import time
 from dataclasses import dataclass
 from pathlib import Path

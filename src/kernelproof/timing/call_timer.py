@@ -101,7 +101,7 @@ class CallTimer:
         if self.hot:
             return "none (hot caches)"
         if self.evictor is not None:
-            return "data: the lines of the call's inputs and the model's tensors (clflush)"
+            return "data: the cache lines of the call's inputs and the model's tensors"
         cache = "L2" if self.device == "cuda" else "last-level cache"
         return f"full: a {self.flush_bytes >> 20} MiB buffer write ({FLUSH_FACTOR}x the {cache})"
 
