@@ -156,8 +156,27 @@ def test_gpumode_task_verifies_through_the_adapter(verified):
     assert bad.verdict is Verdict.INCORRECT
 
 
+SLOW_SAMPLE = """
+import time
+
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+
+    def forward(self, x):
+        time.sleep(0.5)  # still running when the interrupt comes, however fast the others are
+        return self.linear(x).relu()
+"""
+
+
 def test_ctrl_c_stops_cleanly_and_keeps_what_is_stored(tiny_suite, tmp_path):
     suite, solutions = tiny_suite
+    solutions = shutil.copytree(solutions, tmp_path / "solutions")
+    (solutions / "level1" / "2" / "d_slow.py").write_text(SLOW_SAMPLE)
     db = tmp_path / "interrupted.db"
     command = [sys.executable, "-m", "kernelproof.cli", "bench", str(suite), "--solutions",
                str(solutions), "--db", f"sqlite:///{db}", "--seeds", "1", "--no-timing",
