@@ -181,7 +181,10 @@ def test_ctrl_c_stops_cleanly_and_keeps_what_is_stored(tiny_suite, tmp_path):
     command = [sys.executable, "-m", "kernelproof.cli", "bench", str(suite), "--solutions",
                str(solutions), "--db", f"sqlite:///{db}", "--seeds", "1", "--no-timing",
                "--profile", "ci"]
-    bench = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # SIGINT back to its default in the child: a pytest-xdist worker ignores it, and an ignored
+    # signal stays ignored across exec (Python then never raises KeyboardInterrupt).
+    bench = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     _wait_for_rows(db, at_least=1, timeout_s=400)
     bench.send_signal(signal.SIGINT)
     output, _ = bench.communicate(timeout=120)
