@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 from kernelproof.checks.static_scan.findings import StaticCheck, _make_finding
 from kernelproof.checks.static_scan.rules import (
@@ -570,3 +572,32 @@ def _string_constants(context: _Context) -> Iterator[tuple[ast.Constant, str]]:
     for node in context.nodes:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             yield node, node.value
+
+
+@dataclass(frozen=True)
+class _SourceMatch:
+    """A pattern's matches in one string literal (C++/CUDA source), located on its first."""
+
+    node: ast.Constant
+    tokens: list[str]
+    """The distinct first groups of every match, sorted."""
+
+    line: int
+    """The line of the first match: exact for raw triple-quoted code."""
+
+    code: str
+    """That line of the Python source, stripped."""
+
+
+def _source_matches(context: _Context, pattern: re.Pattern[str]) -> Iterator[_SourceMatch]:
+    """Every string literal in which ``pattern`` matches."""
+    source_lines = context.source.splitlines()
+    for node, text in _string_constants(context):
+        first = pattern.search(text)
+        if first is None:
+            continue
+        line = node.lineno + text[: first.start()].count("\n")
+        yield _SourceMatch(
+            node=node, tokens=sorted({match.group(1) for match in pattern.finditer(text)}),
+            line=line, code=source_lines[line - 1].strip() if line <= len(source_lines) else "",
+        )

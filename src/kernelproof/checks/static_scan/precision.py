@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from kernelproof.checks.static_scan.context import _Context, _keyword, _string_constants
+from kernelproof.checks.static_scan.context import _Context, _keyword, _source_matches
 from kernelproof.checks.static_scan.findings import StaticCheck
 from kernelproof.checks.static_scan.patches import _patch_targets
 from kernelproof.checks.static_scan.rules import (
@@ -49,19 +49,12 @@ def _detect_precision(context: _Context) -> Iterator[Finding]:
 
 def _precision_in_sources(context: _Context) -> Iterator[Finding]:
     """Half and bfloat16 types in C++/CUDA strings, located on the line of their first use."""
-    source_lines = context.source.splitlines()
-    for node, text in _string_constants(context):
-        first = _CPP_LOW_PRECISION.search(text)
-        if first is None:
-            continue
-        tokens = sorted({match.group(1) for match in _CPP_LOW_PRECISION.finditer(text)})
-        line = node.lineno + text[: first.start()].count("\n")  # exact for raw triple-quoted code
-        code = source_lines[line - 1].strip() if line <= len(source_lines) else ""
+    for match in _source_matches(context, _CPP_LOW_PRECISION):
         yield context.finding(
-            StaticCheck.PRECISION, Severity.INFO, node,
-            f"C++/CUDA source uses reduced-precision types: {', '.join(tokens)}.",
-            {"tokens": tokens, "code": code[:MAX_SNIPPET_CHARS]},
-            line=line,
+            StaticCheck.PRECISION, Severity.INFO, match.node,
+            f"C++/CUDA source uses reduced-precision types: {', '.join(match.tokens)}.",
+            {"tokens": match.tokens, "code": match.code[:MAX_SNIPPET_CHARS]},
+            line=match.line,
         )
 
 
