@@ -73,14 +73,9 @@ def _explain(kind: str, bad: list[CorrectnessTest], tests: list[CorrectnessTest]
     found: list[Assumption] = []
     verb = {"wrong": "wrong", "raises": "raises", "crashes": "crashes"}[kind]
     remaining = list(bad)
-    for transform, words in _VALUE_WORDS.items():
-        hits = [t for t in remaining if t.variant.value is transform]
-        if hits:
-            found.append(Assumption(statement=f"{verb} {words}", kind=kind,  # type: ignore[arg-type]
-                                    variants=[t.variant.name for t in hits]))
-            remaining = [t for t in remaining if t not in hits]
-    for layout, words in _LAYOUT_WORDS.items():
-        hits = [t for t in remaining if t.variant.layout is layout]
+    transforms = [*_VALUE_WORDS.items(), *_LAYOUT_WORDS.items()]
+    for transform, words in transforms:
+        hits = [t for t in remaining if transform in (t.variant.value, t.variant.layout)]
         if hits:
             found.append(Assumption(statement=f"{verb} {words}", kind=kind,  # type: ignore[arg-type]
                                     variants=[t.variant.name for t in hits]))
