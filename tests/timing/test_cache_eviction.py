@@ -28,6 +28,22 @@ def test_the_helper_is_built_once_and_evicts_each_storage_once(cache: Path) -> N
     assert torch.isfinite(x).all()  # flushed lines are written back, not lost
 
 
+def test_each_storage_is_handed_to_the_flush_instruction_once_and_whole() -> None:
+    class Spy:
+        def __init__(self) -> None:
+            self.calls: list[tuple[int, int]] = []
+
+        def kp_evict(self, start, length) -> None:
+            self.calls.append((start.value, length.value))
+
+    spy = Spy()
+    evictor = cache_eviction.LineEvictor(library=spy, path=Path("spy"))
+    x, w = torch.randn(64, 64), torch.randn(8)
+    evictor.evict([x[3:], x.t(), w, x])
+    storages = {(t.untyped_storage().data_ptr(), t.untyped_storage().nbytes()) for t in (x, w)}
+    assert sorted(spy.calls) == sorted(storages)
+
+
 def test_without_a_compiler_the_timer_falls_back_to_the_buffer_flush(
         cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CC", str(cache / "no-such-compiler"))
