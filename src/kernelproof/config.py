@@ -110,6 +110,12 @@ class Settings(BaseModel):
     """Run the per-call integrity probes, audit hooks and op audit in the candidate worker.
     Only ``benchmarks/probe_cost.py`` turns this off, to measure what the probes cost."""
 
+    mode: Literal["as-built", "eval", "train"] = "as-built"
+    """Module mode of both models: ``as-built`` keeps each module's own (PyTorch's default is
+    training mode, so BatchNorm uses batch statistics, as in KernelBench's harness, which
+    never calls ``.eval()``); ``eval`` or ``train`` sets every module. Reported as
+    ``correctness.module_mode``."""
+
     threads: int | None = Field(default=None, ge=1)
     """Intra-op threads in each worker; ``None`` uses all cores (reported either way)."""
 
@@ -146,7 +152,7 @@ PROFILES: dict[str, dict[str, Any]] = {
 }
 
 #: Task ``POLICY`` keys a task may set, mapped onto settings fields.
-TASK_POLICY_KEYS = {"atol", "rtol", "tolerance_factor", "allow_torch", "strict", "seeds"}
+TASK_POLICY_KEYS = {"atol", "rtol", "tolerance_factor", "allow_torch", "strict", "seeds", "mode"}
 
 
 def resolve_settings(

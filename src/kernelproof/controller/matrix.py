@@ -50,6 +50,8 @@ class MatrixResult:
     weights: dict[str, Any] = field(default_factory=dict)
     calls: list[CallOps] = field(default_factory=list)
     """Ops recorded on every compared call, for the op audit."""
+    module_mode: str | None = None
+    """The reference's module mode at the default shape (``train``, ``eval``, ``mixed``)."""
 
 
 @dataclass
@@ -85,6 +87,8 @@ class MatrixRunner:
     def _prepare_reference(self, group: ShapeGroup) -> tuple[list[str], list[Any]] | None:
         response = self.pair.ask_reference(prepare_request(group.knobs, self.init_seed))
         if response.ok:
+            if group.is_default:
+                self.result.module_mode = response.reply.data.get("module_mode")
             return list(response.reply.data.get("state_names", [])), response.tensors
         reason = response.failure
         if group.is_default:

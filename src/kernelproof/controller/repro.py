@@ -72,7 +72,8 @@ class Shrinker:
             layout=variant.layout.value if variant.layout else None,
             detail=detail[:600], shrink_steps=steps,
             command=repro_command(self.loaded, knobs, variant, self.settings, self.base_seed),
-            script=repro_script(self.loaded, knobs, variant, self.init_seed, self.policy),
+            script=repro_script(self.loaded, knobs, variant, self.init_seed, self.policy,
+                                self.settings.mode),
         )
 
     def _run(self, variant: InputVariant, knobs: dict[str, int]) -> CorrectnessTest | None:
@@ -126,6 +127,7 @@ SEED = {seed}
 INIT_SEED = {init_seed}
 VALUE = {value!r}  # None, "scale-1e3", "scale-1e-3", "shift" or "inf-nan"
 LAYOUT = {layout!r}  # None, "non-contiguous" or "storage-offset"
+MODE = {mode!r}  # "as-built" keeps each module's own training flag; "eval" or "train" sets it
 TOLERANCE_FACTOR = {factor}
 CANDIDATE_FILE = {candidate_file!r}
 CANDIDATE_SOURCE = {candidate_source!r}  # used instead of the file when not None
@@ -157,9 +159,12 @@ else:
 
 init = task.get_init_inputs()
 seed_everything(INIT_SEED)
-reference = task.Model(*init).eval()
+reference = task.Model(*init)
 seed_everything(INIT_SEED)
-model = candidate.ModelNew(*init).eval()
+model = candidate.ModelNew(*init)
+for built in (reference, model):
+    if isinstance(built, torch.nn.Module) and MODE != "as-built":
+        built.train(MODE == "train")
 if isinstance(model, torch.nn.Module) and isinstance(reference, torch.nn.Module):
     own, theirs = model.state_dict(), reference.state_dict()
     with torch.no_grad():
@@ -238,7 +243,7 @@ sys.exit(1 if failed else 0)
 
 
 def repro_script(loaded: LoadedTask, knobs: dict[str, int], variant: InputVariant,
-                 init_seed: int, policy: TolerancePolicy) -> str:
+                 init_seed: int, policy: TolerancePolicy, mode: str = "as-built") -> str:
     """A self-contained script (torch and numpy only) that shows the failure."""
     wrapped = loaded.format != "kernelbench"
     return _SCRIPT.format(
@@ -246,7 +251,7 @@ def repro_script(loaded: LoadedTask, knobs: dict[str, int], variant: InputVarian
         knobs=knobs, seed=variant.seed, init_seed=init_seed,
         value=variant.value.value if variant.value else None,
         layout=variant.layout.value if variant.layout else None,
-        factor=policy.factor,
+        mode=mode, factor=policy.factor,
         candidate_file=str(Path(loaded.candidate_file).resolve()),
         candidate_source=Path(loaded.candidate_path).read_text() if wrapped else None,
         task_source=loaded.task.render(knobs),

@@ -203,6 +203,7 @@ class _Run:
             result = runner.run(runnable)
         finally:
             self.correctness.tests.extend(runner.result.tests)
+            self.correctness.module_mode = runner.result.module_mode
             self.findings += runner.result.findings
         for group in over_budget:
             for variant in group.variants:

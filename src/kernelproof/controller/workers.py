@@ -81,6 +81,7 @@ class WorkerPair:
             log_path=str(self.root / f"{role}-{index}.log"),
             probes=self.settings.integrity_probes,
             readable_paths=list(self.readable_paths) if role == "candidate" else [],
+            module_mode=self.settings.mode,
         )
 
     def _start(self, role: str) -> WorkerProcess:

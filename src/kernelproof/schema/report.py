@@ -113,6 +113,11 @@ class TimingStats(BaseModel):
 class ShapeTiming(BaseModel):
     """Reference and candidate timed at one shape variant."""
 
+    module_mode: str | None = None
+    """The mode the reference ran in at the default shape: ``train`` (BatchNorm normalises
+    with batch statistics, dropout is active), ``eval`` or ``mixed``. Set by the task's
+    ``POLICY`` ``mode``, else each module's own (``settings.mode`` says which)."""
+
     model_config = ConfigDict(ser_json_inf_nan="strings")
 
     variant: str

@@ -36,6 +36,7 @@ class WorkerSpec:
     log_path: str
     probes: bool = True
     readable_paths: list[str] = field(default_factory=list)
+    module_mode: str = "as-built"  # "as-built", "eval" or "train": see Settings.mode
 
 
 @dataclass
@@ -170,6 +171,8 @@ class Harness:
 
         knobs = {k: int(v) for k, v in request.get("knobs", {}).items()}
         task = self._task_module(knobs)
+        # Seeded before both, as KernelBench does: random init inputs agree across workers.
+        seed_everything(int(request["init_seed"]))
         init_inputs = list(task.get_init_inputs())
         seed_everything(int(request["init_seed"]))
         dtype = _dtype(self.spec.dtype)
@@ -182,13 +185,14 @@ class Harness:
             model = model.to(self.spec.device)
             if dtype is not None:
                 model = model.to(dtype)
-            model.eval()
+            _apply_mode(model, self.spec.module_mode)
         data: dict[str, Any] = {}
         out_tensors: list[Any] = []
         oracle = None
         if self.spec.role == "reference":
             names, out_tensors = _state_tensors(model)
             data["state_names"] = names
+            data["module_mode"] = _mode_of(model)
             oracle = _oracle_model(model)
         else:
             names = list(request.get("state_names", []))
@@ -444,6 +448,26 @@ def _load_matching(model: Any, reference_state: dict[str, Any]) -> dict[str, Any
         "unmatched_candidate": mismatched,
         "unmatched_reference": [n for n in reference_state if n not in own],
     }
+
+
+def _apply_mode(model: Any, mode: str) -> None:
+    """Put ``model`` in the mode the task asks for. ``as-built`` leaves every submodule as its
+    constructor left it: KernelBench never calls ``.eval()``, so its BatchNorm tasks
+    normalise with batch statistics (training mode, PyTorch's default)."""
+    if mode == "eval":
+        model.eval()
+    elif mode == "train":
+        model.train()
+
+
+def _mode_of(model: Any) -> str:
+    """``train``, ``eval`` or ``mixed``: the ``training`` flags of the model's submodules."""
+    import torch
+
+    if not isinstance(model, torch.nn.Module):
+        return "eval"
+    flags = {module.training for module in model.modules()}
+    return "mixed" if len(flags) > 1 else ("train" if flags == {True} else "eval")
 
 
 def _oracle_model(model: Any) -> Any:

@@ -1,0 +1,30 @@
+"""The same BatchNorm2d task, declared for inference: ``POLICY`` ``mode: "eval"`` puts both
+models in eval mode, so the running statistics normalise, not the batch's."""
+
+import torch
+import torch.nn as nn
+
+batch_size = 16
+features = 8
+dim1 = 32
+dim2 = 32
+
+#: An inference task: normalise with the running statistics.
+POLICY = {"mode": "eval"}
+
+
+class Model(nn.Module):
+    def __init__(self, num_features: int):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(num_features=num_features)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.bn(x)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, features, dim1, dim2)]
+
+
+def get_init_inputs():
+    return [features]
