@@ -61,7 +61,7 @@ def test_verified_cannot_hold_failed_tests():
 
 def test_precedence_error_then_incorrect_then_broken_then_suspect():
     def f(severity, forces=None):
-        return Finding(check="c", severity=severity, message="m", forces=forces)
+        return Finding(check="correctness", severity=severity, message="m", forces=forces)
 
     assert decide_verdict([f(Severity.SUSPECT), f(Severity.FAIL)]) is Verdict.INCORRECT
     assert decide_verdict([f(Severity.FAIL, Verdict.BROKEN), f(Severity.FAIL)]) is Verdict.INCORRECT

@@ -51,7 +51,7 @@ def make_report(verdict=Verdict.VERIFIED, speedup=2.0, ci=0.1, candidate="c" * 6
     outcome = TestOutcome.PASSED if verdict is not Verdict.INCORRECT else TestOutcome.FAILED
     findings = {
         Verdict.VERIFIED: [],
-        Verdict.INCORRECT: [Finding(check="mismatch", severity=Severity.FAIL, message="wrong")],
+        Verdict.INCORRECT: [Finding(check="correctness", severity=Severity.FAIL, message="wrong")],
         Verdict.SUSPECT: [Finding(check="tampering", severity=Severity.SUSPECT, message="x")],
         Verdict.BROKEN: [Finding(check="crash", severity=Severity.FAIL, message="died",
                                  forces=Verdict.BROKEN)],

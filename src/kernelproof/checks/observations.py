@@ -9,24 +9,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernelproof.schema import Finding, Severity
+from kernelproof.schema import Finding, FindingCheck, Severity
 
 #: Severity of each observation a worker may report. Unknown names are dropped.
-OBSERVATION_SEVERITY: dict[str, Severity] = {
-    "input-mutation": Severity.SUSPECT,
-    "output-type": Severity.SUSPECT,
-    "output-aliases-input": Severity.SUSPECT,
-    "output-aliases-earlier-output": Severity.SUSPECT,
-    "output-unstable": Severity.SUSPECT,
+OBSERVATION_SEVERITY: dict[FindingCheck, Severity] = {
+    FindingCheck.INPUT_MUTATION: Severity.SUSPECT,
+    FindingCheck.OUTPUT_TYPE: Severity.SUSPECT,
+    FindingCheck.OUTPUT_ALIASES_INPUT: Severity.SUSPECT,
+    FindingCheck.OUTPUT_ALIASES_EARLIER_OUTPUT: Severity.SUSPECT,
+    FindingCheck.OUTPUT_UNSTABLE: Severity.SUSPECT,
     # A live thread alone harms nothing we can see; the unstable-output probe catches threads
     # that finish the work late. Thread pools are common in honest code (inductor, executors).
-    "new-threads": Severity.WARN,
-    "tampering": Severity.SUSPECT,
-    "audit-file-access": Severity.SUSPECT,
-    "audit-network": Severity.SUSPECT,
-    "audit-subprocess": Severity.SUSPECT,
-    "audit-introspection": Severity.SUSPECT,
+    FindingCheck.NEW_THREADS: Severity.WARN,
+    FindingCheck.TAMPERING: Severity.SUSPECT,
+    FindingCheck.AUDIT_FILE_ACCESS: Severity.SUSPECT,
+    FindingCheck.AUDIT_NETWORK: Severity.SUSPECT,
+    FindingCheck.AUDIT_SUBPROCESS: Severity.SUSPECT,
+    FindingCheck.AUDIT_INTROSPECTION: Severity.SUSPECT,
 }
+
+#: The ids a worker may report, as the plain strings that arrive on the wire.
+_OBSERVABLE = frozenset(check.value for check in OBSERVATION_SEVERITY)
 
 #: A worker message longer than this is cut: the report must stay readable.
 MAX_MESSAGE_CHARS = 600
@@ -35,19 +38,21 @@ MAX_MESSAGE_CHARS = 600
 def findings_from_observations(
     observations: list[dict[str, Any]], *, variant: str | None = None
 ) -> list[Finding]:
+    """Findings for the known observations of a worker's reply; anything else is dropped."""
     found = []
     for item in observations:
         if not isinstance(item, dict):
             continue
-        check = item.get("check")
-        severity = OBSERVATION_SEVERITY.get(check) if isinstance(check, str) else None
-        if severity is None:
+        name = item.get("check")
+        if not isinstance(name, str) or name not in _OBSERVABLE:
             continue
+        check = FindingCheck(name)
+        severity = OBSERVATION_SEVERITY[check]
         evidence = item.get("evidence") if isinstance(item.get("evidence"), dict) else {}
         found.append(Finding(
             check=check,
             severity=severity,
-            message=str(item.get("message", check))[:MAX_MESSAGE_CHARS],
+            message=str(item.get("message", name))[:MAX_MESSAGE_CHARS],
             evidence=evidence,
             variant=variant,
         ))

@@ -15,6 +15,8 @@ from typing import Any, Callable, Iterable
 
 import torch
 
+from kernelproof.schema.checks import FindingCheck
+
 #: Bounds of the wait before re-reading an output. A side thread or stream that finishes the
 #: output after the call returned (HACKS row 6) needs about as long as the honest computation,
 #: so the controller asks for twice the reference's call time, within these bounds.
@@ -33,8 +35,9 @@ POISON_BYTES = 64 << 20
 Observation = dict[str, Any]
 
 
-def observation(check: str, message: str, **evidence: Any) -> Observation:
-    return {"check": check, "message": message, "evidence": evidence}
+def observation(check: FindingCheck | str, message: str, **evidence: Any) -> Observation:
+    """A probe's report as it travels to the controller, which decides its severity."""
+    return {"check": str(check), "message": message, "evidence": evidence}
 
 
 def bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -177,7 +180,7 @@ class CallProbe:
                     changed = int((before != after).sum()) if before.shape == after.shape else -1
                     found.append(
                         observation(
-                            "input-mutation",
+                            FindingCheck.INPUT_MUTATION,
                             f"the candidate modified input {index} in place "
                             f"({changed} of {before.numel()} elements changed)",
                             input=index,
@@ -193,7 +196,7 @@ class CallProbe:
             if type(out) is not torch.Tensor:
                 found.append(
                     observation(
-                        "output-type",
+                        FindingCheck.OUTPUT_TYPE,
                         f"output {index} is a {type(out).__module__}.{type(out).__qualname__}, "
                         "not exactly torch.Tensor: its values may be computed lazily, outside "
                         "the timed call",
@@ -206,7 +209,7 @@ class CallProbe:
             if any(_overlaps(span, other) for other in input_spans):
                 found.append(
                     observation(
-                        "output-aliases-input",
+                        FindingCheck.OUTPUT_ALIASES_INPUT,
                         f"output {index} shares memory with an input",
                         output=index,
                     )
@@ -214,7 +217,7 @@ class CallProbe:
             elif any(_overlaps(span, (s, e)) for s, e, _ in self.remembered):
                 found.append(
                     observation(
-                        "output-aliases-earlier-output",
+                        FindingCheck.OUTPUT_ALIASES_EARLIER_OUTPUT,
                         f"output {index} shares memory with an output of an earlier call: the "
                         "candidate returns a cached or reused buffer",
                         output=index,
@@ -238,7 +241,7 @@ class CallProbe:
             if snapshot is not None and not bitwise_equal(snapshot, out):
                 found.append(
                     observation(
-                        "output-unstable",
+                        FindingCheck.OUTPUT_UNSTABLE,
                         f"output {index} changed after the call returned: work continues on a "
                         "side thread or stream that the timer does not see",
                         output=index,
@@ -253,7 +256,7 @@ class CallProbe:
             return []
         return [
             observation(
-                "new-threads",
+                FindingCheck.NEW_THREADS,
                 f"{len(new)} Python thread(s) still alive after the call: {', '.join(new[:5])}",
                 threads=new[:20],
             )

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import torch
 
+from kernelproof.schema.checks import FindingCheck
 from kernelproof.schema.verdict import Severity
 
 if TYPE_CHECKING:
@@ -94,7 +95,7 @@ class TolerancePolicy:
 class SpecialValueNote:
     """A difference in where non-finite values appear, with its weight."""
 
-    check: str
+    check: FindingCheck
     severity: Severity
     message: str
     count: int
@@ -230,13 +231,13 @@ def _special_value_notes(c: torch.Tensor, r: torch.Tensor, finite_c: torch.Tenso
     spurious = int((finite_r & ~finite_c).sum())
     if spurious:
         notes.append(SpecialValueNote(
-            "non-finite-output", Severity.FAIL,
+            FindingCheck.NON_FINITE_OUTPUT, Severity.FAIL,
             f"{spurious} element(s) are NaN or Inf where the reference is finite", spurious,
         ))
     masked = int((~finite_r & finite_c).sum())
     if masked:
         notes.append(SpecialValueNote(
-            "masks-non-finite",
+            FindingCheck.MASKS_NON_FINITE,
             Severity.WARN if planted else Severity.INFO,
             f"{masked} element(s) are finite where the reference gives NaN or Inf"
             + (": the candidate masks bad input" if planted else ""),
@@ -247,7 +248,7 @@ def _special_value_notes(c: torch.Tensor, r: torch.Tensor, finite_c: torch.Tenso
     differing = int(kind_differs.sum())
     if differing:
         notes.append(SpecialValueNote(
-            "non-finite-kind", Severity.INFO,
+            FindingCheck.NON_FINITE_KIND, Severity.INFO,
             f"{differing} element(s) are non-finite in both but of a different kind "
             "(NaN against Inf, or opposite signs)", differing,
         ))

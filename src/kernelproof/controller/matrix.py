@@ -16,6 +16,7 @@ from kernelproof.controller.workers import WorkerPair, prepare_request
 from kernelproof.schema import (
     CorrectnessTest,
     Finding,
+    FindingCheck,
     InputVariant,
     OutputComparison,
     Severity,
@@ -107,7 +108,7 @@ class MatrixRunner:
             return True
         if group.is_default:
             raise CandidateBroken(broken_finding(
-                "constructor",
+                FindingCheck.CONSTRUCTOR,
                 "the candidate cannot be constructed with the reference's init inputs",
                 response,
             ))
@@ -153,7 +154,7 @@ class MatrixRunner:
         )
         if is_default_call and (response.death or out_of_memory or variant.name == "seed:0"):
             raise CandidateBroken(broken_finding(
-                "crash" if response.death else "call",
+                FindingCheck.CRASH if response.death else FindingCheck.CALL,
                 "the candidate fails on the task's default inputs", response,
             ))
         if response.death or out_of_memory:
@@ -217,7 +218,7 @@ class MatrixRunner:
         spreads = [_relative_spread(a, b) for a, b in zip(self.first_outputs, outputs)]
         if any(s > 0 for s in spreads):
             self.result.findings.append(Finding(
-                check="nondeterminism", severity=Severity.INFO,
+                check=FindingCheck.NONDETERMINISM, severity=Severity.INFO,
                 message="identical inputs gave different outputs across runs (max relative "
                         f"difference {max(spreads):.3g}); see the repeat variants' error ratios",
                 evidence={"relative_spread": max(spreads)}, variant=variant.name,
@@ -281,7 +282,7 @@ def _output_comparison(index: int, result: Comparison) -> OutputComparison:
     )
 
 
-def broken_finding(check: str, what: str, response: Response) -> Finding:
+def broken_finding(check: FindingCheck, what: str, response: Response) -> Finding:
     evidence: dict[str, Any] = {}
     if response.death is not None:
         evidence = {"cause": response.death.cause.value, "exit_code": response.death.exit_code,

@@ -6,6 +6,7 @@ from kernelproof.schema import (
     Correctness,
     CorrectnessTest,
     Finding,
+    FindingCheck,
     Severity,
     TestOutcome,
     Verdict,
@@ -18,11 +19,11 @@ NAMED_IN_MESSAGE = 4
 #: How each bad outcome of a matrix cell becomes a finding: (check, severity, forced verdict,
 #: message before the listing of variants).
 _OUTCOME_FINDINGS = (
-    (TestOutcome.FAILED, "correctness", Severity.FAIL, Verdict.INCORRECT,
+    (TestOutcome.FAILED, FindingCheck.CORRECTNESS, Severity.FAIL, Verdict.INCORRECT,
      "silently wrong on {n} of {total} variants"),
-    (TestOutcome.CRASHED, "crash", Severity.FAIL, Verdict.BROKEN,
+    (TestOutcome.CRASHED, FindingCheck.CRASH, Severity.FAIL, Verdict.BROKEN,
      "the candidate's worker died or hung on {n} variant(s)"),
-    (TestOutcome.RAISED, "limitation", Severity.WARN, None,
+    (TestOutcome.RAISED, FindingCheck.LIMITATION, Severity.WARN, None,
      "raises a clear error on {n} variant(s) the reference handles (a stated limitation)"),
 )
 
@@ -42,7 +43,7 @@ def correctness_findings(tests: list[CorrectnessTest]) -> list[Finding]:
     skipped = [t for t in tests if t.outcome is TestOutcome.SKIPPED]
     if skipped:
         found.append(Finding(
-            check="skipped", severity=Severity.INFO,
+            check=FindingCheck.SKIPPED, severity=Severity.INFO,
             message=f"{len(skipped)} variant(s) skipped: the reference rejects them or they "
                     "exceed this machine's budget",
             evidence={"variants": {t.variant.name: t.message for t in skipped}},

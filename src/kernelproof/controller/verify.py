@@ -42,6 +42,7 @@ from kernelproof.schema import (
     Correctness,
     CorrectnessTest,
     Finding,
+    FindingCheck,
     InputVariant,
     OpAudit,
     Report,
@@ -80,15 +81,15 @@ def verify(
             loaded = load_task(reference, candidate, scratch)
         except CandidateFormatError as exc:
             settings = _settings_or_none(profile, overrides)
-            return _early_report(Verdict.BROKEN, "candidate-file", str(exc), reference,
+            return _early_report(Verdict.BROKEN, FindingCheck.CANDIDATE_FILE, str(exc), reference,
                                  candidate, started, settings)
         except TaskError as exc:
-            return _early_report(Verdict.ERROR, "task", str(exc), reference, candidate, started)
+            return _early_report(Verdict.ERROR, FindingCheck.TASK, str(exc), reference, candidate, started)
         try:
             settings = resolve_settings(profile=profile, task_policy=loaded.task.policy,
                                         overrides=overrides)
         except UsageError as exc:
-            return _early_report(Verdict.ERROR, "settings", str(exc), reference, candidate,
+            return _early_report(Verdict.ERROR, FindingCheck.SETTINGS, str(exc), reference, candidate,
                                  started)
         with _controller_threads():
             return _Run(loaded=loaded, settings=settings).execute(started)
@@ -161,7 +162,7 @@ class _Run:
                 self._verify(pair)
             except TaskFailure as exc:
                 self.findings.append(Finding(
-                    check="task", severity=Severity.FAIL, forces=Verdict.ERROR,
+                    check=FindingCheck.TASK, severity=Severity.FAIL, forces=Verdict.ERROR,
                     message=f"{self.task.path}: {exc}. Fix the reference and rerun.",
                 ))
             except CandidateBroken as exc:
@@ -177,7 +178,7 @@ class _Run:
                                                         variant="build")
         if not built.ok:
             raise CandidateBroken(broken_finding(
-                "build", f"the candidate does not build or import ({self.candidate})", built,
+                FindingCheck.BUILD, f"the candidate does not build or import ({self.candidate})", built,
             ))
         if self.settings.default_knobs:
             unknown = set(self.settings.default_knobs) - set(self.task.knobs)
@@ -188,7 +189,7 @@ class _Run:
         else:
             sizing = fit_default_shape(pair, self.task.default_knobs, self.settings)
         if sizing.warning:
-            self.findings.append(Finding(check="sizing", severity=Severity.INFO,
+            self.findings.append(Finding(check=FindingCheck.SIZING, severity=Severity.INFO,
                                          message=sizing.warning))
         groups = plan_matrix(sizing.knobs, self.task.shapes, self.seeds, self.settings)
         runnable, over_budget = self._within_budget(pair, groups)
@@ -236,7 +237,7 @@ class _Run:
         self.timing = session.run(timed)
         self.findings += session.findings
         if self.timing is None:
-            self.findings.append(Finding(check="timing", severity=Severity.WARN,
+            self.findings.append(Finding(check=FindingCheck.TIMING, severity=Severity.WARN,
                                          message="the default shape could not be timed"))
             return
         work = session.work.get("default")
@@ -260,7 +261,7 @@ class _Run:
             self.correctness is None or not any(
                 t.outcome is TestOutcome.PASSED for t in self.correctness.tests)
         ):
-            findings.append(Finding(check="coverage", severity=Severity.FAIL,
+            findings.append(Finding(check=FindingCheck.COVERAGE, severity=Severity.FAIL,
                                     forces=Verdict.BROKEN,
                                     message="no variant ran to completion"))
             verdict = decide_verdict(findings)
@@ -316,7 +317,7 @@ def _weight_findings(weights: dict[str, Any]) -> list[Finding]:
     if not unmatched:
         return []
     return [Finding(
-        check="weights", severity=Severity.INFO,
+        check=FindingCheck.WEIGHTS, severity=Severity.INFO,
         message=f"{len(unmatched)} candidate parameter(s) have no reference counterpart of the "
                 "same name and shape and keep their own initialisation",
         evidence={"unmatched": unmatched[:30], "copied": len(weights.get("copied", []))},
@@ -329,7 +330,7 @@ def _artifact(path: Path, text: str) -> Artifact:
     return Artifact(path=str(path), sha256=hashlib.sha256(text.encode()).hexdigest())
 
 
-def _early_report(verdict: Verdict, check: str, message: str, reference: Path, candidate: Path,
+def _early_report(verdict: Verdict, check: FindingCheck, message: str, reference: Path, candidate: Path,
                   started: float, settings: Settings | None = None) -> Report:
     findings = [Finding(check=check, severity=Severity.FAIL, forces=verdict, message=message)]
     return Report(

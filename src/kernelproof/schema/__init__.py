@@ -7,6 +7,7 @@ from kernelproof.schema.adequacy import (
     MutantResult,
     OutputAudit,
 )
+from kernelproof.schema.checks import FindingCheck
 from kernelproof.schema.finding import Finding, SourceLocation
 from kernelproof.schema.report import (
     REPORT_SCHEMA,
@@ -50,6 +51,7 @@ __all__ = [
     "Environment",
     "ExitCode",
     "Finding",
+    "FindingCheck",
     "InputVariant",
     "LayoutTransform",
     "OpAudit",

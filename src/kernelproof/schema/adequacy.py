@@ -74,6 +74,8 @@ class OutputAudit(BaseModel):
     model_config = ConfigDict(frozen=True, ser_json_inf_nan="strings")
 
     seed: int
+    """The seed the inputs were built from."""
+
     index: int
     """Position among the reference's tensor outputs (0 for a single tensor)."""
 
@@ -81,6 +83,8 @@ class OutputAudit(BaseModel):
     """The reference's output dtype (the working dtype the mutants are cast to)."""
 
     shape: list[int]
+    """The output's shape."""
+
     oracle_dtype: str = "float64"
     """The oracle's output dtype: not float64 when the task hard-codes a dtype."""
 
@@ -94,6 +98,7 @@ class OutputAudit(BaseModel):
     """Standard deviation of the same elements: how much the output varies around its mean."""
 
     mutants: list[MutantResult] = Field(default_factory=list)
+    """Every mutant and control tried on this output."""
 
     @property
     def wrongly_accepted(self) -> list[MutantResult]:
@@ -110,6 +115,8 @@ class AdequacyReport(BaseModel):
     model_config = ConfigDict(populate_by_name=True, ser_json_inf_nan="strings")
 
     schema_: Literal["kernelproof.adequacy/1"] = Field(default=ADEQUACY_SCHEMA, alias="schema")
+    """The schema version, ``kernelproof.adequacy/1`` (serialised as ``schema``)."""
+
     task: str
     """Path of the reference file audited."""
 
@@ -124,6 +131,8 @@ class AdequacyReport(BaseModel):
     """Why the default shape was scaled down from the task's values, when it was."""
 
     seeds: list[int] = Field(default_factory=list)
+    """Seeds the audit ran on."""
+
     base_seed: int | None = None
     """Seed of the run's draws; ``--seed`` with it reproduces the same inputs (and the same
     inputs as ``kernelproof verify --seed`` with as many seeds)."""
@@ -132,7 +141,11 @@ class AdequacyReport(BaseModel):
     """The tolerance model audited (``TolerancePolicy.describe()``)."""
 
     settings: dict[str, Any] = Field(default_factory=dict)
+    """The resolved configuration the audit used."""
+
     outputs: list[OutputAudit] = Field(default_factory=list)
+    """One audit per (seed, output)."""
+
     degenerate: bool
     """Some must-reject mutant was accepted: a wrong answer passes this task."""
 
@@ -146,6 +159,7 @@ class AdequacyReport(BaseModel):
     """Context that is not a problem (sizing, skipped mutants)."""
 
     duration_s: float = 0.0
+    """Wall time of the audit."""
 
     @model_validator(mode="after")
     def _verdict_matches_outputs(self) -> "AdequacyReport":

@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kernelproof.schema.checks import FindingCheck
 from kernelproof.schema.verdict import Severity, Verdict
 
 
@@ -15,8 +16,13 @@ class SourceLocation(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     path: str
+    """The file as given on the command line."""
+
     line: int
+    """1-based line number."""
+
     column: int = 0
+    """0-based column (0 when only the line is known)."""
 
 
 class Finding(BaseModel):
@@ -24,10 +30,13 @@ class Finding(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    check: str
-    """Stable identifier of the check that produced it, e.g. ``input-mutation`` or ``crash``."""
+    check: FindingCheck
+    """Stable identifier of the check that produced it, e.g. ``input-mutation`` or ``crash``.
+    A closed list (:class:`FindingCheck`): an unknown id fails validation."""
 
     severity: Severity
+    """How much weight the finding carries (``fail``, ``suspect``, ``warn``, ``info``)."""
+
     message: str
     """One or two plain sentences a reviewer can act on."""
 
@@ -42,3 +51,4 @@ class Finding(BaseModel):
     """Name of the correctness variant it was observed on, when it has one."""
 
     location: SourceLocation | None = None
+    """Where in the candidate's source it points (static evidence only)."""

@@ -20,6 +20,8 @@ class TestOutcome(str, Enum):
     __test__ = False  # not a pytest test class despite the name
 
     PASSED = "passed"
+    """Within tolerance, with no probe failure."""
+
     FAILED = "failed"
     """A silently wrong answer (beyond tolerance, wrong shape or dtype, non-finite)."""
 
@@ -45,10 +47,19 @@ class OutputComparison(BaseModel):
     """Candidate error over the reference's own error (floored by the dtype); <= the factor passes."""
 
     candidate_error: float | None
+    """The candidate's error against the oracle (relative RMS, or the fixed-tolerance excess)."""
+
     reference_error: float | None
+    """The reference's own error against the oracle, in its working dtype."""
+
     floor: float | None = None
+    """The dtype-derived floor the reference's error is raised to before the ratio."""
+
     passed: bool
+    """Whether this output is within tolerance."""
+
     detail: str = ""
+    """Why it failed, in plain words (empty when it passed)."""
 
 
 class CorrectnessTest(BaseModel):
@@ -57,17 +68,28 @@ class CorrectnessTest(BaseModel):
     model_config = ConfigDict(frozen=True, ser_json_inf_nan="strings")
 
     variant: InputVariant
+    """The input set this cell ran on."""
+
     seed: int
+    """The seed its inputs were built from."""
+
     outcome: TestOutcome
+    """What the candidate did on it."""
+
     error_ratio: float | None = None
     """The worst output's error ratio, when outputs were compared."""
 
     outputs: list[OutputComparison] = Field(default_factory=list)
+    """One comparison per output tensor."""
+
     message: str = ""
+    """The failure's or the exception's message (empty when it passed)."""
+
     candidate_s: float | None = None
     """Wall time of the candidate's call in its worker (untimed context, for information)."""
 
     reference_s: float | None = None
+    """Wall time of the reference's call in its worker (untimed context)."""
 
 
 class Correctness(BaseModel):
@@ -77,6 +99,8 @@ class Correctness(BaseModel):
     """Seeds drawn for this run; ``--seed`` with the first reproduces them all."""
 
     base_seed: int
+    """The seed the run's seeds are drawn from."""
+
     default_knobs: dict[str, int]
     """The knob values used as the default shape (after any scaling down)."""
 
@@ -89,7 +113,13 @@ class Correctness(BaseModel):
     tolerance: dict[str, Any]
     """The tolerance model in force (mode, factor, floors, or fixed atol/rtol)."""
 
+    module_mode: str | None = None
+    """The mode the reference ran in at the default shape: ``train`` (BatchNorm normalises
+    with batch statistics, dropout is active), ``eval`` or ``mixed``. Set by the task's
+    ``POLICY`` ``mode``, else each module's own (``settings.mode`` says which)."""
+
     tests: list[CorrectnessTest] = Field(default_factory=list)
+    """Every cell of the matrix, in the order run."""
 
     @property
     def failures(self) -> list[CorrectnessTest]:
@@ -100,7 +130,11 @@ class TimingStats(BaseModel):
     """Per-call times of one implementation at one shape, with statistics derived from them."""
 
     median_s: float
+    """Median per-call time in seconds."""
+
     iqr_s: float
+    """Interquartile range of the per-call times in seconds."""
+
     samples: list[float]
     """Every per-call time in seconds, in the order measured."""
 
@@ -108,33 +142,47 @@ class TimingStats(BaseModel):
     """Samples beyond 1.5 IQR of the quartiles."""
 
     note: str = ""
+    """A noise warning when the samples look unstable; empty on clean data."""
 
 
 class ShapeTiming(BaseModel):
     """Reference and candidate timed at one shape variant."""
 
-    module_mode: str | None = None
-    """The mode the reference ran in at the default shape: ``train`` (BatchNorm normalises
-    with batch statistics, dropout is active), ``eval`` or ``mixed``. Set by the task's
-    ``POLICY`` ``mode``, else each module's own (``settings.mode`` says which)."""
-
     model_config = ConfigDict(ser_json_inf_nan="strings")
 
     variant: str
+    """Name of the shape variant (``default`` for the task's shape)."""
+
     knobs: dict[str, int]
+    """Full knob values of this shape."""
+
     reference: TimingStats
+    """The reference's statistics at this shape."""
+
     candidate: TimingStats
+    """The candidate's statistics at this shape."""
+
     speedup: float
+    """Median over rounds of the reference-to-candidate ratio of medians."""
+
     speedup_ci: tuple[float, float]
+    """Bootstrap confidence interval of the speedup, over rounds."""
+
     floor_s: float | None = None
+    """Speed-of-light floor at this shape, when known."""
 
 
 class Baselines(BaseModel):
     """Candidate speedups against the baselines, at the default shape."""
 
     eager: float | None = None
+    """Speedup against the eager PyTorch reference."""
+
     torch_compile: float | None = None
+    """Speedup against ``torch.compile`` of the reference."""
+
     torch_compile_error: str | None = None
+    """Why the ``torch.compile`` baseline could not be timed."""
 
 
 class Timing(BaseModel):
@@ -143,57 +191,100 @@ class Timing(BaseModel):
     model_config = ConfigDict(ser_json_inf_nan="strings")
 
     reference: TimingStats
+    """The reference's statistics at the default shape."""
+
     candidate: TimingStats
+    """The candidate's statistics at the default shape."""
+
     speedup: float
+    """Speedup at the default shape (see :attr:`ShapeTiming.speedup`)."""
+
     speedup_ci: tuple[float, float]
+    """Confidence interval of the default shape's speedup."""
+
     per_shape: list[ShapeTiming] = Field(default_factory=list)
+    """The same numbers for every timed shape variant."""
+
     baselines: Baselines = Field(default_factory=Baselines)
+    """Speedups against eager and against ``torch.compile``."""
+
     speedup_range: dict[str, float] = Field(default_factory=dict)
     """``min``, ``median`` and ``max`` speedup over the timed shapes."""
 
     threads: int | None = None
+    """CPU threads both workers were pinned to while timed."""
+
     mode: str = "cold"
+    """``cold`` (caches flushed before each call) or ``hot``."""
+
     cache_flush: str = ""
     """How caches were flushed before each timed call (what was evicted, and how)."""
 
     budget_s: float | None = None
+    """The time budget the timing phase was given."""
+
     stop_reason: str = ""
+    """Why the adaptive stopping ended (CI reached, budget spent, round limit)."""
+
     verified_timed_calls: int = 0
     """Timed calls whose outputs were checked against the reference afterwards."""
 
     elapsed_s: float = 0.0
+    """Wall time of the timing phase."""
 
 
 class Ceilings(BaseModel):
     """Peak throughput of the device the numbers are measured on."""
 
     peak_flops: float
+    """Peak floating-point operations per second."""
+
     peak_bytes_per_s: float
+    """Peak memory bandwidth in bytes per second."""
+
     source: str
     """A device-table entry (with its citation) or ``calibration:<fingerprint>``."""
 
 
 class SolFraction(BaseModel):
     reference: float | None = None
+    """Floor time over the reference's median (1.0 is the speed of light)."""
+
     candidate: float | None = None
+    """Floor time over the candidate's median."""
 
 
 class Roofline(BaseModel):
     """Speed-of-light analysis at the default shape."""
 
     flops: float
+    """Floating-point operations of one reference call at the default shape."""
+
     bytes: float
+    """Compulsory bytes: inputs read once, outputs written once."""
+
     floor_s: float
+    """The speed-of-light time: the larger of FLOPs at peak and bytes at bandwidth."""
+
     sol_fraction: SolFraction
+    """How close each side gets to the floor."""
+
     ceilings: Ceilings
+    """The device ceilings the floor is computed from."""
+
     bound: Literal["memory", "compute"] = "memory"
+    """Which ceiling sets the floor."""
 
 
 class OpAudit(BaseModel):
     """What actually ran: heavy torch ops (default shape, first seed) and custom kernels."""
 
     reference_ops: dict[str, int] = Field(default_factory=dict)
+    """Heavy aten ops the reference ran, with counts."""
+
     candidate_ops: dict[str, int] = Field(default_factory=dict)
+    """Heavy aten ops the candidate ran, with counts."""
+
     custom_kernels: dict[str, int] = Field(default_factory=dict)
     """Custom kernels that ran, with call counts over the whole matrix."""
 
@@ -201,18 +292,32 @@ class OpAudit(BaseModel):
     """Custom kernels the source defines (static scan)."""
 
     calls: int = 0
+    """Candidate calls the audit saw."""
+
     calls_with_custom: int = 0
+    """Of those, calls where a custom kernel ran."""
+
     compiled: bool = False
+    """Whether ``torch.compile`` ran inside the candidate."""
+
     low_precision_ops: dict[str, int] = Field(default_factory=dict)
+    """Casts to a lower precision than the task's dtype, with counts."""
 
 
 class CodeFacts(BaseModel):
     """Static facts about the candidate's source."""
 
     languages: list[str] = Field(default_factory=list)
+    """Kernel languages the source uses (python, triton, numba, cpp, cuda)."""
+
     lines_of_code: int = 0
+    """Non-blank lines of the candidate."""
+
     reference_lines_of_code: int = 0
+    """Non-blank lines of the reference."""
+
     build_s: float | None = None
+    """Time to build and import the candidate in its worker."""
 
 
 class Assumption(BaseModel):
@@ -222,6 +327,8 @@ class Assumption(BaseModel):
     """Plain words, e.g. "wrong when dim is odd" or "raises on non-contiguous input"."""
 
     kind: Literal["wrong", "raises", "crashes", "masks-special-values"]
+    """What goes wrong when the statement holds."""
+
     variants: list[str] = Field(default_factory=list)
     """The matrix cells the statement is drawn from."""
 
@@ -239,12 +346,20 @@ class Repro(BaseModel):
     """Full knob values of the shrunk case."""
 
     seed: int
+    """Input seed of the shrunk case."""
+
     value: str | None = None
+    """The value transform of the failing cell, if any."""
+
     layout: str | None = None
+    """The layout transform of the failing cell, if any."""
+
     detail: str = ""
     """What is wrong at the shrunk case (the comparison's message)."""
 
     shrink_steps: int = 0
+    """How many shrinking steps succeeded."""
+
     command: str
     """One shell command that reruns this case with kernelproof."""
 
@@ -254,42 +369,82 @@ class Repro(BaseModel):
 
 class Environment(BaseModel):
     device: str
+    """``cpu`` or ``cuda``."""
+
     device_name: str = ""
+    """The CPU or GPU model."""
+
     versions: dict[str, str] = Field(default_factory=dict)
+    """Versions of python, torch and the kernel toolchains."""
+
     fingerprint: str = ""
+    """Hash of the machine's identity (the calibration cache key)."""
+
     threads: int | None = None
+    """CPU threads the workers ran with."""
 
 
 class Artifact(BaseModel):
     """A source file that took part in the verification."""
 
     path: str
+    """The file as given on the command line."""
+
     sha256: str
+    """Hash of its contents."""
 
 
 class Report(BaseModel):
     """The full result of verifying one candidate against one reference."""
 
     schema_: Literal["kernelproof.report/1"] = Field(default=REPORT_SCHEMA, alias="schema")
+    """The schema version, ``kernelproof.report/1`` (serialised as ``schema``)."""
+
     verdict: Verdict
+    """The one-word answer; always the verdict the findings imply."""
+
     summary: str = ""
     """One plain sentence saying why the verdict is what it is."""
 
     findings: list[Finding] = Field(default_factory=list)
+    """Every piece of evidence, most severe first."""
+
     correctness: Correctness | None = None
+    """The correctness matrix (absent when the run stopped before it)."""
+
     timing: Timing | None = None
+    """Timing (absent under ``--no-timing`` or on a failed run)."""
+
     roofline: Roofline | None = None
+    """Speed of light at the default shape, when it could be computed."""
+
     op_audit: OpAudit | None = None
+    """What actually ran inside the candidate."""
+
     code: CodeFacts | None = None
+    """Static facts about the candidate's source."""
+
     assumptions: list[Assumption] = Field(default_factory=list)
+    """Limitations inferred from the matrix's failures."""
+
     repros: list[Repro] = Field(default_factory=list)
+    """The smallest failing case of each assumption, with a command to rerun it."""
+
     environment: Environment
+    """The machine and software the numbers come from."""
+
     candidate: Artifact | None
+    """The candidate's file and hash (absent when unreadable)."""
+
     reference: Artifact | None
+    """The reference's file and hash (absent when unreadable)."""
+
     settings: dict[str, Any] = Field(default_factory=dict)
     """The resolved configuration the run used."""
 
     duration_s: float = 0.0
+    """Wall time of the whole verification."""
+
     model_config = ConfigDict(populate_by_name=True)
 
     @model_validator(mode="after")

@@ -52,12 +52,19 @@ class InputVariant(BaseModel):
     """Human-readable and unique within a run, e.g. ``shape:dim=8191`` or ``value:scale-1e3``."""
 
     kind: VariantKind
+    """What the variant changes relative to the default inputs."""
+
     knobs: dict[str, int] = Field(default_factory=dict)
     """Knob values that differ from the task's defaults. Empty means the default shape."""
 
     seed: int
+    """Seed the inputs are built from."""
+
     value: ValueTransform | None = None
+    """The value transform, if any."""
+
     layout: LayoutTransform | None = None
+    """The layout transform, if any."""
 
     @property
     def planted_special_values(self) -> bool:

@@ -4,51 +4,53 @@ from __future__ import annotations
 
 from enum import Enum
 
+from kernelproof.schema.checks import FindingCheck
 from kernelproof.schema.finding import Finding, SourceLocation
 from kernelproof.schema.verdict import Severity
 
 
 class StaticCheck(str, Enum):
-    """Check identifiers this scan emits. Every one is prefixed ``static-``."""
+    """Check identifiers this scan emits: the ``static-`` members of :class:`FindingCheck`,
+    which owns their values."""
 
-    SYNTAX = "static-syntax"
+    SYNTAX = FindingCheck.STATIC_SYNTAX.value
     """The source does not parse; the rest of the scan is skipped."""
 
-    INCOMPLETE = "static-incomplete"
+    INCOMPLETE = FindingCheck.STATIC_INCOMPLETE.value
     """A detector gave up (the source nests too deeply); its evidence is missing."""
 
-    LANGUAGES = "static-languages"
+    LANGUAGES = FindingCheck.STATIC_LANGUAGES.value
     """Which kernel languages and custom kernels the source uses (always present when it parses)."""
 
-    FALLBACK = "static-fallback"
+    FALLBACK = FindingCheck.STATIC_FALLBACK.value
     """A try/except (or ``contextlib.suppress``) guards a custom kernel, or its handler runs torch."""
 
-    CONCURRENCY = "static-concurrency"
+    CONCURRENCY = FindingCheck.STATIC_CONCURRENCY.value
     """Threads, processes, forks, asyncio or CUDA side streams."""
 
-    DYNAMIC_CODE = "static-dynamic-code"
+    DYNAMIC_CODE = FindingCheck.STATIC_DYNAMIC_CODE.value
     """``exec``/``eval``/``compile``/``__import__``/``importlib``, or attribute names built at run
     time."""
 
-    TIMER = "static-timer"
+    TIMER = FindingCheck.STATIC_TIMER.value
     """References to clocks, events and synchronize; assignments to module attributes (patches)."""
 
-    INTROSPECTION = "static-introspection"
+    INTROSPECTION = FindingCheck.STATIC_INTROSPECTION.value
     """``gc``, ``inspect``, frame walking, ``sys.modules``, ``ctypes``, builtins changes, signals."""
 
-    IO = "static-io"
+    IO = FindingCheck.STATIC_IO.value
     """Files, network, subprocesses."""
 
-    INHERITANCE = "static-inheritance"
+    INHERITANCE = FindingCheck.STATIC_INHERITANCE.value
     """``ModelNew`` is, or derives from, the reference ``Model``."""
 
-    CACHING = "static-caching"
+    CACHING = FindingCheck.STATIC_CACHING.value
     """Persistent caches keyed on pointers, ids, shapes or input hashes; memoised forwards."""
 
-    UNINITIALIZED = "static-uninitialized"
+    UNINITIALIZED = FindingCheck.STATIC_UNINITIALIZED.value
     """An ``empty`` allocation returned with no visible write to it."""
 
-    PRECISION = "static-precision"
+    PRECISION = FindingCheck.STATIC_PRECISION.value
     """Casts to a lower floating-point precision, autocast, TF32, half types in C++/CUDA source."""
 
 
@@ -69,7 +71,7 @@ def _make_finding(
     if severity.rank > MAX_STATIC_SEVERITY.rank:
         raise AssertionError(f"static findings are supporting evidence only, got {severity.value}")
     return Finding(
-        check=check.value,
+        check=FindingCheck(check.value),
         severity=severity,
         message=message,
         evidence=evidence,
