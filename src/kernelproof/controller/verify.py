@@ -191,7 +191,8 @@ class _Run:
         if sizing.warning:
             self.findings.append(Finding(check=FindingCheck.SIZING, severity=Severity.INFO,
                                          message=sizing.warning))
-        groups = plan_matrix(sizing.knobs, self.task.shapes, self.seeds, self.settings)
+        groups = plan_matrix(sizing.knobs, self.task.shapes, self.seeds, self.settings,
+                             task_values=self.task.value_variants)
         runnable, over_budget = self._within_budget(pair, groups)
         policy = TolerancePolicy.from_settings(self.settings)
         self.correctness = Correctness(

@@ -35,6 +35,28 @@ class ValueTransform(str, Enum):
     SPECIAL = "inf-nan"
     """Plants +Inf, -Inf and NaN at seeded positions of the first floating-point input."""
 
+    INTEGERS = "integers"
+    """Small integers (-6..6): many exact ties, as in argmax or sorting over counts."""
+
+    QUANTISED = "quantised"
+    """17 levels in [-1, 1], as after int4-style quantisation: ties and repeated values."""
+
+    EQUAL_ROWS = "equal-rows"
+    """Every row (last dimension) holds one value repeated: all elements of a row tie."""
+
+    REPEATED_ROWS = "repeated-rows"
+    """Every row equals the first row: caches or reductions keyed on row content collide."""
+
+    NEGATIVE_ZERO = "negative-zero"
+    """A quarter of the elements set to -0.0 and a quarter to +0.0: the sign of zero shows."""
+
+    DENORMAL = "denormal"
+    """Values scaled into the dtype's subnormal range: flush-to-zero and lost precision show."""
+
+    LARGEST = "largest-finite"
+    """Values scaled towards the dtype's largest finite value (kept finite through a sum over
+    the last dimension where possible): overflow in intermediate results shows."""
+
 
 class LayoutTransform(str, Enum):
     """How inputs are laid out in memory. Values are unchanged."""
@@ -52,20 +74,30 @@ class InputVariant(BaseModel):
     """Human-readable and unique within a run, e.g. ``shape:dim=8191`` or ``value:scale-1e3``."""
 
     kind: VariantKind
-    """What the variant changes relative to the default inputs."""
-
     knobs: dict[str, int] = Field(default_factory=dict)
     """Knob values that differ from the task's defaults. Empty means the default shape."""
 
     seed: int
-    """Seed the inputs are built from."""
-
     value: ValueTransform | None = None
-    """The value transform, if any."""
-
     layout: LayoutTransform | None = None
-    """The layout transform, if any."""
+
+    task_value: str | None = None
+    """The name of a value generator the task declares in ``VALUE_VARIANTS``, if any."""
+
+    compare_with: str = "oracle"
+    """``oracle`` (the float64 reference) or ``reference`` (the reference's own output, for
+    variants too large for a float64 run; the tolerance is derived from smaller variants)."""
 
     @property
     def planted_special_values(self) -> bool:
-        return self.value is ValueTransform.SPECIAL
+        """Inputs where a non-finite reference output is expected and masking it is only a
+        warning (planted Inf/NaN, values near overflow or underflow, signed zeros)."""
+        return self.value in EDGE_VALUE_TRANSFORMS
+
+
+#: Value transforms after which the reference may legitimately produce Inf or NaN (1/-0.0,
+#: overflow near the largest finite value): judged like planted Inf/NaN.
+EDGE_VALUE_TRANSFORMS = frozenset({
+    ValueTransform.SPECIAL, ValueTransform.NEGATIVE_ZERO, ValueTransform.DENORMAL,
+    ValueTransform.LARGEST,
+})

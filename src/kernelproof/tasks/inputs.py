@@ -20,6 +20,19 @@ from kernelproof.schema.variant import InputVariant, LayoutTransform, ValueTrans
 #: float32 (exp(89) > 3.4e38), so softmax without max-subtraction is caught (HACKS row 18).
 SHIFT_AMOUNT = 100.0
 
+#: Integer-valued inputs are round(randn * this), clamped to +-INTEGER_LIMIT: 13 distinct
+#: values, so a row of a few thousand elements ties hundreds of times at its maximum.
+INTEGER_SPREAD = 2.0
+INTEGER_LIMIT = 6.0
+
+#: Quantised inputs take 2 * this + 1 levels in [-1, 1] (int4-like): ties and repeats.
+QUANTISED_STEPS = 8
+
+#: The largest-finite variant scales each input so that max |x| * row length * this equals
+#: the dtype's largest finite value: a sum over a row stays finite, a product of two such
+#: values or an exp() does not (then the reference's own Inf decides, as for planted Inf).
+LARGEST_HEADROOM = 4.0
+
 #: Elements a storage-offset view starts past the beginning of its storage: odd, so the data
 #: pointer loses 16-byte alignment too.
 STORAGE_OFFSET_ELEMENTS = 3
@@ -50,7 +63,9 @@ def build_inputs(
         raw = [raw]
     inputs = [_place(x, device, dtype) for x in raw]
     if variant.value is not None:
-        inputs = _transform_values(inputs, variant.value, variant.seed)
+        inputs = transform_values(inputs, variant.value, variant.seed)
+    if variant.task_value is not None:
+        inputs = task_value_variant(task, variant.task_value, inputs, variant.seed)
     if variant.layout is not None:
         inputs = [_relayout(x, variant.layout) for x in inputs]
     return inputs
@@ -72,7 +87,9 @@ def _place(x: Any, device: str, dtype: torch.dtype | None) -> Any:
     return x.to(device)
 
 
-def _transform_values(inputs: list[Any], transform: ValueTransform, seed: int) -> list[Any]:
+def transform_values(inputs: list[Any], transform: ValueTransform, seed: int) -> list[Any]:
+    """``inputs`` with every floating-point tensor transformed (planted Inf/NaN: the first
+    only). Integer tensors (ids, indices, counts) pass unchanged, so they stay valid."""
     floating = [
         i for i, x in enumerate(inputs) if isinstance(x, torch.Tensor) and x.is_floating_point()
     ]
@@ -82,14 +99,87 @@ def _transform_values(inputs: list[Any], transform: ValueTransform, seed: int) -
             out[floating[0]] = _plant_special(out[floating[0]], seed)
         return out
     for i in floating:
-        x = out[i]
-        if transform is ValueTransform.SCALE_UP:
-            out[i] = x * 1e3
-        elif transform is ValueTransform.SCALE_DOWN:
-            out[i] = x * 1e-3
-        elif transform is ValueTransform.SHIFT:
-            out[i] = x + SHIFT_AMOUNT
+        out[i] = structured_values(out[i], transform, seed + i)
     return out
+
+
+def structured_values(x: torch.Tensor, transform: ValueTransform, seed: int) -> torch.Tensor:
+    """One floating tensor under ``transform`` (see :class:`ValueTransform`); a new tensor."""
+    if transform is ValueTransform.SCALE_UP:
+        return x * 1e3
+    if transform is ValueTransform.SCALE_DOWN:
+        return x * 1e-3
+    if transform is ValueTransform.SHIFT:
+        return x + SHIFT_AMOUNT
+    if transform is ValueTransform.INTEGERS:
+        return torch.round(x * INTEGER_SPREAD).clamp_(-INTEGER_LIMIT, INTEGER_LIMIT)
+    if transform is ValueTransform.QUANTISED:
+        return torch.round(x.clamp(-1, 1) * QUANTISED_STEPS) / QUANTISED_STEPS
+    if transform is ValueTransform.NEGATIVE_ZERO:
+        return _signed_zeros(x, seed)
+    info = torch.finfo(x.dtype)
+    if transform is ValueTransform.DENORMAL:
+        # randn * tiny / 4 keeps almost every element below the smallest normal number.
+        return (x.double() * (info.tiny / 4)).to(x.dtype)
+    if transform is ValueTransform.LARGEST:
+        row = x.shape[-1] if x.dim() >= 1 and x.shape[-1] > 0 else 1
+        peak = float(x.abs().max()) if x.numel() else 0.0
+        target = info.max / (LARGEST_HEADROOM * row)
+        return (x.double() * (target / peak if peak else 0.0)).to(x.dtype)
+    if x.dim() == 0 or x.numel() == 0:
+        return x.clone()
+    if transform is ValueTransform.EQUAL_ROWS:
+        return x[..., :1].expand(x.shape).contiguous()
+    if transform is ValueTransform.REPEATED_ROWS:
+        rows = x.reshape(-1, x.shape[-1])
+        return rows[:1].expand(rows.shape).reshape(x.shape).contiguous()
+    raise ValueError(f"unknown value transform {transform!r}")
+
+
+def _signed_zeros(x: torch.Tensor, seed: int) -> torch.Tensor:
+    generator = torch.Generator().manual_seed(seed)
+    draw = torch.rand(x.shape, generator=generator).to(x.device)
+    out = x.clone()
+    out[draw < 0.25] = -0.0
+    out[(draw >= 0.25) & (draw < 0.5)] = 0.0
+    return out
+
+
+def task_value_variant(task: types.ModuleType, name: str, inputs: list[Any],
+                       seed: int) -> list[Any]:
+    """Apply the task's own value generator ``VALUE_VARIANTS[name](inputs, generator)``.
+
+    The result must be a list of the same length whose tensors keep their shapes and dtypes:
+    a generator that changes the signature tests a different problem.
+    """
+    generators = getattr(task, "VALUE_VARIANTS", None)
+    if not isinstance(generators, dict) or not callable(generators.get(name)):
+        raise TaskValueError(f"the task has no callable VALUE_VARIANTS[{name!r}]; it declares "
+                             f"{sorted(generators) if isinstance(generators, dict) else 'none'}")
+    generator = torch.Generator().manual_seed(seed)
+    produced = generators[name]([x.clone() if isinstance(x, torch.Tensor) else x
+                                 for x in inputs], generator)
+    if not isinstance(produced, (list, tuple)) or len(produced) != len(inputs):
+        raise TaskValueError(
+            f"VALUE_VARIANTS[{name!r}] returned {type(produced).__name__} of length "
+            f"{len(produced) if isinstance(produced, (list, tuple)) else '-'}; it must return a "
+            f"list of {len(inputs)} inputs, like get_inputs()")
+    for index, (before, after) in enumerate(zip(inputs, produced)):
+        if isinstance(before, torch.Tensor) and (
+                not isinstance(after, torch.Tensor) or after.shape != before.shape
+                or after.dtype != before.dtype):
+            got = (f"{tuple(after.shape)} {after.dtype}" if isinstance(after, torch.Tensor)
+                   else type(after).__name__)
+            raise TaskValueError(
+                f"VALUE_VARIANTS[{name!r}] changed input {index} from {tuple(before.shape)} "
+                f"{before.dtype} to {got}; keep every input's shape and dtype (change values "
+                "only)")
+    return [after.to(before.device) if isinstance(after, torch.Tensor) else after
+            for before, after in zip(inputs, produced)]
+
+
+class TaskValueError(ValueError):
+    """A task's ``VALUE_VARIANTS`` generator is missing or returned inputs of another shape."""
 
 
 def _plant_special(x: torch.Tensor, seed: int) -> torch.Tensor:

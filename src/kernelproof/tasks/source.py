@@ -46,6 +46,9 @@ class TaskSource:
     policy: dict[str, Any] = field(default_factory=dict)
     """The task's ``POLICY`` hints (tolerance, allowed torch ops)."""
 
+    value_variants: list[str] = field(default_factory=list)
+    """Names of the task's own value generators (``VALUE_VARIANTS``), one matrix cell each."""
+
     @property
     def sha256(self) -> str:
         return hashlib.sha256(self.text.encode()).hexdigest()
@@ -99,6 +102,7 @@ def parse_task(text: str, path: str | Path) -> TaskSource:
         knobs=_find_knobs(tree),
         shapes=_literal(tree, "SHAPES", path, list) or [],
         policy=_literal(tree, "POLICY", path, dict) or {},
+        value_variants=_value_variant_names(tree, path),
     )
 
 
@@ -246,6 +250,25 @@ def _simple_assignment(node: ast.stmt) -> tuple[str | None, ast.expr | None]:
     if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value:
         return node.target.id, node.value
     return None, None
+
+
+def _value_variant_names(tree: ast.Module, path: Path) -> list[str]:
+    """The keys of a top-level ``VALUE_VARIANTS = {"name": function, ...}``, read without
+    executing the task: the keys must be string literals (the values are checked in the
+    worker, where the task runs)."""
+    for node in tree.body:
+        target, value = _simple_assignment(node)
+        if target != "VALUE_VARIANTS" or value is None:
+            continue
+        if not isinstance(value, ast.Dict) or not all(
+                isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value
+                for k in value.keys):
+            raise TaskError(
+                f"{path}:{node.lineno}: `VALUE_VARIANTS` must be a dict literal with string "
+                "keys, e.g. `VALUE_VARIANTS = {\"ties\": make_ties}` where "
+                "`make_ties(inputs, generator)` returns the changed inputs")
+        return [k.value for k in value.keys]  # type: ignore[union-attr]
+    return []
 
 
 def _literal(tree: ast.Module, name: str, path: Path, kind: type) -> Any:

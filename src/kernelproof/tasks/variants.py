@@ -45,8 +45,12 @@ def plan_matrix(
     declared_shapes: list[dict[str, int]],
     seeds: list[int],
     settings: Settings,
+    task_values: list[str] | None = None,
 ) -> list[ShapeGroup]:
-    """The shape groups to run, the default shape first."""
+    """The shape groups to run, the default shape first.
+
+    Value variants (built-in and the task's own ``task_values``) run at the default shape on
+    the first seed only: each costs one reference and one candidate call."""
     first = seeds[0]
     default = ShapeGroup(label="default", knobs=dict(default_knobs), is_default=True)
     for index, seed in enumerate(seeds):
@@ -62,6 +66,10 @@ def plan_matrix(
             default.variants.append(InputVariant(
                 name=f"value:{transform.value}", kind=VariantKind.VALUE, seed=first,
                 value=transform,
+            ))
+        for name in task_values or []:
+            default.variants.append(InputVariant(
+                name=f"value:task:{name}", kind=VariantKind.VALUE, seed=first, task_value=name,
             ))
     if settings.layout_variants:
         for layout in LayoutTransform:
