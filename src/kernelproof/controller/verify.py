@@ -33,7 +33,8 @@ from kernelproof.controller.matrix import (
 )
 from kernelproof.controller.sizing import Sizing, fit_default_shape, within_budget
 from kernelproof.controller.summary import correctness_findings, summarize
-from kernelproof.controller.workers import WorkerPair, worker_threads
+from kernelproof.controller.task_faults import explain_task_failure
+from kernelproof.controller.workers import WorkerPair, prepare_request, worker_threads
 from kernelproof.errors import TaskError, UsageError
 from kernelproof.schema import (
     Artifact,
@@ -161,9 +162,11 @@ class _Run:
             try:
                 self._verify(pair)
             except TaskFailure as exc:
+                explained = explain_task_failure(str(exc), self.settings.device)
+                fix = ". Fix the reference and rerun" if explained == str(exc) else ""
                 self.findings.append(Finding(
                     check=FindingCheck.TASK, severity=Severity.FAIL, forces=Verdict.ERROR,
-                    message=f"{self.task.path}: {exc}. Fix the reference and rerun.",
+                    message=f"{self.task.path}: {explained}{fix}.",
                 ))
             except CandidateBroken as exc:
                 self.findings.append(exc.finding)
@@ -177,6 +180,7 @@ class _Run:
             self.findings += findings_from_observations(built.reply.observations,
                                                         variant="build")
         if not built.ok:
+            self._blame_task_if_it_cannot_load(pair)
             raise CandidateBroken(broken_finding(
                 FindingCheck.BUILD, f"the candidate does not build or import ({self.candidate})", built,
             ))
@@ -225,6 +229,16 @@ class _Run:
         if self.settings.timing and decide_verdict(self.findings) in (Verdict.VERIFIED,
                                                                       Verdict.SUSPECT):
             self._time(pair, runnable, policy)
+
+    def _blame_task_if_it_cannot_load(self, pair: WorkerPair) -> None:
+        """A candidate that fails to import may be failing on the task's own files (GPU MODE
+        submissions import ``task.py``): when the reference cannot be built either, the task
+        is at fault (``error``), not the candidate (``broken``)."""
+        sizing = fit_default_shape(pair, self.task.default_knobs, self.settings)
+        response = pair.ask_reference(prepare_request(sizing.knobs, self.init_seed))
+        if not response.ok:
+            raise TaskFailure(f"the task's own files fail to load, so no candidate can: "
+                              f"{response.failure}")
 
     def _time(self, pair: WorkerPair, groups: list[ShapeGroup], policy: TolerancePolicy) -> None:
         """The timing phase and the speed-of-light analysis built on it."""
