@@ -2,8 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from kernelproof.errors import TaskError
-from kernelproof.tasks.source import CandidateFormatError, read_candidate, read_task
+from kernelproof.errors import CandidateFormatError, TaskError
+from kernelproof.tasks.source import read_candidate, read_task
 
 TASK = '''import torch
 batch_size = 16
@@ -79,3 +79,10 @@ def test_candidate_without_modelnew_is_a_format_error(tmp_path):
     with pytest.raises(CandidateFormatError, match="does not define `ModelNew`"):
         read_candidate(write(tmp_path, "class Model: pass\n", "cand.py"))
     assert "ModelNew" in read_candidate(write(tmp_path, "class ModelNew: pass\n", "ok.py"))
+
+
+def test_a_candidate_format_error_is_not_a_task_error(tmp_path):
+    """A bad candidate must never be mistaken for a bad task (``error`` instead of ``broken``)."""
+    with pytest.raises(CandidateFormatError) as caught:
+        read_candidate(write(tmp_path, "def (:\n", "cand.py"))
+    assert not isinstance(caught.value, TaskError)

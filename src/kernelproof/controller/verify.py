@@ -35,7 +35,7 @@ from kernelproof.controller.sizing import Sizing, fit_default_shape, within_budg
 from kernelproof.controller.summary import correctness_findings, summarize
 from kernelproof.controller.task_faults import explain_task_failure
 from kernelproof.controller.workers import WorkerPair, prepare_request, worker_threads
-from kernelproof.errors import TaskError, UsageError
+from kernelproof.errors import CandidateFormatError, TaskError, UsageError
 from kernelproof.schema import (
     Artifact,
     Assumption,
@@ -56,7 +56,6 @@ from kernelproof.schema import (
     decide_verdict,
 )
 from kernelproof.tasks.formats import LoadedTask, load_task
-from kernelproof.tasks.source import CandidateFormatError
 from kernelproof.tasks.variants import ShapeGroup, draw_seeds, plan_matrix
 from kernelproof.timing.session import TimingSession
 
@@ -85,13 +84,14 @@ def verify(
             return _early_report(Verdict.BROKEN, FindingCheck.CANDIDATE_FILE, str(exc), reference,
                                  candidate, started, settings)
         except TaskError as exc:
-            return _early_report(Verdict.ERROR, FindingCheck.TASK, str(exc), reference, candidate, started)
+            return _early_report(Verdict.ERROR, FindingCheck.TASK, str(exc), reference,
+                                 candidate, started)
         try:
             settings = resolve_settings(profile=profile, task_policy=loaded.task.policy,
                                         overrides=overrides)
         except UsageError as exc:
-            return _early_report(Verdict.ERROR, FindingCheck.SETTINGS, str(exc), reference, candidate,
-                                 started)
+            return _early_report(Verdict.ERROR, FindingCheck.SETTINGS, str(exc), reference,
+                                 candidate, started)
         with _controller_threads():
             return _Run(loaded=loaded, settings=settings).execute(started)
     finally:
@@ -182,7 +182,8 @@ class _Run:
         if not built.ok:
             self._blame_task_if_it_cannot_load(pair)
             raise CandidateBroken(broken_finding(
-                FindingCheck.BUILD, f"the candidate does not build or import ({self.candidate})", built,
+                FindingCheck.BUILD,
+                f"the candidate does not build or import ({self.candidate})", built,
             ))
         if self.settings.default_knobs:
             unknown = set(self.settings.default_knobs) - set(self.task.knobs)
@@ -345,8 +346,8 @@ def _artifact(path: Path, text: str) -> Artifact:
     return Artifact(path=str(path), sha256=hashlib.sha256(text.encode()).hexdigest())
 
 
-def _early_report(verdict: Verdict, check: FindingCheck, message: str, reference: Path, candidate: Path,
-                  started: float, settings: Settings | None = None) -> Report:
+def _early_report(verdict: Verdict, check: FindingCheck, message: str, reference: Path,
+                  candidate: Path, started: float, settings: Settings | None = None) -> Report:
     findings = [Finding(check=check, severity=Severity.FAIL, forces=verdict, message=message)]
     return Report(
         verdict=verdict,

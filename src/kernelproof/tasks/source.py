@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernelproof.errors import TaskError
+from kernelproof.errors import CandidateFormatError, TaskError
+from kernelproof.tasks.hints import validate_policy, validate_shapes
 
 #: Top-level integer constants that are settings, not sizes, and so are never varied.
 NOT_KNOBS = frozenset({"SEED", "DEBUG", "VERBOSE", "WARMUP", "ITERS"})
@@ -96,12 +97,13 @@ def parse_task(text: str, path: str | Path) -> TaskSource:
             "reference defines `class Model(nn.Module)`, `get_inputs()` and `get_init_inputs()` "
             "at module level."
         )
+    knobs = _find_knobs(tree)
     return TaskSource(
         path=path,
         text=text,
-        knobs=_find_knobs(tree),
-        shapes=_literal(tree, "SHAPES", path, list) or [],
-        policy=_literal(tree, "POLICY", path, dict) or {},
+        knobs=knobs,
+        shapes=validate_shapes(_literal(tree, "SHAPES", path, list) or [], knobs, path),
+        policy=validate_policy(_literal(tree, "POLICY", path, dict) or {}, path),
         value_variants=_value_variant_names(tree, path),
     )
 
@@ -135,10 +137,6 @@ def top_level_names(path: Path) -> set[str]:
         return _top_level_names(ast.parse(path.read_text(encoding="utf-8")))
     except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
         return set()
-
-
-class CandidateFormatError(TaskError):
-    """The candidate file is missing, unparsable or has no ``ModelNew``: the candidate is broken."""
 
 
 def _read_text(path: Path, role: str) -> str:
