@@ -264,7 +264,8 @@ def compare(run_a: str, run_b: str, db_url: str | None) -> None:
     from rich.table import Table
 
     from kernelproof.errors import KernelproofError
-    from kernelproof.suite.metrics import ChangeKind, compare_runs
+    from kernelproof.schema.comparison import ChangeKind
+    from kernelproof.suite.comparison import compare_runs
     from kernelproof.suite.store import ResultsStore
 
     try:

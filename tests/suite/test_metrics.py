@@ -21,14 +21,12 @@ from kernelproof.schema import (
     VariantKind,
     Verdict,
 )
+from kernelproof.schema.comparison import ChangeKind, CompareExitCode
+from kernelproof.schema.suite import MAX_SPEEDUP, SuiteSummary
+from kernelproof.suite.comparison import compare_runs
 from kernelproof.suite.metrics import (
-    MAX_SPEEDUP,
-    ChangeKind,
-    CompareExitCode,
     ResultRecord,
-    SuiteSummary,
     best_per_task,
-    compare_runs,
     correctness_rate,
     fast_p,
     geomean_speedup,

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rich.console import Console
 from rich.table import Table
 
-if TYPE_CHECKING:
-    from kernelproof.suite.bench import BenchOutcome
+from kernelproof.schema.suite import BenchOutcome
 
 VERDICT_COLOUR = {"verified": "green", "incorrect": "red", "suspect": "yellow",
                   "broken": "magenta", "error": "blue"}
 
 
-def render_leaderboard(outcome: "BenchOutcome", console: Console) -> None:
+def render_leaderboard(outcome: BenchOutcome, console: Console) -> None:
+    """The per-verification table of a bench run, then its suite metrics."""
     table = Table(title=f"kernelproof bench: run {outcome.run_id} ({outcome.layout} layout)")
     for column in ("task", "candidate", "verdict", "speedup", "95% CI", "vs compile", "why"):
         table.add_column(column, overflow="fold")

@@ -22,8 +22,9 @@ from kernelproof.config import resolve_settings
 from kernelproof.errors import KernelproofError
 from kernelproof.schema import Report
 from kernelproof.suite.executors import Executor, LocalPool, RayCluster, verify_call
-from kernelproof.suite.layout import BenchItem, BenchTask, bench_items, read_suite
-from kernelproof.suite.metrics import SuiteSummary, summarize
+from kernelproof.schema.suite import BenchItem, BenchOutcome
+from kernelproof.suite.layout import bench_items, read_suite
+from kernelproof.suite.metrics import summarize
 from kernelproof.suite.store import ResultsStore, RunStatus, settings_hash
 
 
@@ -41,18 +42,6 @@ class BenchOptions:
     """Folder for each verification's JSON report and HTML packet."""
 
     label: str | None = None
-
-
-@dataclass
-class BenchOutcome:
-    run_id: int
-    layout: str
-    tasks: list[BenchTask]
-    summary: SuiteSummary
-    reports: list[tuple[BenchItem, Report]] = field(default_factory=list)
-    resumed: int = 0
-    interrupted: bool = False
-    wall_s: float = 0.0
 
 
 def run_bench(suite: Path, solutions: Path, options: BenchOptions,

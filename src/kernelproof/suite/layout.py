@@ -12,36 +12,14 @@ Three layouts, each an adapter that answers "is this folder yours?":
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from kernelproof.errors import UsageError
+from kernelproof.schema.suite import BenchItem, BenchTask
 
 _LEVEL = re.compile(r"^level(\d+)$")
 _PROBLEM = re.compile(r"^(\d+)_.+\.py$")
-
-
-@dataclass(frozen=True)
-class BenchTask:
-    """One task of a suite and the candidates found for it (possibly none)."""
-
-    key: str
-    """Stable name, e.g. ``level1/3_Softmax`` or ``gpumode/vectorsum``."""
-
-    reference: Path
-    level: int | None
-    problem: str
-    candidates: tuple[Path, ...]
-
-
-@dataclass(frozen=True)
-class BenchItem:
-    """One verification to run: a candidate (sample) of a task."""
-
-    task: BenchTask
-    candidate: Path
-    sample: int
 
 
 class SuiteLayout(Protocol):

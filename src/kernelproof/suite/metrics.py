@@ -1,5 +1,8 @@
 """Suite metrics: pure functions from verification results to the scores a researcher reports.
 
+The summary models they fill live in :mod:`kernelproof.schema.suite`; comparing two runs is
+:mod:`kernelproof.suite.comparison`.
+
 Every function here takes a sequence of :class:`ResultRecord` values (one per verified sample of a
 task) and returns numbers; nothing touches a database, a file or torch. The store turns its rows
 into records (:meth:`kernelproof.suite.store.Verification.to_record`) and a :class:`Report` becomes
@@ -22,28 +25,17 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum, IntEnum
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from kernelproof.errors import UsageError
 from kernelproof.schema import Report, Verdict
+from kernelproof.schema.suite import MAX_SPEEDUP, GroupSummary, SuiteSummary
 
 __all__ = [
     "DEFAULT_FAST_P",
     "DEFAULT_PASS_K",
-    "MAX_SPEEDUP",
-    "SUITE_SUMMARY_SCHEMA",
-    "ChangeKind",
-    "CompareExitCode",
-    "GroupSummary",
     "ResultRecord",
-    "RunComparison",
-    "SuiteSummary",
-    "TaskChange",
     "best_per_task",
     "clamp_speedup",
-    "compare_runs",
     "correctness_rate",
     "fast_p",
     "geomean_speedup",
@@ -54,8 +46,6 @@ __all__ = [
     "verdict_counts",
 ]
 
-SUITE_SUMMARY_SCHEMA = "kernelproof.suite-summary/1"
-
 #: The thresholds KernelBench reports: fast_0 is the correctness rate among all tasks, fast_1
 #: "correct and faster than PyTorch", 1.5 and 2.0 the tiers its paper tabulates.
 DEFAULT_FAST_P: tuple[float, ...] = (0.0, 1.0, 1.5, 2.0)
@@ -63,12 +53,6 @@ DEFAULT_FAST_P: tuple[float, ...] = (0.0, 1.0, 1.5, 2.0)
 #: The k of pass@k reported by default, as in the Codex and KernelBench papers. A k is reported
 #: only when every task has at least k samples (the estimator is undefined below that).
 DEFAULT_PASS_K: tuple[int, ...] = (1, 5, 10)
-
-#: Largest speedup (and smallest, as its inverse) that enters a geometric mean. Two orders of
-#: magnitude: beyond that a speedup says more about the task (redundant work in the reference)
-#: or the timer than about the kernel, and one clamped task then moves the geomean of a
-#: 100-task suite by at most 100 ** (1 / 100), about 5 %.
-MAX_SPEEDUP = 100.0
 
 
 @dataclass(frozen=True)
@@ -292,69 +276,6 @@ def pass_at_k_suite(records: Sequence[ResultRecord],
 
 # -- the summary -------------------------------------------------------------------------------
 
-class GroupSummary(BaseModel):
-    """The metrics of one group of results: the whole suite or one level."""
-
-    model_config = ConfigDict(frozen=True)
-
-    tasks: int
-    """Tasks in the denominator of fast_p (distinct tasks, or the suite's count when given)."""
-
-    samples: int
-    """Verification results (candidates) in the group."""
-
-    verified: int
-    """Samples whose verdict is ``verified``."""
-
-    tasks_verified: int
-    """Tasks with at least one verified sample."""
-
-    correctness_rate: float | None
-    """``verified / samples``."""
-
-    verdicts: dict[str, int]
-    """Samples per verdict."""
-
-    fast_p: dict[float, float]
-    """Share of all tasks whose best candidate is verified and faster than p, per p."""
-
-    geomean_speedup: float | None
-    """Geometric-mean speedup over eager PyTorch of the verified, timed tasks."""
-
-    geomean_speedup_vs_compile: float | None
-    """The same against ``torch.compile`` of the reference."""
-
-    geomean_speedup_all_shapes: float | None
-    """The same with each task's speedup taken as the geomean over all its timed shapes."""
-
-    timed_tasks: int
-    """Verified tasks with a speedup (those entering :attr:`geomean_speedup`)."""
-
-    floor_clamped: int
-    """Samples with a candidate time raised to the physical floor before scoring."""
-
-    pass_at_k: dict[int, float]
-    """Mean pass@k over tasks, for each k every task has enough samples for."""
-
-
-class SuiteSummary(BaseModel):
-    """Every suite metric, overall and per level. JSON-serialisable with :meth:`to_json`."""
-
-    model_config = ConfigDict(frozen=True, populate_by_name=True)
-
-    schema_: str = Field(default=SUITE_SUMMARY_SCHEMA, alias="schema")
-    overall: GroupSummary
-    levels: dict[int, GroupSummary] = Field(default_factory=dict)
-    """Per KernelBench level; records without a level count only in :attr:`overall`."""
-
-    max_speedup: float = MAX_SPEEDUP
-    """The clamp applied to each speedup before a geometric mean (and its inverse below)."""
-
-    def to_json(self) -> str:
-        """The summary as indented JSON, with ``schema`` as its first key."""
-        return self.model_dump_json(by_alias=True, indent=2)
-
-
 def _group(records: Sequence[ResultRecord], ps: Sequence[float], ks: Sequence[int],
            total_tasks: int | None) -> GroupSummary:
     best = best_per_task(records)
@@ -390,130 +311,4 @@ def summarize(records: Sequence[ResultRecord], ps: Sequence[float] = DEFAULT_FAS
     return SuiteSummary(
         overall=_group(records, ps, ks, total_tasks),
         levels={level: _group(group, ps, ks, None) for level, group in sorted(by_level.items())},
-    )
-
-
-# -- comparing two runs ------------------------------------------------------------------------
-
-class CompareExitCode(IntEnum):
-    """Process exit status of ``kernelproof compare``. ``ERROR`` matches ``verify``'s 4."""
-
-    SAME_OR_BETTER = 0
-    """No task regressed."""
-
-    REGRESSION = 1
-    """Some task lost its ``verified`` verdict or became slower beyond both CIs."""
-
-    ERROR = 4
-    """A run id or the store is at fault: a clear message says what to fix."""
-
-
-class ChangeKind(str, Enum):
-    """How one task changed from run A to run B."""
-
-    LOST_VERIFIED = "lost-verified"
-    """Verified in A, not verified in B: a regression."""
-
-    SLOWER = "slower"
-    """Verified in both, and B's CI lies wholly below A's (B high < A low): a regression."""
-
-    GAINED_VERIFIED = "gained-verified"
-    FASTER = "faster"
-    """Verified in both, and B's CI lies wholly above A's (B low > A high)."""
-
-    UNCHANGED = "unchanged"
-    """No verdict gained or lost, and no speedup change beyond the CIs."""
-
-    ONLY_A = "only-a"
-    """The task has no result in B (not counted as a regression)."""
-
-    ONLY_B = "only-b"
-
-    @property
-    def is_regression(self) -> bool:
-        """True for :attr:`LOST_VERIFIED` and :attr:`SLOWER`."""
-        return self in (ChangeKind.LOST_VERIFIED, ChangeKind.SLOWER)
-
-
-class TaskChange(BaseModel):
-    """One task in both runs (its best sample in each) and how it changed."""
-
-    model_config = ConfigDict(frozen=True)
-
-    task_key: str
-    verdict_a: Verdict | None
-    verdict_b: Verdict | None
-    speedup_a: float | None
-    speedup_b: float | None
-    ci_a: tuple[float, float] | None
-    ci_b: tuple[float, float] | None
-    ratio: float | None
-    """``speedup_b / speedup_a`` when both are known."""
-
-    kind: ChangeKind
-
-
-class RunComparison(BaseModel):
-    """Run B against run A, per task, with the counts a CI gate needs."""
-
-    model_config = ConfigDict(frozen=True)
-
-    changes: list[TaskChange]
-    counts: dict[str, int]
-    """Tasks per :class:`ChangeKind` value, every kind present."""
-
-    geomean_a: float | None
-    geomean_b: float | None
-
-    @property
-    def regressions(self) -> list[TaskChange]:
-        """The changes that are regressions."""
-        return [c for c in self.changes if c.kind.is_regression]
-
-    @property
-    def exit_code(self) -> CompareExitCode:
-        """``REGRESSION`` when any task regressed, else ``SAME_OR_BETTER``."""
-        return CompareExitCode.REGRESSION if self.regressions else CompareExitCode.SAME_OR_BETTER
-
-
-def compare_runs(a: Sequence[ResultRecord], b: Sequence[ResultRecord]) -> RunComparison:
-    """Compare run B to run A task by task, each task represented by its best sample.
-
-    A speed change counts only when the two confidence intervals do not overlap, so timing noise
-    within the CIs never fails a CI gate.
-    """
-    best_a, best_b = best_per_task(a), best_per_task(b)
-    changes = [_change(key, best_a.get(key), best_b.get(key))
-               for key in sorted(set(best_a) | set(best_b))]
-    counts = Counter(c.kind for c in changes)
-    return RunComparison(
-        changes=changes,
-        counts={kind.value: counts.get(kind, 0) for kind in ChangeKind},
-        geomean_a=geomean_speedup(a), geomean_b=geomean_speedup(b),
-    )
-
-
-def _change(key: str, a: ResultRecord | None, b: ResultRecord | None) -> TaskChange:
-    speedup_a = a.speedup if a else None
-    speedup_b = b.speedup if b else None
-    ratio = speedup_b / speedup_a if speedup_a and speedup_b is not None else None
-    if a is None:
-        kind = ChangeKind.ONLY_B
-    elif b is None:
-        kind = ChangeKind.ONLY_A
-    elif a.verified and not b.verified:
-        kind = ChangeKind.LOST_VERIFIED
-    elif b.verified and not a.verified:
-        kind = ChangeKind.GAINED_VERIFIED
-    elif a.verified and a.speedup_ci and b.speedup_ci and b.speedup_ci[1] < a.speedup_ci[0]:
-        kind = ChangeKind.SLOWER
-    elif a.verified and a.speedup_ci and b.speedup_ci and b.speedup_ci[0] > a.speedup_ci[1]:
-        kind = ChangeKind.FASTER
-    else:
-        kind = ChangeKind.UNCHANGED
-    return TaskChange(
-        task_key=key, verdict_a=a.verdict if a else None, verdict_b=b.verdict if b else None,
-        speedup_a=speedup_a, speedup_b=speedup_b,
-        ci_a=a.speedup_ci if a else None, ci_b=b.speedup_ci if b else None,
-        ratio=ratio, kind=kind,
     )
