@@ -61,6 +61,11 @@ class Settings(BaseModel):
     timing_shapes: bool = True
     """Time every shape variant, not only the default."""
 
+    stress_shapes: bool = False
+    """Also push each knob, one at a time, to the largest size whose call fits the budget
+    (``max_call_bytes``, ``max_call_flops``). Compared with the reference's own output, not
+    timed; the report's ``correctness.largest_verified`` says how far each knob got."""
+
     compile_baseline: bool = True
     """Also time ``torch.compile`` of the reference at the default shape."""
 
@@ -105,6 +110,15 @@ class Settings(BaseModel):
 
     max_call_flops: float = Field(default=4e9, gt=0)
     """Estimated FLOPs of one call above which the default shape is scaled down (~0.5 s here)."""
+
+    sandbox: bool = True
+    """Run the candidate worker in the OS sandbox (namespaces, Landlock, seccomp, limits).
+    Only ``benchmarks/sandbox_cost.py`` turns this off, to measure what it costs; a
+    verification without it cannot be ``verified`` unless ``insecure_sandbox`` is set."""
+
+    insecure_sandbox: bool = False
+    """Accept a candidate worker whose sandbox is incomplete (a kernel without user
+    namespaces or Landlock): the gap is reported as a ``warn`` instead of ``suspect``."""
 
     integrity_probes: bool = True
     """Run the per-call integrity probes, audit hooks and op audit in the candidate worker.

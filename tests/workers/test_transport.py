@@ -20,7 +20,7 @@ def pipe():
 def test_round_trip_keeps_values_dtype_and_shape(pipe, dtype):
     a, b = pipe
     small = (torch.randn(3, 5) * 10).to(dtype)
-    large = torch.arange(transport.SHARED_MEMORY_THRESHOLD_BYTES).to(dtype).reshape(-1, 8)
+    large = torch.arange(transport.MEMORY_FILE_THRESHOLD_BYTES).to(dtype).reshape(-1, 8)
     strided = torch.randn(6, 4).t()
     empty = torch.empty(0, 3)
     transport.send(a, {"op": "x"}, [small, large, strided, empty])
@@ -33,7 +33,7 @@ def test_round_trip_keeps_values_dtype_and_shape(pipe, dtype):
 
 def test_received_tensors_do_not_alias_the_senders(pipe):
     a, b = pipe
-    big = torch.zeros(transport.SHARED_MEMORY_THRESHOLD_BYTES // 4 + 1)
+    big = torch.zeros(transport.MEMORY_FILE_THRESHOLD_BYTES // 4 + 1)
     transport.send(a, {}, [big])
     got = transport.receive(b).tensors[0]
     big.fill_(1)

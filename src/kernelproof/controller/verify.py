@@ -23,6 +23,7 @@ from kernelproof.checks.op_policy import audit_ops
 from kernelproof.checks.static_scan import scan_source
 from kernelproof.checks.tolerance import TolerancePolicy
 from kernelproof.config import Settings, resolve_settings
+from kernelproof.controller.confinement import sandbox_section
 from kernelproof.controller.environment import collect_environment
 from kernelproof.controller.repro import Shrinker
 from kernelproof.controller.matrix import (
@@ -31,7 +32,12 @@ from kernelproof.controller.matrix import (
     TaskFailure,
     broken_finding,
 )
-from kernelproof.controller.sizing import Sizing, fit_default_shape, within_budget
+from kernelproof.controller.sizing import (
+    Sizing,
+    fit_default_shape,
+    largest_fitting,
+    within_budget,
+)
 from kernelproof.controller.summary import correctness_findings, summarize
 from kernelproof.controller.task_faults import explain_task_failure
 from kernelproof.controller.workers import WorkerPair, prepare_request, worker_threads
@@ -49,6 +55,7 @@ from kernelproof.schema import (
     Report,
     Repro,
     Roofline,
+    Sandbox,
     Severity,
     Timing,
     TestOutcome,
@@ -56,7 +63,7 @@ from kernelproof.schema import (
     decide_verdict,
 )
 from kernelproof.tasks.formats import LoadedTask, load_task
-from kernelproof.tasks.variants import ShapeGroup, draw_seeds, plan_matrix
+from kernelproof.tasks.variants import ShapeGroup, draw_seeds, largest_verified, plan_matrix
 from kernelproof.timing.session import TimingSession
 
 
@@ -152,6 +159,7 @@ class _Run:
         self.roofline: Roofline | None = None
         self.assumptions: list[Assumption] = []
         self.repros: list[Repro] = []
+        self.sandbox: Sandbox | None = None
         self.static = scan_source(self.candidate_text, str(self.candidate))
         self.findings += self.static.findings
 
@@ -176,6 +184,8 @@ class _Run:
     def _verify(self, pair: WorkerPair) -> None:
         pair.start_reference()
         built = pair.start_candidate()
+        self.sandbox, gaps = sandbox_section(pair.candidate, self.settings)
+        self.findings += gaps
         if built.reply is not None:  # evidence from import time: patches, file reads
             self.findings += findings_from_observations(built.reply.observations,
                                                         variant="build")
@@ -196,8 +206,11 @@ class _Run:
         if sizing.warning:
             self.findings.append(Finding(check=FindingCheck.SIZING, severity=Severity.INFO,
                                          message=sizing.warning))
+        stress = ({name: size for name in sizing.knobs
+                   if (size := largest_fitting(pair, sizing.knobs, name, self.settings))}
+                  if self.settings.stress_shapes and self.settings.shape_variants else None)
         groups = plan_matrix(sizing.knobs, self.task.shapes, self.seeds, self.settings,
-                             task_values=self.task.value_variants)
+                             task_values=self.task.value_variants, stress_sizes=stress)
         runnable, over_budget = self._within_budget(pair, groups)
         policy = TolerancePolicy.from_settings(self.settings)
         self.correctness = Correctness(
@@ -215,6 +228,7 @@ class _Run:
         for group in over_budget:
             for variant in group.variants:
                 self.correctness.tests.append(_skipped(variant, "over this machine's budget"))
+        self.correctness.largest_verified = largest_verified(self.correctness.tests, sizing.knobs)
         self.findings += correctness_findings(self.correctness.tests)
         self.findings += _weight_findings(result.weights)
         self.assumptions = infer_assumptions(self.correctness.tests, sizing.knobs, self.findings)
@@ -249,7 +263,7 @@ class _Run:
                                 ceilings=ceilings)
         tested = {t.variant.name for t in self.correctness.tests  # type: ignore[union-attr]
                   if t.outcome is TestOutcome.PASSED}
-        timed = [g for g in groups if g.is_default or g.label in tested]
+        timed = [g for g in groups if g.is_default or (g.label in tested and not g.stress)]
         self.timing = session.run(timed)
         self.findings += session.findings
         if self.timing is None:
@@ -264,7 +278,8 @@ class _Run:
                        groups: list[ShapeGroup]) -> tuple[list[ShapeGroup], list[ShapeGroup]]:
         runnable, skipped = [], []
         for group in groups:
-            if group.grows and not within_budget(pair, group.knobs, self.settings):
+            if group.grows and not within_budget(pair, group.knobs, self.settings,
+                                                 unknown_fits=not group.stress):
                 skipped.append(group)
             else:
                 runnable.append(group)
@@ -297,6 +312,7 @@ class _Run:
                 reference_lines_of_code=scan_source(self.task.text, str(self.task.path)).lines_of_code,
                 build_s=build_s,
             ),
+            sandbox=self.sandbox,
             environment=collect_environment(self.settings.device, worker_threads(self.settings)),
             candidate=_artifact(self.candidate, self.candidate_text),
             reference=_artifact(self.task.path, self.task.text),

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernelproof.config import Settings
+from kernelproof.config import Settings, cache_dir
 from kernelproof.tasks.source import TaskSource
 from kernelproof.workers.harness import WorkerSpec
 from kernelproof.workers.process import Response, WorkerDeath, WorkerProcess
+from kernelproof.workers.sandbox import SandboxPlan, grantable, holds_protected, readable_defaults
 
 #: Environment every worker starts with: build caches inside the project (set by the caller),
 #: and no compile-worker pools, so that no helper process or thread outlives a call.
@@ -41,6 +43,36 @@ def prepare_request(knobs: dict[str, int], init_seed: int,
     if state_names is not None:
         header["state_names"] = state_names
     return header
+
+
+#: Build caches a candidate may use, each pointed at its own folder (see candidate_build_cache).
+BUILD_CACHE_VARIABLES = {"TORCH_EXTENSIONS_DIR": "torch_extensions",
+                         "TORCHINDUCTOR_CACHE_DIR": "torchinductor", "NUMBA_CACHE_DIR": "numba",
+                         "TRITON_CACHE_DIR": "triton", "XDG_CACHE_HOME": "xdg"}
+
+
+def candidate_build_cache(candidate: Path | None) -> Path:
+    """The build-cache folder of one candidate source, created by the controller.
+
+    Keyed by the hash of the candidate's text, so that a candidate can only ever write where
+    artifacts built from its own source live: it cannot plant a compiled module that another
+    candidate, the reference's ``torch.compile`` baseline or a later run would load. The same
+    source verified again reuses its builds (a C++ extension is not rebuilt)."""
+    text = candidate.read_bytes() if candidate is not None and candidate.is_file() else b""
+    folder = cache_dir() / "builds" / hashlib.sha256(text).hexdigest()[:24]
+    for name in BUILD_CACHE_VARIABLES.values():
+        (folder / name).mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def own_folder(candidate: Path) -> list[str]:
+    """What the candidate may read of its own folder: the whole folder (sibling sources, data
+    files) unless it holds the controller's working tree or cache; then only the files
+    directly in it."""
+    folder = candidate.parent
+    if holds_protected(str(folder)):
+        return [str(p) for p in folder.iterdir() if p.is_file()]
+    return [str(folder)]
 
 
 @dataclass
@@ -81,8 +113,26 @@ class WorkerPair:
             log_path=str(self.root / f"{role}-{index}.log"),
             probes=self.settings.integrity_probes,
             readable_paths=list(self.readable_paths) if role == "candidate" else [],
+            **(self._confinement(workdir) if role == "candidate" else {}),
             module_mode=self.settings.mode,
         )
+
+    def _confinement(self, workdir: Path) -> dict[str, Any]:
+        """The candidate's sandbox plan and the build caches made for it."""
+        builds = candidate_build_cache(self.candidate_path)
+        environment = {variable: str(builds / folder)
+                       for variable, folder in BUILD_CACHE_VARIABLES.items()}
+        if not self.settings.sandbox:
+            return {"environment": environment}
+        workdir.mkdir(parents=True, exist_ok=True)
+        candidate = self.candidate_path.resolve() if self.candidate_path else None
+        readable = [*readable_defaults(), str(self.task.path.resolve()),
+                    *[str(Path(p).resolve()) for p in self.readable_paths]]
+        if candidate is not None:
+            readable += own_folder(candidate)
+        plan = SandboxPlan(scratch=str(workdir), writable=[str(builds)],
+                           readable=grantable(readable), cuda=self.settings.device == "cuda")
+        return {"environment": environment, "sandbox": asdict(plan)}
 
     def _start(self, role: str) -> WorkerProcess:
         worker = WorkerProcess(

@@ -91,6 +91,11 @@ class CorrectnessTest(BaseModel):
     reference_s: float | None = None
     """Wall time of the reference's call in its worker (untimed context)."""
 
+    compared_with: Literal["oracle", "reference"] = "oracle"
+    """``oracle``: against the float64 reference. ``reference``: a variant too large for the
+    float64 run (past 2x or a size limit), compared with the reference's own output at a
+    tolerance derived from the smaller variants' reference errors."""
+
 
 class Correctness(BaseModel):
     """The correctness matrix and how it was planned."""
@@ -106,6 +111,9 @@ class Correctness(BaseModel):
 
     task_knobs: dict[str, int]
     """The knob values as written in the task file."""
+
+    largest_verified: dict[str, int] = Field(default_factory=dict)
+    """Per knob, the largest value at which a correctness test passed."""
 
     scaled_down: str | None = None
     """Why the default shape was scaled down from the task's values, when it was."""
@@ -384,6 +392,27 @@ class Environment(BaseModel):
     """CPU threads the workers ran with."""
 
 
+class Sandbox(BaseModel):
+    """The candidate worker's OS sandbox: what it entered, and what /proc showed from outside."""
+
+    enabled: bool = True
+    """False only when the sandbox was turned off (``sandbox=False``, for cost measurements)."""
+
+    enforced: list[str] = Field(default_factory=list)
+    """Mechanisms the worker entered before any candidate code ran (namespaces, Landlock with
+    its ABI, seccomp, no capabilities, resource limits)."""
+
+    missing: dict[str, str] = Field(default_factory=dict)
+    """Mechanisms the kernel refused, with its reason."""
+
+    outside: dict[str, Any] = Field(default_factory=dict)
+    """What the controller read in /proc about the serving process: separate namespaces,
+    seccomp mode, no_new_privs, effective capabilities. The worker cannot forge these."""
+
+    insecure_accepted: bool = False
+    """``--insecure-sandbox`` was given: gaps are ``warn`` findings instead of ``suspect``."""
+
+
 class Artifact(BaseModel):
     """A source file that took part in the verification."""
 
@@ -429,6 +458,9 @@ class Report(BaseModel):
 
     repros: list[Repro] = Field(default_factory=list)
     """The smallest failing case of each assumption, with a command to rerun it."""
+
+    sandbox: Sandbox | None = None
+    """The candidate worker's OS sandbox (absent when no candidate worker started)."""
 
     environment: Environment
     """The machine and software the numbers come from."""

@@ -37,6 +37,12 @@ class WorkerSpec:
     probes: bool = True
     readable_paths: list[str] = field(default_factory=list)
     module_mode: str = "as-built"  # "as-built", "eval" or "train": see Settings.mode
+    sandbox: dict[str, Any] | None = None
+    """The candidate's :class:`~kernelproof.workers.sandbox.SandboxPlan` (as a dict), or None
+    for a worker that runs trusted code only."""
+
+    environment: dict[str, str] = field(default_factory=dict)
+    """Variables set before anything is imported: the build caches made for this worker."""
 
 
 @dataclass
@@ -542,10 +548,13 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
     from kernelproof.workers.allocator import retain_freed_memory
 
     retain_freed_memory()
+    os.environ.update(spec.environment)
     if spec.threads is not None:
         # Before torch's and numba's pools start, so that every library uses the same count.
         for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
             os.environ[variable] = str(spec.threads)
+    if spec.sandbox is not None:
+        _confine(conn, spec)
     import torch
 
     if spec.threads is not None:
@@ -554,3 +563,28 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
     sys.stderr = open(2, "w", buffering=1, closefd=False)
     Harness(spec=spec, conn=conn).serve()
     conn.close()
+
+
+def _confine(conn: Connection, spec: WorkerSpec) -> None:
+    """Enter the OS sandbox, then tell the controller what is in force, before any candidate
+    code exists in the process (so the message is the harness's own, not a forgery; the
+    controller checks it from outside anyway)."""
+    from multiprocessing import forkserver, resource_tracker
+
+    from kernelproof.workers import sandbox, transport
+
+    # Descriptors the forkserver hands every child: the resource tracker's pipe (whose
+    # commands unlink named segments at exit) and the forkserver's liveness pipe. A candidate
+    # needs neither.
+    for holder, attribute in ((resource_tracker._resource_tracker, "_fd"),
+                              (forkserver._forkserver, "_forkserver_alive_fd")):
+        handle = getattr(holder, attribute, None)
+        if isinstance(handle, int):
+            try:
+                os.close(handle)
+            except OSError:
+                pass
+            setattr(holder, attribute, None)
+    state = sandbox.enter(sandbox.SandboxPlan(**spec.sandbox))
+    transport.send(conn, {"hello": True, "sandbox": {"enforced": state.enforced,
+                                                     "missing": state.missing}})

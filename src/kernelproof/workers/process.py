@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from kernelproof.workers import transport
 from kernelproof.workers.harness import WorkerSpec, worker_main
 from kernelproof.workers.messages import WorkerReply
+from kernelproof.workers.process_tree import Confinement, ProcessTree
 
 if TYPE_CHECKING:
     import torch
@@ -36,7 +37,7 @@ PRELOAD = ["torch", "numpy", "kernelproof.workers.warmup", "kernelproof.workers.
            "kernelproof.tasks.inputs", "kernelproof.tasks.planning", "kernelproof.checks.probes",
            "kernelproof.checks.audit_hooks", "kernelproof.checks.op_recorder",
            "kernelproof.timing.call_timer", "kernelproof.roofline.work",
-           "kernelproof.workers.messages"]
+           "kernelproof.workers.messages", "kernelproof.workers.sandbox", "pyseccomp"]
 
 #: Bytes of the worker's log (its stdout and stderr) kept as evidence when it fails.
 LOG_TAIL_BYTES = 3000
@@ -125,6 +126,15 @@ class WorkerProcess:
     process: Any = None
     conn: Connection | None = None
     death: WorkerDeath | None = None
+    tree: ProcessTree | None = None
+    """The worker's processes, read from /proc: memory, CPU time, confinement."""
+
+    sandbox: dict[str, Any] | None = None
+    """What a sandboxed worker said it entered (its first message, sent before any candidate
+    code ran); None until it arrives, and for unsandboxed workers."""
+
+    confinement: Confinement | None = None
+    """What /proc showed about the sandboxed worker once it had said hello."""
 
     def start(self) -> None:
         _LIVE.add(self)
@@ -137,6 +147,7 @@ class WorkerProcess:
             self.process.start()
         child.close()
         self.conn = parent
+        self.tree = ProcessTree(self.process.pid)
 
     @property
     def alive(self) -> bool:
@@ -160,12 +171,17 @@ class WorkerProcess:
         deadline = time.monotonic() + timeout_s
         while True:
             if self.conn.poll(POLL_INTERVAL_S):
-                return self._receive()
+                response = self._receive()
+                if response is not None:
+                    return response
+                continue
             if not self.process.is_alive():
                 if self.conn.poll(0):
-                    return self._receive()
+                    response = self._receive()
+                    if response is not None:
+                        return response
                 return Response(death=self._died())
-            rss = _resident_bytes(self.process.pid)
+            rss = self.tree.resident_bytes() if self.tree else 0
             if rss > self.memory_limit_bytes:
                 self.kill()
                 return Response(death=self._record(WorkerDeath(
@@ -182,10 +198,14 @@ class WorkerProcess:
                     log_tail=self.log_tail(),
                 )))
 
-    def _receive(self) -> Response:
+    def _receive(self) -> Response | None:
+        """The next reply; None after a sandboxed worker's greeting, which comes first."""
         assert self.conn is not None
         try:
             message = transport.receive(self.conn)
+            if self.spec.sandbox is not None and self.sandbox is None:
+                self._greeted(message.header)
+                return None
             reply = WorkerReply.model_validate(message.header)
         except EOFError:
             return Response(death=self._died())
@@ -196,6 +216,20 @@ class WorkerProcess:
                 log_tail=self.log_tail(),
             )))
         return Response(reply=reply, tensors=message.tensors)
+
+    def _greeted(self, header: dict[str, Any]) -> None:
+        state = header.get("sandbox") if header.get("hello") is True else None
+        if not isinstance(state, dict):
+            raise transport.ProtocolError("a sandboxed worker must say hello first")
+        self.sandbox = {"enforced": [str(m) for m in state.get("enforced", [])][:50],
+                        "missing": {str(k): str(v)[:300]
+                                    for k, v in dict(state.get("missing", {})).items()}}
+        assert self.tree is not None
+        self.confinement = self.tree.confinement()
+
+    def cpu_s(self) -> float:
+        """CPU seconds the worker's processes have used, read from /proc (not from the worker)."""
+        return self.tree.cpu_s() if self.tree is not None else 0.0
 
     def _died(self) -> WorkerDeath:
         self.process.join(timeout=2.0)
@@ -262,12 +296,3 @@ def kill_all_workers() -> int:
             worker.kill()
             killed += 1
     return killed
-
-
-def _resident_bytes(pid: int) -> int:
-    """Resident memory of a process and its children in the same group, from /proc."""
-    try:
-        with open(f"/proc/{pid}/statm") as statm:
-            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0

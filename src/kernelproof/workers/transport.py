@@ -2,26 +2,35 @@
 
 Every message is a JSON header followed by raw tensor buffers. Nothing is unpickled: a
 candidate worker is untrusted, and unpickling its bytes would hand it code execution in the
-controller. Large tensors travel through POSIX shared memory; the receiver copies them out and
-unlinks the segment, so nothing the sender keeps can alias what the receiver holds.
+controller. Large tensors travel in an anonymous memory file (``memfd``) whose descriptor is
+passed over the channel's own socket and sealed against writes before it is sent: it has no
+name, so no other process (a candidate in particular) can open or change it on its way, and
+the receiver copies it out.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
+import mmap
+import os
+import socket
 from dataclasses import dataclass
-from multiprocessing import resource_tracker, shared_memory
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import torch
 
-#: Tensors above this size go through shared memory instead of the pipe. A new segment costs
-#: about 1.5 ms (create, size, map, fault in, resource-tracker messages) before its memcpy, so
-#: the pipe wins below ~16 MiB (measured here: 1 MiB in 1.2 ms by pipe, 2.7 ms by segment; the
-#: verification of a timed output fetches one such tensor every round).
-SHARED_MEMORY_THRESHOLD_BYTES = 16 << 20
+#: Tensors above this size travel in a sealed memory file instead of through the pipe. A new
+#: mapping costs about 1.5 ms (create, size, map, fault in) before its memcpy, so the pipe wins
+#: below ~16 MiB (measured here: 1 MiB in 1.2 ms by pipe, 2.7 ms by segment; the verification
+#: of a timed output fetches one such tensor every round).
+MEMORY_FILE_THRESHOLD_BYTES = 16 << 20
+
+#: Seals that make a memory file immutable: nobody, its creator included, can write, grow or
+#: shrink it after they are set, nor remove them.
+SEALS = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL
 
 #: A header larger than this is refused: a hostile worker must not make the controller parse
 #: gigabytes of JSON.
@@ -47,6 +56,7 @@ def send(conn: Connection, header: dict[str, Any], tensors: list["torch.Tensor"]
     """Send a header and tensors. Tensors are serialised from contiguous CPU copies."""
     descriptors: list[dict[str, Any]] = []
     buffers: list[bytes | None] = []
+    files: list[int] = []
     for tensor in tensors:
         raw = _tensor_bytes(tensor)
         descriptor: dict[str, Any] = {
@@ -54,13 +64,21 @@ def send(conn: Connection, header: dict[str, Any], tensors: list["torch.Tensor"]
             "shape": list(tensor.shape),
             "nbytes": len(raw),
         }
-        if len(raw) >= SHARED_MEMORY_THRESHOLD_BYTES:
-            descriptor["shm"] = _to_shared_memory(raw)
+        if len(raw) >= MEMORY_FILE_THRESHOLD_BYTES:
+            descriptor["memfd"] = len(files)
+            files.append(_to_memory_file(raw))
             buffers.append(None)
         else:
             buffers.append(raw)
         descriptors.append(descriptor)
-    conn.send_bytes(json.dumps({**header, "_tensors": descriptors}).encode())
+    try:
+        conn.send_bytes(json.dumps({**header, "_tensors": descriptors}).encode())
+        if files:
+            with socket.socket(fileno=os.dup(conn.fileno())) as channel:
+                socket.send_fds(channel, [b"F"], files)
+    finally:
+        for handle in files:
+            os.close(handle)
     for raw in buffers:
         if raw is not None:
             conn.send_bytes(raw)
@@ -68,8 +86,6 @@ def send(conn: Connection, header: dict[str, Any], tensors: list["torch.Tensor"]
 
 def receive(conn: Connection) -> Message:
     """Receive one message. Raises EOFError when the peer is gone, ProtocolError when malformed."""
-    import torch
-
     raw_header = conn.recv_bytes(MAX_HEADER_BYTES)
     try:
         header = json.loads(raw_header)
@@ -80,12 +96,26 @@ def receive(conn: Connection) -> Message:
     descriptors = header.pop("_tensors", [])
     if not isinstance(descriptors, list):
         raise ProtocolError("tensor list is not a list")
+    files = _receive_files(conn, sum("memfd" in d for d in descriptors if isinstance(d, dict)))
+    try:
+        return Message(header=header, tensors=_tensors(conn, descriptors, files))
+    finally:
+        for handle in files:
+            os.close(handle)
+
+
+def _tensors(conn: Connection, descriptors: list[Any], files: list[int]) -> list["torch.Tensor"]:
+    import torch
+
     tensors = []
     for descriptor in descriptors:
         dtype, shape, nbytes = _validate_descriptor(descriptor)
         flat = torch.empty(nbytes, dtype=torch.uint8)
-        if "shm" in descriptor:
-            _copy_from_shared_memory(str(descriptor["shm"]), flat)
+        if "memfd" in descriptor:
+            index = descriptor["memfd"]
+            if not isinstance(index, int) or not 0 <= index < len(files):
+                raise ProtocolError(f"bad memory-file index {index!r}")
+            _copy_from_memory_file(files[index], flat)
         elif nbytes:
             received = conn.recv_bytes_into(flat.numpy())
             if received != nbytes:
@@ -93,7 +123,7 @@ def receive(conn: Connection) -> Message:
         else:
             conn.recv_bytes(MAX_TENSOR_BYTES)
         tensors.append(flat.view(dtype).reshape(shape))
-    return Message(header=header, tensors=tensors)
+    return tensors
 
 
 def _tensor_bytes(tensor: "torch.Tensor") -> bytes:
@@ -126,33 +156,52 @@ def _validate_descriptor(descriptor: Any) -> tuple["torch.dtype", list[int], int
     return dtype, shape, nbytes
 
 
-def _to_shared_memory(raw: bytes) -> str:
-    segment = shared_memory.SharedMemory(create=True, size=len(raw))
-    segment.buf[: len(raw)] = raw
-    name = segment.name
-    segment.close()
-    # The receiver owns the segment from here: it unlinks it after copying. Without this the
-    # sender's resource tracker would unlink it (or warn) when the sender exits.
-    resource_tracker.unregister(segment._name, "shared_memory")  # type: ignore[attr-defined]
-    return name
+def _to_memory_file(raw: bytes) -> int:
+    handle = os.memfd_create("kernelproof-tensor", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        view = memoryview(raw)
+        while view:
+            view = view[os.write(handle, view):]
+        fcntl.fcntl(handle, fcntl.F_ADD_SEALS, SEALS)
+    except BaseException:
+        os.close(handle)
+        raise
+    return handle
 
 
-def _copy_from_shared_memory(name: str, destination: "torch.Tensor") -> None:
+def _receive_files(conn: Connection, count: int) -> list[int]:
+    """The memory files announced by a header: sent right after it, on the same socket."""
+    if count == 0:
+        return []
+    if count > 4096:
+        raise ProtocolError(f"{count} memory files in one message")
+    with socket.socket(fileno=os.dup(conn.fileno())) as channel:
+        marker, handles, _, _ = socket.recv_fds(channel, 1, count)
+    if marker != b"F" or len(handles) != count:
+        for handle in handles:
+            os.close(handle)
+        raise ProtocolError(f"expected {count} memory files, got {len(handles)}")
+    return handles
+
+
+def _copy_from_memory_file(handle: int, destination: "torch.Tensor") -> None:
+    """Copy a sealed memory file out. Unsealed files are refused: their sender could still be
+    changing them while they are read."""
     import numpy
 
     nbytes = destination.numel()
-    if not name.replace("_", "").replace("-", "").isalnum() or len(name) > 64:
-        raise ProtocolError(f"bad shared-memory name {name!r}")
     try:
-        segment = shared_memory.SharedMemory(name=name)
-    except FileNotFoundError:
-        raise ProtocolError(f"shared-memory segment {name!r} does not exist") from None
-    try:
-        if segment.size < nbytes:
-            raise ProtocolError(f"segment {name!r} holds {segment.size} bytes, expected {nbytes}")
-        source = numpy.frombuffer(segment.buf, dtype=numpy.uint8, count=nbytes)
+        seals = fcntl.fcntl(handle, fcntl.F_GET_SEALS)
+    except OSError:
+        raise ProtocolError("a passed descriptor is not a memory file") from None
+    if seals & SEALS != SEALS:
+        raise ProtocolError("a memory file arrived unsealed")
+    if os.fstat(handle).st_size < nbytes:
+        raise ProtocolError(f"a memory file holds {os.fstat(handle).st_size} bytes, "
+                            f"expected {nbytes}")
+    if nbytes == 0:
+        return
+    with mmap.mmap(handle, nbytes, prot=mmap.PROT_READ) as mapped:
+        source = numpy.frombuffer(mapped, dtype=numpy.uint8, count=nbytes)
         destination.numpy()[:] = source
-        del source  # the segment cannot close while a view of it exists
-    finally:
-        segment.close()
-        segment.unlink()
+        del source  # the mapping cannot close while a view of it exists
