@@ -223,9 +223,8 @@ DB_OPTION = click.option(
               help="Most verifications to show.")
 def history(db_url: str | None, task_key: str | None, candidate: str | None, limit: int) -> None:
     """Show stored verifications, newest first. Exit code: 0, or 4 for a bad store."""
-    from rich.table import Table
-
     from kernelproof.errors import KernelproofError
+    from kernelproof.report.store_tables import render_history
     from kernelproof.suite.store import ResultsStore
 
     try:
@@ -234,23 +233,7 @@ def history(db_url: str | None, task_key: str | None, candidate: str | None, lim
         runs = {run.id: run for run in store.runs()}
     except KernelproofError as exc:
         _fail(exc)
-    table = Table(title=f"{len(rows)} verification(s) in {escape(store.url)}")
-    for header in ("time (UTC)", "run", "task", "candidate", "verdict", "speedup", "machine"):
-        # Only the free-text columns may wrap; the rest stay whole on a narrow terminal.
-        table.add_column(header, no_wrap=header not in ("run", "task", "machine"),
-                         overflow="fold")
-    for row in rows:
-        run = runs.get(row.run_id)
-        table.add_row(
-            f"{row.created_at:%m-%d %H:%M}",
-            escape(f"{row.run_id}" + (f" {run.label}" if run and run.label else "")),
-            escape(f"{row.task_key}" + (f" #{row.sample}" if row.sample else "")),
-            (row.candidate_sha256 or "?")[:10],
-            _verdict_text(row.verdict),
-            _speedup_text(row.speedup, row.floor_clamped),
-            escape(f"{row.fingerprint[:8]} {row.device}".strip()),
-        )
-    console.print(table)
+    render_history(rows, runs, store.url, console)
 
 
 @app.command()
@@ -261,10 +244,8 @@ def compare(run_a: str, run_b: str, db_url: str | None) -> None:
     """Compare run RUN_B against the earlier RUN_A, task by task. A regression is a task that
     lost its verified verdict, or whose speedup fell beyond both confidence intervals.
     Exit code: 0 no regression, 1 regressions, 4 a bad run id or store."""
-    from rich.table import Table
-
     from kernelproof.errors import KernelproofError
-    from kernelproof.schema.comparison import ChangeKind
+    from kernelproof.report.store_tables import render_comparison
     from kernelproof.suite.comparison import compare_runs
     from kernelproof.suite.store import ResultsStore
 
@@ -274,39 +255,7 @@ def compare(run_a: str, run_b: str, db_url: str | None) -> None:
         result = compare_runs(store.records(first.id), store.records(second.id))
     except KernelproofError as exc:
         _fail(exc)
-    table = Table(title=f"run {second.id} against run {first.id}")
-    table.add_column("task", overflow="fold")
-    for header in (f"run {first.id}", f"run {second.id}"):
-        table.add_column(header, overflow="fold")
-    table.add_column("change", no_wrap=True)
-    table.add_column("status", no_wrap=True)
-    for change in result.changes:
-        style = "red" if change.kind.is_regression else (
-            "green" if change.kind in (ChangeKind.GAINED_VERIFIED, ChangeKind.FASTER) else "")
-        table.add_row(
-            escape(change.task_key),
-            _verdict_text(change.verdict_a.value if change.verdict_a else None)
-            + " " + _speedup_text(change.speedup_a, ci=change.ci_a),
-            _verdict_text(change.verdict_b.value if change.verdict_b else None)
-            + " " + _speedup_text(change.speedup_b, ci=change.ci_b),
-            "" if change.ratio is None else f"x{change.ratio:.2f}",
-            f"[{style}]{change.kind.value}[/{style}]" if style else change.kind.value,
-        )
-    console.print(table)
-    if first.fingerprint != second.fingerprint:
-        console.print(f"[yellow]note:[/yellow] the runs are from different machines "
-                      f"({escape(first.fingerprint or '?')} and "
-                      f"{escape(second.fingerprint or '?')}): speedups may not be comparable")
-    counts = result.counts
-    geomeans = " -> ".join("-" if g is None else f"{g:.2f}x"
-                           for g in (result.geomean_a, result.geomean_b))
-    console.print(
-        f"{len(result.changes)} tasks: {len(result.regressions)} regression(s) "
-        f"({counts['lost-verified']} lost verified, {counts['slower']} slower), "
-        f"{counts['gained-verified'] + counts['faster']} improvement(s), "
-        f"{counts['unchanged']} unchanged, {counts['only-a']} only in run {first.id}, "
-        f"{counts['only-b']} only in run {second.id}; geomean speedup {geomeans}"
-    )
+    render_comparison(result, first, second, console)
     sys.exit(int(result.exit_code))
 
 
@@ -314,28 +263,6 @@ def _fail(exc: Exception) -> NoReturn:
     """Print a user error and exit with the ``error`` code (4)."""
     console.print(f"[red]error:[/red] {escape(str(exc))}")
     sys.exit(int(ExitCode.ERROR))
-
-
-#: Terminal colour of each verdict in the history and compare tables.
-_VERDICT_STYLE = {"verified": "green", "incorrect": "red", "suspect": "magenta",
-                  "broken": "yellow", "error": "red"}
-
-
-def _verdict_text(verdict: str | None) -> str:
-    if verdict is None:
-        return "-"
-    style = _VERDICT_STYLE.get(verdict, "")
-    return f"[{style}]{verdict}[/{style}]" if style else verdict
-
-
-def _speedup_text(speedup: float | None, floor_clamped: bool = False,
-                  ci: tuple[float, float] | None = None) -> str:
-    if speedup is None:
-        return "-"
-    text = f"{speedup:.2f}x"
-    if ci is not None:
-        text += f" [{ci[0]:.2f}, {ci[1]:.2f}]"
-    return escape(text + (" (floor)" if floor_clamped else ""))
 
 
 @app.command()

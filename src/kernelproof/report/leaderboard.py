@@ -5,10 +5,8 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from kernelproof.report.colours import verdict_markup
 from kernelproof.schema.suite import BenchOutcome
-
-VERDICT_COLOUR = {"verified": "green", "incorrect": "red", "suspect": "yellow",
-                  "broken": "magenta", "error": "blue"}
 
 
 def render_leaderboard(outcome: BenchOutcome, console: Console) -> None:
@@ -20,9 +18,8 @@ def render_leaderboard(outcome: BenchOutcome, console: Console) -> None:
                                                                   _problem(pair[0].task.problem),
                                                                   pair[0].sample)):
         timing = report.timing
-        colour = VERDICT_COLOUR.get(report.verdict.value, "white")
         table.add_row(
-            item.task.key, item.candidate.name, f"[{colour}]{report.verdict.value}[/]",
+            item.task.key, item.candidate.name, verdict_markup(report.verdict),
             f"{timing.speedup:.2f}x" if timing else "-",
             f"{timing.speedup_ci[0]:.2f}-{timing.speedup_ci[1]:.2f}" if timing else "-",
             f"{timing.baselines.torch_compile:.2f}x" if timing and timing.baselines.torch_compile

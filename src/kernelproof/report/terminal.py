@@ -15,17 +15,10 @@ from rich.table import Table
 from rich.text import Text
 
 from kernelproof.report import formatting as fmt
+from kernelproof.report.colours import verdict_banner_style
 from kernelproof.report.commands import verify_command
 from kernelproof.report.summary_text import headline, not_timed_reason
-from kernelproof.schema import Report, Severity, TestOutcome, Timing, Verdict
-
-VERDICT_STYLE = {
-    Verdict.VERIFIED: "bold white on green",
-    Verdict.INCORRECT: "bold white on red",
-    Verdict.SUSPECT: "bold black on yellow",
-    Verdict.BROKEN: "bold white on magenta",
-    Verdict.ERROR: "bold white on blue",
-}
+from kernelproof.schema import Report, Severity, TestOutcome, Timing
 
 SEVERITY_STYLE = {
     Severity.FAIL: "bold red",
@@ -47,7 +40,7 @@ SHOWN_REPROS = 3
 def render_report(report: Report, console: Console | None = None) -> None:
     """Print a brief, readable summary of ``report``."""
     console = console or Console(stderr=False)
-    title = Text(f" {report.verdict.value.upper()} ", style=VERDICT_STYLE[report.verdict])
+    title = Text(f" {report.verdict.value.upper()} ", style=verdict_banner_style(report.verdict))
     candidate = report.candidate.path if report.candidate else "?"
     reference = report.reference.path if report.reference else "?"
     console.print(Panel(
