@@ -54,6 +54,8 @@ def app() -> None:
               help="default, ci, kernelbench-compat or strict.")
 @click.option("--fixed-shapes", is_flag=True,
               help="Only the task's own shape, as KernelBench does.")
+@click.option("--stress-shapes", is_flag=True,
+              help="Also push each knob to the largest size that fits the budget.")
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="Intra-op threads per worker (default on CPU: 1).")
 @click.option("--hot", is_flag=True, help="Time with warm caches (no flush before each call).")
@@ -73,7 +75,7 @@ def verify(reference: Path, candidate: Path, device: str | None, dtype: str | No
            sarif_path: Path | None, seeds: int | None, seed: int | None,
            budget: float | None, no_timing: bool, allow_torch: bool, strict: bool,
            atol: float | None, rtol: float | None, profile: str, fixed_shapes: bool,
-           threads: int | None, hot: bool, cache_flush: str | None,
+           stress_shapes: bool, threads: int | None, hot: bool, cache_flush: str | None,
            no_compile_baseline: bool, cuda_graphs: bool, knobs_text: str | None, input_seeds: tuple[int, ...], no_shrink: bool) -> None:
     """Verify CANDIDATE against REFERENCE. The exit code is the verdict's:
     0 verified, 1 incorrect, 2 suspect, 3 broken, 4 error."""
@@ -84,6 +86,7 @@ def verify(reference: Path, candidate: Path, device: str | None, dtype: str | No
         "timing": False if no_timing else None, "allow_torch": True if allow_torch else None,
         "strict": True if strict else None, "atol": atol, "rtol": rtol,
         "shape_variants": False if fixed_shapes else None, "threads": threads,
+        "stress_shapes": True if stress_shapes else None,
         "hot": True if hot else None, "cache_flush": cache_flush,
         "cuda_graphs": True if cuda_graphs else None, "compile_baseline": False if no_compile_baseline else None,
         "default_knobs": _parse_knobs(knobs_text), "input_seeds": list(input_seeds) or None,

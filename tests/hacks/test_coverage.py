@@ -27,3 +27,21 @@ def test_argmax_keeping_the_last_tie_is_incorrect_on_tied_values(verified):
     # randn seeds never tie; the structured-value variants do.
     assert not any(name.startswith("seed:") for name in failed), failed
     assert {"value:integers", "value:equal-rows", "value:task:two-maxima"} <= failed
+
+
+def test_tiles_never_combined_are_incorrect_from_4x(verified):
+    report = verified(COVERAGE / "tiled_partials.py")
+    assert report.verdict is Verdict.INCORRECT, report.summary
+    failed = _failed(report)
+    assert "shape:dim=4000" in failed and "shape:dim=8000" in failed
+    assert not any(name in failed for name in ("shape:dim=2000", "seed:0", "shape:dim=1001"))
+    stress = [t for t in report.correctness.tests if t.variant.name == "shape:dim=4000"]
+    assert stress[0].compared_with == "reference"  # past 2x: no float64 oracle
+
+
+def test_ids_narrowed_to_16_bits_are_incorrect_past_65536(verified):
+    report = verified(COVERAGE / "embedding_uint16.py")
+    assert report.verdict is Verdict.INCORRECT, report.summary
+    assert _failed(report) == {"shape:vocab_size=131073"}
+    # right at 8x: the largest vocabulary verified is below 2**16
+    assert report.correctness.largest_verified["vocab_size"] == 8000

@@ -38,3 +38,38 @@ def test_quick_profile_keeps_only_declared_shapes():
     assert [g.knobs["n"] for g in groups] == [64, 7, 1]
     # a task that declares no SHAPES still gets generated ones
     assert len(plan_matrix({"n": 64}, [], [1], settings)) > 1
+
+
+def test_knobs_grow_to_4x_8x_and_past_16_bits_as_stress_groups():
+    settings = resolve_settings()
+    groups = plan_matrix({"batch": 16, "dim": 64}, [], [1], settings)
+    by_knobs = {(g.knobs["batch"], g.knobs["dim"]): g for g in groups}
+    for knobs in [(16, 256), (16, 512), (64, 64), (128, 64), (16, 2 * 2**16 + 1)]:
+        assert by_knobs[knobs].stress and by_knobs[knobs].grows, knobs
+    assert not by_knobs[(16, 128)].stress  # 2x keeps the oracle and is timed
+
+
+def test_stress_sizes_add_one_group_per_knob():
+    settings = resolve_settings()
+    groups = plan_matrix({"n": 64}, [], [1], settings, stress_sizes={"n": 100_000})
+    assert [g.stress for g in groups if g.knobs["n"] == 100_000] == [True]
+
+
+def test_task_value_variants_run_at_the_default_shape_once_each():
+    settings = resolve_settings()
+    default = plan_matrix({"n": 64}, [], [1, 2], settings, task_values=["ties"])[0]
+    task_cells = [v for v in default.variants if v.task_value]
+    assert [(v.name, v.seed) for v in task_cells] == [("value:task:ties", 1)]
+
+
+def test_largest_verified_counts_only_passed_cells():
+    from kernelproof.schema import CorrectnessTest, InputVariant, TestOutcome
+    from kernelproof.tasks.variants import largest_verified
+
+    def cell(n: int, outcome: TestOutcome) -> CorrectnessTest:
+        variant = InputVariant(name=f"shape:n={n}", kind=VariantKind.SHAPE, knobs={"n": n}, seed=1)
+        return CorrectnessTest(variant=variant, seed=1, outcome=outcome)
+
+    tests = [cell(128, TestOutcome.PASSED), cell(512, TestOutcome.FAILED),
+             cell(256, TestOutcome.SKIPPED)]
+    assert largest_verified(tests, {"n": 64, "m": 3}) == {"n": 128, "m": 3}

@@ -84,10 +84,6 @@ class InputVariant(BaseModel):
     task_value: str | None = None
     """The name of a value generator the task declares in ``VALUE_VARIANTS``, if any."""
 
-    compare_with: str = "oracle"
-    """``oracle`` (the float64 reference) or ``reference`` (the reference's own output, for
-    variants too large for a float64 run; the tolerance is derived from smaller variants)."""
-
     @property
     def planted_special_values(self) -> bool:
         """Inputs where a non-finite reference output is expected and masking it is only a

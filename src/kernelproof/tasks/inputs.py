@@ -33,6 +33,10 @@ QUANTISED_STEPS = 8
 #: values or an exp() does not (then the reference's own Inf decides, as for planted Inf).
 LARGEST_HEADROOM = 4.0
 
+#: The subnormal variant scales each input so that its largest element is this share of the
+#: smallest normal number: all of them subnormal, most with a few bits of precision left.
+SUBNORMAL_FILL = 0.99
+
 #: Elements a storage-offset view starts past the beginning of its storage: odd, so the data
 #: pointer loses 16-byte alignment too.
 STORAGE_OFFSET_ELEMENTS = 3
@@ -118,12 +122,11 @@ def structured_values(x: torch.Tensor, transform: ValueTransform, seed: int) -> 
     if transform is ValueTransform.NEGATIVE_ZERO:
         return _signed_zeros(x, seed)
     info = torch.finfo(x.dtype)
-    if transform is ValueTransform.DENORMAL:
-        # randn * tiny / 4 keeps almost every element below the smallest normal number.
-        return (x.double() * (info.tiny / 4)).to(x.dtype)
+    peak = float(x.abs().max()) if x.numel() else 0.0
+    if transform is ValueTransform.DENORMAL:  # every element below the smallest normal
+        return (x.double() * (SUBNORMAL_FILL * info.tiny / peak if peak else 0.0)).to(x.dtype)
     if transform is ValueTransform.LARGEST:
         row = x.shape[-1] if x.dim() >= 1 and x.shape[-1] > 0 else 1
-        peak = float(x.abs().max()) if x.numel() else 0.0
         target = info.max / (LARGEST_HEADROOM * row)
         return (x.double() * (target / peak if peak else 0.0)).to(x.dtype)
     if x.dim() == 0 or x.numel() == 0:

@@ -11,6 +11,7 @@ import random
 from dataclasses import dataclass, field
 
 from kernelproof.config import Settings
+from kernelproof.schema.report import CorrectnessTest, TestOutcome
 from kernelproof.schema.variant import InputVariant, LayoutTransform, ValueTransform, VariantKind
 
 
@@ -21,6 +22,15 @@ def draw_seeds(base_seed: int, count: int) -> tuple[int, list[int]]:
     init_seed = draw.randrange(2**31)
     return init_seed, [draw.randrange(2**31) for _ in range(count)]
 
+
+#: Growth factors past the usual double: tiles whose partial results are never combined, or a
+#: fixed scratch buffer, fail only from about 4x the benchmark's size.
+STRESS_FACTORS = (4, 8)
+
+#: A size just past the 16-bit limit: 2 * 2**16 + 1 wraps to 1 under 16-bit narrowing, as
+#: 2**16 + 1 does, and half of the ids drawn uniformly below it exceed 2**16 (with 2**16 + 1,
+#: one id in 65537 would), so an index cast to uint16 is caught, not only a length.
+PAST_16_BITS = 2 * 2**16 + 1
 
 #: Extra runs on the first seed's inputs, to see races and nondeterminism (HACKS row 21).
 REPEATS = 2
@@ -39,6 +49,10 @@ class ShapeGroup:
     grows: bool = False
     """Some knob is larger than at the default shape: check the budget before running."""
 
+    stress: bool = False
+    """Past 2x or past a size limit: compared with the reference's own output (no float64
+    oracle, at a tolerance derived from smaller variants) and not timed."""
+
 
 def plan_matrix(
     default_knobs: dict[str, int],
@@ -46,11 +60,13 @@ def plan_matrix(
     seeds: list[int],
     settings: Settings,
     task_values: list[str] | None = None,
+    stress_sizes: dict[str, int] | None = None,
 ) -> list[ShapeGroup]:
     """The shape groups to run, the default shape first.
 
     Value variants (built-in and the task's own ``task_values``) run at the default shape on
-    the first seed only: each costs one reference and one candidate call."""
+    the first seed only: each costs one reference and one candidate call. ``stress_sizes``
+    (``--stress-shapes``) adds, per knob, the largest size that fits the budget."""
     first = seeds[0]
     default = ShapeGroup(label="default", knobs=dict(default_knobs), is_default=True)
     for index, seed in enumerate(seeds):
@@ -84,6 +100,8 @@ def plan_matrix(
     candidates = [dict(default_knobs, **shape) for shape in declared_shapes]
     if settings.generated_shapes or not declared_shapes:
         candidates += _generated_shapes(default_knobs)
+        candidates += _past_limits(default_knobs)
+    candidates += [dict(default_knobs, **{k: v}) for k, v in (stress_sizes or {}).items()]
     for knobs in candidates:
         key = _key(knobs)
         if key in seen or set(knobs) != set(default_knobs):
@@ -91,13 +109,36 @@ def plan_matrix(
         seen.add(key)
         changed = {k: v for k, v in knobs.items() if v != default_knobs[k]}
         label = "shape:" + ",".join(f"{k}={v}" for k, v in changed.items())
+        stress = any(v > 2 * default_knobs[k] for k, v in changed.items())
         groups.append(ShapeGroup(
             label=label,
             knobs=knobs,
             variants=[InputVariant(name=label, kind=VariantKind.SHAPE, knobs=changed, seed=first)],
             grows=any(v > default_knobs[k] for k, v in changed.items()),
+            stress=stress,
         ))
     return groups
+
+
+def largest_verified(tests: list[CorrectnessTest], default_knobs: dict[str, int]) -> dict[str, int]:
+    """Per knob, the largest value at which some test passed (the knob's other values as
+    that test had them)."""
+    largest: dict[str, int] = {}
+    for test in tests:
+        if test.outcome is not TestOutcome.PASSED:
+            continue
+        for name, value in {**default_knobs, **test.variant.knobs}.items():
+            largest[name] = max(largest.get(name, value), value)
+    return largest
+
+
+def _past_limits(default: dict[str, int]) -> list[dict[str, int]]:
+    """Per knob: 4x and 8x, and a size just past 16 bits (for knobs below it)."""
+    shapes = [dict(default, **{name: value * factor})
+              for name, value in default.items() for factor in STRESS_FACTORS if value >= 1]
+    shapes += [dict(default, **{name: PAST_16_BITS})
+               for name, value in default.items() if 1 <= value < PAST_16_BITS]
+    return shapes
 
 
 def _key(knobs: dict[str, int]) -> tuple[tuple[str, int], ...]:
