@@ -153,6 +153,7 @@ class _Run:
         self.init_seed, drawn = draw_seeds(self.base_seed, settings.seeds)
         self.seeds = list(settings.input_seeds) if settings.input_seeds else drawn
         self.findings: list[Finding] = []
+        self.sizing: Sizing | None = None
         self.correctness: Correctness | None = None
         self.op_audit: OpAudit | None = None
         self.timing: Timing | None = None
@@ -170,12 +171,7 @@ class _Run:
             try:
                 self._verify(pair)
             except TaskFailure as exc:
-                explained = explain_task_failure(str(exc), self.settings.device)
-                fix = ". Fix the reference and rerun" if explained == str(exc) else ""
-                self.findings.append(Finding(
-                    check=FindingCheck.TASK, severity=Severity.FAIL, forces=Verdict.ERROR,
-                    message=f"{self.task.path}: {explained}{fix}.",
-                ))
+                self.findings.append(self._task_failure_finding(str(exc)))
             except CandidateBroken as exc:
                 self.findings.append(exc.finding)
             build_s = pair.build_s
@@ -203,9 +199,13 @@ class _Run:
             sizing = Sizing({**self.task.default_knobs, **self.settings.default_knobs})
         else:
             sizing = fit_default_shape(pair, self.task.default_knobs, self.settings)
+        self.sizing = sizing
         if sizing.warning:
             self.findings.append(Finding(check=FindingCheck.SIZING, severity=Severity.INFO,
                                          message=sizing.warning))
+        if sizing.tiny_output:
+            self.findings.append(Finding(check=FindingCheck.SIZING, severity=Severity.WARN,
+                                         message=sizing.tiny_output))
         stress = ({name: size for name in sizing.knobs
                    if (size := largest_fitting(pair, sizing.knobs, name, self.settings))}
                   if self.settings.stress_shapes and self.settings.shape_variants else None)
@@ -244,6 +244,25 @@ class _Run:
         if self.settings.timing and decide_verdict(self.findings) in (Verdict.VERIFIED,
                                                                       Verdict.SUSPECT):
             self._time(pair, runnable, policy)
+
+    def _task_failure_finding(self, failure: str) -> Finding:
+        """The reference failed. At a shape kernelproof chose (scaled down to the budget),
+        that is kernelproof's doing, never the task's fault."""
+        if self.sizing is not None and self.sizing.scaled_down:
+            chosen = " ".join(f"{k}={v}" for k, v in self.sizing.knobs.items())
+            return Finding(
+                check=FindingCheck.SIZING, severity=Severity.FAIL, forces=Verdict.ERROR,
+                message=f"the reference fails at the shape kernelproof scaled it down to "
+                        f"({chosen}); its own shape is over the budget and was not run: "
+                        f"{failure}. Rerun with --knobs set to a shape it runs at, or with a "
+                        f"larger budget (max_call_bytes)",
+                evidence={"chosen_knobs": self.sizing.knobs,
+                          "task_knobs": self.task.default_knobs},
+            )
+        explained = explain_task_failure(failure, self.settings.device)
+        fix = ". Fix the reference and rerun" if explained == failure else ""
+        return Finding(check=FindingCheck.TASK, severity=Severity.FAIL, forces=Verdict.ERROR,
+                       message=f"{self.task.path}: {explained}{fix}.")
 
     def _blame_task_if_it_cannot_load(self, pair: WorkerPair) -> None:
         """A candidate that fails to import may be failing on the task's own files (GPU MODE

@@ -42,6 +42,7 @@ def estimate_call(task: types.ModuleType, dtype: torch.dtype | None) -> dict[str
         "ok": True,
         "bytes": _nbytes(inputs) + _nbytes(params) + _nbytes(outputs),
         "input_bytes": _nbytes(inputs),
+        "output_elements": sum(o.numel() for o in outputs if isinstance(o, torch.Tensor)),
         "flops": float(counter.get_total_flops()),
     }
 
