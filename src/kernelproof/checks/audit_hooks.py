@@ -12,8 +12,9 @@ import site
 import sys
 import sysconfig
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from kernelproof.checks.probes import Observation, observation
 
@@ -113,6 +114,15 @@ class AuditRecorder:
         )
         sys.addaudithook(recorder._hook)
         return recorder
+
+    @contextmanager
+    def quiet(self) -> Iterator[None]:
+        """Record nothing while the harness itself acts (sending a reply)."""
+        previous, self.active = self.active, True
+        try:
+            yield
+        finally:
+            self.active = previous
 
     def drain(self) -> list[Observation]:
         found, self.pending = self.pending, []

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from kernelproof.config import cache_dir
+from kernelproof.pins import pin, trusted_bytes
 from kernelproof.errors import UsageError
 from kernelproof.roofline.devices import DTYPES, PeakFlops, canonical_dtype, find_device
 from kernelproof.roofline.fingerprint import fingerprint_fields, machine_fingerprint, parse_device
@@ -456,11 +457,14 @@ def load_calibration(
 
 
 def _read_record(path: Path) -> CalibrationRecord | None:
-    try:
-        return CalibrationRecord.model_validate_json(path.read_text())
-    except FileNotFoundError:
+    """The cached record, only if its bytes are the ones the controller pinned when it wrote
+    them (a candidate that rewrote the ceilings x1000 would make every floor vanish)."""
+    data = trusted_bytes(path)
+    if data is None:
         return None
-    except (OSError, ValueError, ValidationError) as error:
+    try:
+        return CalibrationRecord.model_validate_json(data)
+    except (ValueError, ValidationError) as error:
         log.warning("ignoring unreadable calibration cache %s (%s); re-measuring", path, error)
         return None
 
@@ -470,6 +474,7 @@ def _write_record(path: Path, record: CalibrationRecord) -> None:
     partial = path.with_suffix(f".{os.getpid()}.tmp")
     partial.write_text(record.model_dump_json(by_alias=True, indent=2))
     os.replace(partial, path)  # atomic: a concurrent reader sees the old file or the new one
+    pin(path)
 
 
 def calibrate(

@@ -32,6 +32,7 @@ from typing import Any
 import torch
 
 from kernelproof.config import cache_dir
+from kernelproof.pins import pin, trusted_bytes
 
 #: The helper: flush every line of [start, start + length) from all cache levels, then fence
 #: so that the timed call starts only once the lines are gone.
@@ -99,7 +100,9 @@ def load_line_evictor() -> LineEvictor | None:
         return None
     digest = hashlib.sha256(EVICT_SOURCE.encode()).hexdigest()[:12]
     target = cache_dir() / f"evict-{platform.machine()}-{digest}.so"
-    if not target.exists() and not _build(target):
+    # Loaded only if it is the file the controller built: a stand-in that evicts nothing would
+    # give every later candidate warm caches.
+    if trusted_bytes(target) is None and not _build(target):
         return None
     try:
         library = ctypes.CDLL(str(target))
@@ -128,6 +131,7 @@ def _build(target: Path) -> bool:
             partial = target.with_suffix(f".{os.getpid()}.tmp")
             shutil.copyfile(built, partial)
             os.replace(partial, target)
+            pin(target)
         return True
     except (OSError, subprocess.SubprocessError):
         return False

@@ -104,7 +104,10 @@ class Harness:
                 tensors_out = []
             reply.duration_s = time.perf_counter() - started
             reply.observations = self._drain_observations()
-            send(self.conn, reply.model_dump(mode="json"), tensors_out)
+            # The harness's own channel (a socket that carries memory files) is not the
+            # candidate's network use.
+            with self.audit.quiet() if self.audit is not None else contextlib.nullcontext():
+                send(self.conn, reply.model_dump(mode="json"), tensors_out)
 
     def _drain_observations(self) -> list[dict[str, Any]]:
         found, self.pending = self.pending, []
@@ -565,6 +568,16 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
     conn.close()
 
 
+def _listable(path: str) -> bool:
+    try:
+        os.listdir(path or ".")
+        return True
+    except NotADirectoryError:
+        return True  # a zip archive on the path
+    except OSError:
+        return False
+
+
 def _confine(conn: Connection, spec: WorkerSpec) -> None:
     """Enter the OS sandbox, then tell the controller what is in force, before any candidate
     code exists in the process (so the message is the harness's own, not a forgery; the
@@ -586,5 +599,9 @@ def _confine(conn: Connection, spec: WorkerSpec) -> None:
                 pass
             setattr(holder, attribute, None)
     state = sandbox.enter(sandbox.SandboxPlan(**spec.sandbox))
+    # Import paths the sandbox does not grant (a test runner's root, say) would only make every
+    # later import fail an open there, which the audit hooks would then report.
+    sys.path[:] = [p for p in sys.path if _listable(p)]
+    sys.path_importer_cache.clear()
     transport.send(conn, {"hello": True, "sandbox": {"enforced": state.enforced,
                                                      "missing": state.missing}})
