@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernelproof.checks.degenerate import DefaultCall
 from kernelproof.checks.observations import findings_from_observations
 from kernelproof.checks.op_policy import CallOps
 from kernelproof.checks.tolerance import Comparison, OwnError, TolerancePolicy, compare_output
@@ -53,6 +54,9 @@ class MatrixResult:
     """Ops recorded on every compared call, for the op audit."""
     module_mode: str | None = None
     """The reference's module mode at the default shape (``train``, ``eval``, ``mixed``)."""
+    default_calls: list[DefaultCall] = field(default_factory=list)
+    """The reference's outputs and oracle on each seed of the default shape, for the cheap
+    adequacy check (:mod:`kernelproof.checks.degenerate`)."""
 
 
 @dataclass
@@ -181,6 +185,9 @@ class MatrixRunner:
         oracle_outputs = reference.tensors[count:count + int(ref_data.get("oracle_count", 0))]
         if group.is_default:
             self.default_knobs = group.knobs
+            if variant.kind is VariantKind.SEED:
+                self.result.default_calls.append(DefaultCall(variant.seed, ref_outputs,
+                                                             oracle_outputs))
         if group.stress:
             oracle_outputs = ref_outputs
         cand_described = cand_data.get("outputs", [])

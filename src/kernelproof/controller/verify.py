@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from kernelproof.checks.assumptions import infer_assumptions
+from kernelproof.checks.degenerate import degenerate_findings
 from kernelproof.checks.observations import findings_from_observations, merge_findings
 from kernelproof.checks.op_policy import audit_ops
 from kernelproof.checks.static_scan import scan_source
@@ -230,6 +231,7 @@ class _Run:
                 self.correctness.tests.append(_skipped(variant, "over this machine's budget"))
         self.correctness.largest_verified = largest_verified(self.correctness.tests, sizing.knobs)
         self.findings += correctness_findings(self.correctness.tests)
+        self.findings += degenerate_findings(result.default_calls, policy, str(self.task.path))
         self.findings += _weight_findings(result.weights)
         self.assumptions = infer_assumptions(self.correctness.tests, sizing.knobs, self.findings)
         if self.settings.shrink and self.assumptions:

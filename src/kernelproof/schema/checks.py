@@ -33,6 +33,13 @@ class FindingCheck(str, Enum):
     WEIGHTS = "weights"
     """Some of the candidate's parameters could not be matched to the reference's weights."""
 
+    DEGENERATE_TASK = "degenerate-task"
+    """The task cannot tell right from wrong: its output ignores its inputs, or a mutant of the
+    true output (zeros, a constant, a 1% perturbation) passes the comparator."""
+
+    ORACLE = "oracle"
+    """No float64 oracle could be built; the reference in its own dtype stood in for it."""
+
     # -- building and running ----------------------------------------------------------------
     BUILD = "build"
     """The candidate does not build or import."""
