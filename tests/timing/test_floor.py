@@ -2,7 +2,7 @@
 
 from kernelproof.schema import ShapeTiming
 from kernelproof.timing.session import BELOW_FLOOR_MARGIN, below_floor_findings
-from kernelproof.timing.statistics import summarize
+from kernelproof.timing.noise import summarize
 
 
 def shape(candidate_s: float, floor_s: float) -> ShapeTiming:

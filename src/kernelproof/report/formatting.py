@@ -9,20 +9,7 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
-#: Time units from the largest down, with the factor that turns seconds into each.
-_TIME_UNITS = (("s", 1.0), ("ms", 1e3), ("\u00b5s", 1e6), ("ns", 1e9))
-
-
-def seconds(value: float | None) -> str:
-    """A duration in the largest unit that keeps it at or above 1: ``1.23 ms``, ``870 ns``."""
-    if value is None or not math.isfinite(value):
-        return "n/a"
-    if value == 0:
-        return "0 s"
-    for unit, factor in _TIME_UNITS:
-        if abs(value) * factor >= 1:
-            return f"{value * factor:.3g} {unit}"
-    return f"{value * 1e9:.3g} ns"
+from kernelproof.units import seconds  # noqa: F401 (the views call it as fmt.seconds)
 
 
 def speedup(value: float | None) -> str:

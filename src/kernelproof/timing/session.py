@@ -32,7 +32,7 @@ from kernelproof.schema import (
 )
 from kernelproof.tasks.variants import ShapeGroup
 from kernelproof.timing.device_lock import device_timing_lock
-from kernelproof.timing.statistics import (
+from kernelproof.timing import (
     StoppingRule,
     controller_cross_check,
     implausibly_fast,

@@ -1,0 +1,116 @@
+"""When the timing loop stops: on the speedup's confidence interval, within a time budget."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from kernelproof.errors import UsageError
+from kernelproof.timing.bootstrap import SpeedupEstimate
+
+#: A speedup known to +-2% tells a 5% gain, about the smallest worth shipping, from none.
+DEFAULT_TARGET_HALF_WIDTH = 0.02
+
+#: Ten rounds before trusting any interval: the bootstrap of fewer samples underestimates the
+#: spread (it can only reshuffle the handful of values it has seen).
+DEFAULT_MIN_ROUNDS = 10
+
+#: The interval narrows as 1/sqrt(rounds): past 500 rounds, halving it costs 1500 more. A run
+#: that has not converged by then is too noisy for more rounds to fix.
+DEFAULT_MAX_ROUNDS = 500
+
+#: Ten seconds per shape keeps a verification of a handful of shapes within a couple of minutes.
+DEFAULT_BUDGET_S = 10.0
+
+
+#: Reasons a :class:`StopDecision` can give. The empty string means "keep measuring".
+STOP_CONVERGED = "converged"
+STOP_BUDGET = "budget"
+STOP_MAX_ROUNDS = "max-rounds"
+STOP_CONTINUE = ""
+STOP_REASONS = frozenset({STOP_CONVERGED, STOP_BUDGET, STOP_MAX_ROUNDS, STOP_CONTINUE})
+
+
+@dataclass(frozen=True)
+class StopDecision:
+    """Whether the timing loop should stop after this round, and why."""
+
+    stop: bool
+    reason: str
+    """One of :data:`STOP_CONVERGED`, :data:`STOP_BUDGET`, :data:`STOP_MAX_ROUNDS`, or
+    :data:`STOP_CONTINUE` (the empty string) while measuring goes on."""
+
+    detail: str = ""
+    """A plain sentence with the numbers behind the decision, for logs and the report."""
+
+
+@dataclass(frozen=True)
+class StoppingRule:
+    """Adaptive stopping on the speedup's confidence interval, within a time and round budget.
+
+    Measuring stops at the first of:
+
+    1. **converged**: at least ``min_rounds`` rounds, and the interval's relative half-width is at
+       most ``target_half_width``;
+    2. **max-rounds**: ``max_rounds`` rounds done;
+    3. **budget**: ``budget_s`` seconds spent. The budget is a hard limit and overrides
+       ``min_rounds``: a kernel too slow for ten rounds in the budget still ends, and the reason
+       tells the reviewer why the interval is wide.
+
+    Convergence is checked first, so a run that converges on its last allowed round says so.
+    """
+
+    target_half_width: float = DEFAULT_TARGET_HALF_WIDTH
+    """Stop once (high - low) / 2 / speedup is at most this."""
+
+    min_rounds: int = DEFAULT_MIN_ROUNDS
+    max_rounds: int = DEFAULT_MAX_ROUNDS
+    budget_s: float = DEFAULT_BUDGET_S
+    """Seconds of measuring allowed, from the first round."""
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.target_half_width) and self.target_half_width > 0):
+            raise UsageError(
+                f"target_half_width={self.target_half_width!r} must be a positive relative "
+                f"half-width, e.g. {DEFAULT_TARGET_HALF_WIDTH} for +-2%"
+            )
+        if self.min_rounds < 1:
+            raise UsageError(f"min_rounds={self.min_rounds!r} must be at least 1")
+        if self.max_rounds < self.min_rounds:
+            raise UsageError(
+                f"max_rounds={self.max_rounds!r} is below min_rounds={self.min_rounds!r}: raise "
+                "max_rounds or lower min_rounds"
+            )
+        if not (self.budget_s > 0):
+            raise UsageError(f"budget_s={self.budget_s!r} must be a positive number of seconds")
+
+    def decide(
+        self, estimate: SpeedupEstimate | None, rounds: int, elapsed_s: float
+    ) -> StopDecision:
+        """Whether to stop after ``rounds`` rounds and ``elapsed_s`` seconds.
+
+        ``estimate`` is the latest interval, or None when none has been computed yet (the loop
+        may skip the bootstrap until ``min_rounds``).
+        """
+        if (
+            estimate is not None
+            and rounds >= self.min_rounds
+            and estimate.half_width_rel <= self.target_half_width
+        ):
+            return StopDecision(
+                True,
+                STOP_CONVERGED,
+                f"speedup {estimate.speedup:.3g}x known to +-{estimate.half_width_rel:.1%} "
+                f"(target +-{self.target_half_width:.1%}) after {rounds} rounds",
+            )
+        if rounds >= self.max_rounds:
+            return StopDecision(
+                True, STOP_MAX_ROUNDS, f"{rounds} rounds reached the limit of {self.max_rounds}"
+            )
+        if elapsed_s >= self.budget_s:
+            return StopDecision(
+                True,
+                STOP_BUDGET,
+                f"{elapsed_s:.3g} s spent of a {self.budget_s:.3g} s budget after {rounds} rounds",
+            )
+        return StopDecision(False, STOP_CONTINUE)
