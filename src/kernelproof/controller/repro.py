@@ -17,7 +17,7 @@ from kernelproof.config import Settings
 from kernelproof.controller.matrix import MatrixRunner
 from kernelproof.controller.workers import WorkerPair
 from kernelproof.schema import Assumption, CorrectnessTest, InputVariant, Repro, VariantKind
-from kernelproof.tasks.formats import LoadedTask
+from kernelproof.tasks.loaded import LoadedTask
 from kernelproof.tasks.variants import ShapeGroup
 
 #: Cells rerun per failure while shrinking, and the wall-clock cap on all shrinking.

@@ -63,7 +63,8 @@ from kernelproof.schema import (
     Verdict,
     decide_verdict,
 )
-from kernelproof.tasks.formats import LoadedTask, load_task
+from kernelproof.tasks.formats import load_task
+from kernelproof.tasks.loaded import LoadedTask
 from kernelproof.tasks.variants import ShapeGroup, draw_seeds, largest_verified, plan_matrix
 from kernelproof.timing.session import TimingSession
 

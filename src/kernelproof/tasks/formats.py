@@ -8,49 +8,17 @@ this reference?"; a reference that no adapter, or more than one, accepts is an e
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 from kernelproof.errors import TaskError
+from kernelproof.tasks.gpumode import GpuModeFormat
+from kernelproof.tasks.loaded import LoadedTask, TaskFormat
 from kernelproof.tasks.source import (
     KERNELBENCH_REQUIRED,
-    TaskSource,
     read_candidate,
     read_task,
     top_level_names,
 )
-
-
-@dataclass(frozen=True)
-class LoadedTask:
-    """A task and candidate ready for the workers."""
-
-    task: TaskSource
-    """KernelBench-format text (the file itself, or a generated wrapper)."""
-
-    candidate_path: Path
-    """The file the candidate worker imports (the candidate itself, or a wrapper)."""
-
-    candidate_text: str
-    """The candidate's own source, for the static scan, hashes and line counts."""
-
-    candidate_file: Path
-    """The candidate's own file (what the user named)."""
-
-    readable_paths: list[str] = field(default_factory=list)
-    """Files and folders the candidate worker may read besides its own (a wrapped task's
-    sources), so that the file-access audit does not flag the wrapper's own imports."""
-
-    format: str = "kernelbench"
-
-
-class TaskFormat(Protocol):
-    name: str
-
-    def accepts(self, reference: Path) -> bool: ...
-
-    def load(self, reference: Path, candidate: Path, scratch: Path) -> LoadedTask: ...
 
 
 class KernelBenchFormat:
@@ -69,8 +37,7 @@ class KernelBenchFormat:
 
 
 def registry() -> list[TaskFormat]:
-    from kernelproof.tasks.gpumode import GpuModeFormat
-
+    """Every task format, each asked in turn whether it accepts a reference."""
     return [KernelBenchFormat(), GpuModeFormat()]
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelproof.errors import TaskError
-from kernelproof.tasks.formats import LoadedTask
+from kernelproof.tasks.loaded import LoadedTask
 from kernelproof.tasks.source import parse_task, read_candidate, top_level_names
 
 #: What a GPU MODE submission must define.
