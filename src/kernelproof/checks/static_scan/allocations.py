@@ -6,30 +6,30 @@ import ast
 from collections import defaultdict
 from collections.abc import Iterator
 
-from kernelproof.checks.static_scan.context import _assignment_pairs, _Context
+from kernelproof.checks.static_scan.context import assignment_pairs, Context
 from kernelproof.checks.static_scan.findings import StaticCheck
 from kernelproof.checks.static_scan.rules import (
-    _EMPTY_ALLOCATORS,
-    _EMPTY_METHODS,
-    _METADATA_ATTRIBUTES,
+    EMPTY_ALLOCATORS,
+    EMPTY_METHODS,
+    METADATA_ATTRIBUTES,
 )
 from kernelproof.schema.finding import Finding
 from kernelproof.schema.verdict import Severity
 
 
-def _is_empty_allocation(context: _Context, node: ast.AST) -> bool:
+def _is_empty_allocation(context: Context, node: ast.AST) -> bool:
     if not isinstance(node, ast.Call):
         return False
-    if isinstance(node.func, ast.Attribute) and node.func.attr in _EMPTY_METHODS:
+    if isinstance(node.func, ast.Attribute) and node.func.attr in EMPTY_METHODS:
         return True
-    return context.resolve(node.func) in _EMPTY_ALLOCATORS
+    return context.resolve(node.func) in EMPTY_ALLOCATORS
 
 
-def _may_write(context: _Context, name_node: ast.Name) -> bool:
+def _may_write(context: Context, name_node: ast.Name) -> bool:
     """Whether a use of a variable could write into it (conservatively yes when unsure)."""
     parent = context.parents.get(name_node)
     if isinstance(parent, ast.Attribute) and parent.value is name_node:
-        return parent.attr not in _METADATA_ATTRIBUTES
+        return parent.attr not in METADATA_ATTRIBUTES
     if isinstance(parent, (ast.Return, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.IfExp, ast.Assert)):
         return False
     if isinstance(parent, (ast.Tuple, ast.List)):
@@ -47,7 +47,7 @@ def _function_body_nodes(function: ast.AST) -> Iterator[ast.AST]:
             stack.extend(ast.iter_child_nodes(node))
 
 
-def _detect_uninitialized(context: _Context) -> Iterator[Finding]:
+def detect_uninitialized(context: Context) -> Iterator[Finding]:
     """``empty`` allocations returned with no visible write (HACKS.md #4). Best effort."""
     for node in context.nodes:
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -55,7 +55,7 @@ def _detect_uninitialized(context: _Context) -> Iterator[Finding]:
         body = list(_function_body_nodes(node))
         assignments: dict[str, list[ast.AST]] = defaultdict(list)
         for sub in body:
-            for target, value in _assignment_pairs(sub):
+            for target, value in assignment_pairs(sub):
                 if isinstance(target, ast.Name):
                     assignments[target.id].append(value)
         empties = {

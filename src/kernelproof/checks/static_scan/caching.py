@@ -5,21 +5,21 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from kernelproof.checks.static_scan.context import _assignment_pairs, _Context, _dotted
+from kernelproof.checks.static_scan.context import assignment_pairs, Context, dotted_name
 from kernelproof.checks.static_scan.findings import StaticCheck
 from kernelproof.checks.static_scan.rules import (
-    _DICT_KEY_METHODS,
-    _FINGERPRINT_BUILTINS,
-    _FINGERPRINT_METHODS,
-    _FORWARD_NAMES,
-    _IDENTITY_FINGERPRINTS,
-    _MEMO_DECORATORS,
+    DICT_KEY_METHODS,
+    FINGERPRINT_BUILTINS,
+    FINGERPRINT_METHODS,
+    FORWARD_NAMES,
+    IDENTITY_FINGERPRINTS,
+    MEMO_DECORATORS,
 )
 from kernelproof.schema.finding import Finding
 from kernelproof.schema.verdict import Severity
 
 
-def _fingerprint(context: _Context, node: ast.AST, seen: frozenset[str] = frozenset()) -> str | None:
+def _fingerprint(context: Context, node: ast.AST, seen: frozenset[str] = frozenset()) -> str | None:
     """The strongest input fingerprint inside an expression: pointer, id, hash, content, shape.
 
     Follows local names (``key = x.data_ptr(); self._cache[key]``) through their assignments.
@@ -36,13 +36,13 @@ def _fingerprint(context: _Context, node: ast.AST, seen: frozenset[str] = frozen
                 kinds.add(kind)
         if isinstance(sub, ast.Call):
             func = sub.func
-            if isinstance(func, ast.Attribute) and func.attr in _FINGERPRINT_METHODS:
-                kinds.add(_FINGERPRINT_METHODS[func.attr])
+            if isinstance(func, ast.Attribute) and func.attr in FINGERPRINT_METHODS:
+                kinds.add(FINGERPRINT_METHODS[func.attr])
             elif isinstance(func, ast.Attribute) and func.attr == "size":
                 kinds.add("shape")
             name = context.resolve(func)
-            if name in _FINGERPRINT_BUILTINS and not context.shadows_builtin(func, name):
-                kinds.add(_FINGERPRINT_BUILTINS[name])
+            if name in FINGERPRINT_BUILTINS and not context.shadows_builtin(func, name):
+                kinds.add(FINGERPRINT_BUILTINS[name])
             elif name is not None and name.startswith("hashlib."):
                 kinds.add("hash")
         elif isinstance(sub, ast.Attribute) and sub.attr == "shape":
@@ -58,7 +58,7 @@ def _strongest(kinds: set[str]) -> str | None:
     return None
 
 
-def _persistent_containers(context: _Context) -> set[str]:
+def _persistent_containers(context: Context) -> set[str]:
     """Parameters with a mutable default (``def f(x, _cache={})``): they live across calls."""
     found: set[str] = set()
     for definitions in context.functions.values():
@@ -72,15 +72,15 @@ def _persistent_containers(context: _Context) -> set[str]:
                 if default is None:
                     continue
                 if isinstance(default, (ast.Dict, ast.List, ast.Set)) or (
-                    isinstance(default, ast.Call) and _dotted(default.func) in {"dict", "list", "set"}
+                    isinstance(default, ast.Call) and dotted_name(default.func) in {"dict", "list", "set"}
                 ):
                     found.add(argument.arg)
     return found
 
 
-def _is_persistent(context: _Context, node: ast.AST, defaults: set[str]) -> bool:
+def _is_persistent(context: Context, node: ast.AST, defaults: set[str]) -> bool:
     """Whether an expression names state that outlives one call (``self.x``, a global, a class)."""
-    dotted = _dotted(node)
+    dotted = dotted_name(node)
     if dotted is None:
         return False
     root = dotted.split(".")[0]
@@ -92,7 +92,7 @@ def _is_persistent(context: _Context, node: ast.AST, defaults: set[str]) -> bool
     )
 
 
-def _cache_sites(context: _Context, defaults: set[str]) -> Iterator[tuple[ast.AST, str, str]]:
+def _cache_sites(context: Context, defaults: set[str]) -> Iterator[tuple[ast.AST, str, str]]:
     """(node, fingerprint kind, container) for lookups and stores keyed on an input fingerprint."""
     for node in context.nodes:
         if isinstance(node, ast.Subscript) and _is_persistent(context, node.value, defaults):
@@ -100,13 +100,13 @@ def _cache_sites(context: _Context, defaults: set[str]) -> Iterator[tuple[ast.AS
                 continue  # self.pos[: x.size(1)] slices a buffer, it does not look a key up
             kind = _fingerprint(context, node.slice)
             if kind is not None:
-                yield node, kind, _dotted(node.value) or ""
+                yield node, kind, dotted_name(node.value) or ""
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
             container = node.func.value
-            if node.func.attr in _DICT_KEY_METHODS and _is_persistent(context, container, defaults):
+            if node.func.attr in DICT_KEY_METHODS and _is_persistent(context, container, defaults):
                 kind = _fingerprint(context, node.args[0])
                 if kind is not None:
-                    yield node, kind, _dotted(node.func.value) or ""
+                    yield node, kind, dotted_name(node.func.value) or ""
         elif isinstance(node, ast.Compare):
             sides = [node.left, *node.comparators]
             containers = [s for s in sides if _is_persistent(context, s, defaults)]
@@ -115,27 +115,27 @@ def _cache_sites(context: _Context, defaults: set[str]) -> Iterator[tuple[ast.AS
             identity = all(isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)) for op in node.ops)
             for key in keys:
                 kind = _fingerprint(context, key)
-                keyed = membership or (identity and kind in _IDENTITY_FINGERPRINTS)
+                keyed = membership or (identity and kind in IDENTITY_FINGERPRINTS)
                 if containers and kind is not None and keyed:
-                    yield node, kind, _dotted(containers[0]) or ""
+                    yield node, kind, dotted_name(containers[0]) or ""
                     break
-        for target, value in _assignment_pairs(node):
+        for target, value in assignment_pairs(node):
             if isinstance(target, ast.Attribute) and _is_persistent(context, target, defaults):
                 kind = _fingerprint(context, value)
-                if kind in _IDENTITY_FINGERPRINTS:
-                    yield node, kind, _dotted(target) or ""
+                if kind in IDENTITY_FINGERPRINTS:
+                    yield node, kind, dotted_name(target) or ""
 
 
-def _memoised_by_assignment(context: _Context) -> Iterator[Finding]:
+def _memoised_by_assignment(context: Context) -> Iterator[Finding]:
     """``forward = functools.lru_cache()(forward)``: a memoiser applied without decorator syntax."""
     for node in context.nodes:
-        for target, value in _assignment_pairs(node):
-            name = _dotted(target)
-            hot = _FORWARD_NAMES | set(context.custom_kernels)
+        for target, value in assignment_pairs(node):
+            name = dotted_name(target)
+            hot = FORWARD_NAMES | set(context.custom_kernels)
             if name is None or name.split(".")[-1] not in hot:
                 continue
             used = (context.resolve(sub) for sub in ast.walk(value))
-            memo = next((r for r in used if r in _MEMO_DECORATORS), None)
+            memo = next((r for r in used if r in MEMO_DECORATORS), None)
             if memo is not None:
                 yield context.finding(
                     StaticCheck.CACHING, Severity.WARN, node,
@@ -144,7 +144,7 @@ def _memoised_by_assignment(context: _Context) -> Iterator[Finding]:
                 )
 
 
-def _detect_caching(context: _Context) -> Iterator[Finding]:
+def detect_caching(context: Context) -> Iterator[Finding]:
     """Output caches keyed on pointers, ids, shapes or hashes; memoised forwards (HACKS.md #9)."""
     defaults = _persistent_containers(context)
     for node, kind, container in _cache_sites(context, defaults):
@@ -160,10 +160,10 @@ def _detect_caching(context: _Context) -> Iterator[Finding]:
         for decorator in node.decorator_list:
             target = decorator.func if isinstance(decorator, ast.Call) else decorator
             name = context.resolve(target)
-            if name not in _MEMO_DECORATORS:
+            if name not in MEMO_DECORATORS:
                 continue
             in_class = isinstance(context.parents.get(node), ast.ClassDef)
-            hot = node.name in _FORWARD_NAMES or node.name in context.custom_kernels or in_class
+            hot = node.name in FORWARD_NAMES or node.name in context.custom_kernels or in_class
             yield context.finding(
                 StaticCheck.CACHING, Severity.WARN if hot else Severity.INFO, decorator,
                 f"`{node.name}` is memoised with `{name}`"

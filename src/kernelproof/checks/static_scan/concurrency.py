@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kernelproof.checks.static_scan.context import _Context, _source_matches
+from kernelproof.checks.static_scan.context import Context, source_matches
 from kernelproof.checks.static_scan.findings import StaticCheck
-from kernelproof.checks.static_scan.rules import _CPP_CONCURRENCY, MAX_SNIPPET_CHARS
+from kernelproof.checks.static_scan.rules import CPP_CONCURRENCY, MAX_SNIPPET_CHARS
 from kernelproof.schema.finding import Finding
 from kernelproof.schema.verdict import Severity
 
 
-def _detect_native_concurrency(context: _Context) -> Iterator[Finding]:
+def detect_native_concurrency(context: Context) -> Iterator[Finding]:
     """Threads, forks and side streams created inside C++/CUDA source strings (HACKS.md #6)."""
-    for match in _source_matches(context, _CPP_CONCURRENCY):
+    for match in source_matches(context, CPP_CONCURRENCY):
         yield context.finding(
             StaticCheck.CONCURRENCY, Severity.WARN, match.node,
             f"C++/CUDA source starts concurrent work: {', '.join(match.tokens)}. Work left "

@@ -8,18 +8,18 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from kernelproof.checks.static_scan.findings import StaticCheck, _make_finding
+from kernelproof.checks.static_scan.findings import StaticCheck, make_finding
 from kernelproof.checks.static_scan.rules import (
-    _ATTRIBUTE_ACCESSORS,
-    _CUPY_KERNELS,
-    _DYNAMIC_IMPORTERS,
-    _EXTENSION_LOADERS,
-    _KERNEL_DECORATOR_LEAVES,
-    _PYTHON_BUILTINS,
-    _RULES,
-    _STRING_CASE_METHODS,
-    _TORCH_OPS_BUILTIN_NAMESPACES,
-    _WATCHED_ROOTS,
+    ATTRIBUTE_ACCESSORS,
+    CUPY_KERNELS,
+    DYNAMIC_IMPORTERS,
+    EXTENSION_LOADERS,
+    KERNEL_DECORATOR_LEAVES,
+    PYTHON_BUILTINS,
+    RULES,
+    STRING_CASE_METHODS,
+    TORCH_OPS_BUILTIN_NAMESPACES,
+    WATCHED_ROOTS,
     MAX_FOLD_DEPTH,
     MAX_FOLDED_CHARS,
     MAX_SNIPPET_CHARS,
@@ -28,17 +28,17 @@ from kernelproof.schema.finding import Finding
 from kernelproof.schema.verdict import Severity
 
 
-def _has_prefix(name: str, prefixes: Iterable[str]) -> bool:
+def has_prefix(name: str, prefixes: Iterable[str]) -> bool:
     """Whether ``name`` is one of ``prefixes`` or lies under one (component-wise)."""
     return any(name == prefix or name.startswith(prefix + ".") for prefix in prefixes)
 
 
-def _dotted(node: ast.AST) -> str | None:
+def dotted_name(node: ast.AST) -> str | None:
     """The plain dotted text of a ``Name``/``Attribute`` chain (``self.ext``), else ``None``."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
+        base = dotted_name(node.value)
         return None if base is None else f"{base}.{node.attr}"
     return None
 
@@ -65,7 +65,7 @@ def _canonical(name: str) -> str:
     return "builtins" if name == "__builtins__" else name
 
 
-def _assignment_pairs(node: ast.AST) -> Iterator[tuple[ast.expr, ast.expr]]:
+def assignment_pairs(node: ast.AST) -> Iterator[tuple[ast.expr, ast.expr]]:
     """(target, value) pairs of an assignment, unpacking ``a, b = x, y`` element-wise."""
     if isinstance(node, ast.Assign):
         targets, value = node.targets, node.value
@@ -81,7 +81,9 @@ def _assignment_pairs(node: ast.AST) -> Iterator[tuple[ast.expr, ast.expr]]:
             yield target, value
 
 
-def _keyword(call: ast.Call, name: str, position: int | None = None) -> ast.expr | None:
+def call_argument(
+    call: ast.Call, name: str, position: int | None = None
+) -> ast.expr | None:
     """A call's argument by keyword, or by position when given."""
     for keyword in call.keywords:
         if keyword.arg == name:
@@ -92,7 +94,7 @@ def _keyword(call: ast.Call, name: str, position: int | None = None) -> ast.expr
     return None
 
 
-class _Context:
+class Context:
     """One parsed source file with the tables every detector shares."""
 
     def __init__(self, source: str, path: str, tree: ast.Module) -> None:
@@ -131,7 +133,7 @@ class _Context:
     def _index(self) -> None:
         for node in self.tree.body:
             if isinstance(node, (ast.Assign, ast.AnnAssign)):
-                for target, _ in _assignment_pairs(node):
+                for target, _ in assignment_pairs(node):
                     if isinstance(target, ast.Name):
                         self.module_names.add(target.id)
         for node in self.nodes:
@@ -157,8 +159,8 @@ class _Context:
                     local = alias.asname or alias.name
                     self.import_aliases[local] = f"{module}.{alias.name}" if module else alias.name
             elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
-                for target, value in _assignment_pairs(node):
-                    dotted = _dotted(target)
+                for target, value in assignment_pairs(node):
+                    dotted = dotted_name(target)
                     if dotted is not None:
                         self.alias_sources[dotted].append(value)
                     if isinstance(target, ast.Name):
@@ -193,24 +195,24 @@ class _Context:
         """Record a loader/jit/RawKernel call and the variable its result is bound to."""
         function = self.resolve(call.func)
         names: list[str] = []
-        if function in _EXTENSION_LOADERS:
+        if function in EXTENSION_LOADERS:
             self.extension_calls.append(call)
-            name = self.fold(_keyword(call, "name", 0))
+            name = self.fold(call_argument(call, "name", 0))
             if name:
                 names.append(name)
             position = 3 if "inline" in function else None  # load() takes no positional list
-            names.extend(self.fold_list(_keyword(call, "functions", position)))
-        elif function in _CUPY_KERNELS:
-            name = self.fold(_keyword(call, "name", 1))
+            names.extend(self.fold_list(call_argument(call, "functions", position)))
+        elif function in CUPY_KERNELS:
+            name = self.fold(call_argument(call, "name", 1))
             if name:
                 names.append(name)
         elif self._is_kernel_decorator(call.func) and call.args:
-            wrapped = _dotted(call.args[0])  # numba.njit(f) / cuda.jit(f): the kernel is f
+            wrapped = dotted_name(call.args[0])  # numba.njit(f) / cuda.jit(f): the kernel is f
             if wrapped:
                 names.append(wrapped.split(".")[-1])
         elif (isinstance(call.func, ast.Call) and call.args
               and self._is_kernel_decorator(call.func.func)):
-            wrapped = _dotted(call.args[0])  # numba.njit(parallel=True)(f)
+            wrapped = dotted_name(call.args[0])  # numba.njit(parallel=True)(f)
             if wrapped:
                 names.append(wrapped.split(".")[-1])
         else:
@@ -218,8 +220,8 @@ class _Context:
         for name in names:
             self._add_custom(name)
         parent = self.parents.get(call)
-        for target, value in _assignment_pairs(parent) if parent is not None else ():
-            dotted = _dotted(target)
+        for target, value in assignment_pairs(parent) if parent is not None else ():
+            dotted = dotted_name(target)
             if value is call and dotted is not None:
                 self.custom_dotted.add(dotted)
                 if "." not in dotted:
@@ -235,7 +237,7 @@ class _Context:
         if name is None:
             return False
         parts = name.split(".")
-        if parts[0] in {"numba", "triton"} and parts[-1] in _KERNEL_DECORATOR_LEAVES:
+        if parts[0] in {"numba", "triton"} and parts[-1] in KERNEL_DECORATOR_LEAVES:
             return True
         return len(parts) == 1 and name in {"jit", "njit"} and name not in self.bound_names
 
@@ -325,7 +327,7 @@ class _Context:
             items = [self.fold(item, depth) for item in pieces.elts]
             known = [item for item in items if item is not None]
             return receiver.join(known) if len(known) == len(items) else None
-        if func.attr in _STRING_CASE_METHODS and not node.args:
+        if func.attr in STRING_CASE_METHODS and not node.args:
             return str(getattr(receiver, func.attr)())
         if func.attr == "replace" and len(node.args) == 2:
             old, new = self.fold(node.args[0], depth), self.fold(node.args[1], depth)
@@ -394,7 +396,7 @@ class _Context:
             aliased = self._alias_of(node.id)
             if aliased is not None:
                 return _canonical(aliased)
-            unbound = node.id not in self.bound_names and node.id not in _PYTHON_BUILTINS
+            unbound = node.id not in self.bound_names and node.id not in PYTHON_BUILTINS
             if self.star_modules and unbound:
                 return f"{self.star_modules[-1]}.{node.id}"  # best guess: the last star import
             return _canonical(node.id)
@@ -404,7 +406,7 @@ class _Context:
             base = self.resolve(node.value)
             if base is None:
                 return None
-            dotted = _dotted(node)  # ``self.k`` may be bound to a kernel elsewhere
+            dotted = dotted_name(node)  # ``self.k`` may be bound to a kernel elsewhere
             aliased = self._alias_of(dotted) if dotted is not None else None
             return _canonical(aliased or f"{base}.{node.attr}")
         if isinstance(node, ast.Call):
@@ -419,7 +421,7 @@ class _Context:
             base, attribute = self.resolve(node.args[0]), self.fold(node.args[1])
             if base is not None and attribute is not None:
                 return _canonical(f"{base}.{attribute}")
-        if function in _DYNAMIC_IMPORTERS and node.args:
+        if function in DYNAMIC_IMPORTERS and node.args:
             module = self.fold(node.args[0])
             if module:
                 return module.split(".")[0] if function == "__import__" else module
@@ -430,7 +432,7 @@ class _Context:
         if key is None:
             return None
         value = node.value
-        if isinstance(value, ast.Call) and len(value.args) == 1 and _dotted(value.func) == "vars":
+        if isinstance(value, ast.Call) and len(value.args) == 1 and dotted_name(value.func) == "vars":
             base = self.resolve(value.args[0])
             return None if base is None else _canonical(f"{base}.{key}")
         base = self.resolve(value)
@@ -466,8 +468,8 @@ class _Context:
         root = name.split(".")[0]
         return (
             root in self.import_roots
-            or root in _WATCHED_ROOTS
-            or (name in _RULES and _RULES[name].builtin)
+            or root in WATCHED_ROOTS
+            or (name in RULES and RULES[name].builtin)
             or name in {"getattr", "setattr", "delattr", "id", "hash"}
             or root in self.custom_roots
             or any(name == d or name.startswith(d + ".") for d in self.custom_dotted)
@@ -478,7 +480,7 @@ class _Context:
         root = name.split(".")[0]
         if root in {"self", "cls"} or root in self.class_names or root in self.custom_roots:
             return False
-        return root in self.import_roots or root in _WATCHED_ROOTS
+        return root in self.import_roots or root in WATCHED_ROOTS
 
     def shadows_builtin(self, node: ast.AST, name: str) -> bool:
         """Whether ``name`` is a bare builtin that this file defines for itself."""
@@ -499,7 +501,7 @@ class _Context:
             return parts[1] in self.custom_methods
         return (
             len(parts) >= 3 and parts[0] == "torch" and parts[1] == "ops"
-            and parts[2] not in _TORCH_OPS_BUILTIN_NAMESPACES
+            and parts[2] not in TORCH_OPS_BUILTIN_NAMESPACES
         )
 
     # -- helpers for detectors -----------------------------------------------------------------
@@ -528,7 +530,7 @@ class _Context:
             facts["code"] = self.snippet(node)
         lineno = line or (getattr(node, "lineno", 1) if node is not None else 1)
         column = (getattr(node, "col_offset", 0) + 1) if node is not None and line is None else 1
-        return _make_finding(self.path, check, severity, lineno, column, message, facts)
+        return make_finding(self.path, check, severity, lineno, column, message, facts)
 
     def is_inner_reference(self, node: ast.AST) -> bool:
         """Whether a larger reference contains ``node`` (``time`` inside ``time.time``)."""
@@ -536,7 +538,7 @@ class _Context:
         if isinstance(parent, ast.Attribute) and parent.value is node:
             return True
         if isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
-            return self.resolve(parent.func) in _ATTRIBUTE_ACCESSORS
+            return self.resolve(parent.func) in ATTRIBUTE_ACCESSORS
         return False
 
     def references(self) -> list[tuple[ast.expr, str]]:
@@ -567,7 +569,7 @@ class _Context:
         return []
 
 
-def _string_constants(context: _Context) -> Iterator[tuple[ast.Constant, str]]:
+def string_constants(context: Context) -> Iterator[tuple[ast.Constant, str]]:
     """Every string literal in the source (C++/CUDA sources live in these)."""
     for node in context.nodes:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -589,10 +591,10 @@ class _SourceMatch:
     """That line of the Python source, stripped."""
 
 
-def _source_matches(context: _Context, pattern: re.Pattern[str]) -> Iterator[_SourceMatch]:
+def source_matches(context: Context, pattern: re.Pattern[str]) -> Iterator[_SourceMatch]:
     """Every string literal in which ``pattern`` matches."""
     source_lines = context.source.splitlines()
-    for node, text in _string_constants(context):
+    for node, text in string_constants(context):
         first = pattern.search(text)
         if first is None:
             continue

@@ -6,15 +6,15 @@ import ast
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 
-from kernelproof.checks.static_scan.context import _Context, _dotted, _has_prefix
+from kernelproof.checks.static_scan.context import Context, dotted_name, has_prefix
 from kernelproof.checks.static_scan.findings import StaticCheck
 from kernelproof.checks.static_scan.rules import (
-    _CUPY_KERNELS,
-    _EXTENSION_LOADERS,
-    _FORWARD_NAMES,
-    _KERNEL_LIBRARIES,
-    _TENSOR_COMPUTE_METHODS,
-    _TORCH_NON_COMPUTE_PREFIXES,
+    CUPY_KERNELS,
+    EXTENSION_LOADERS,
+    FORWARD_NAMES,
+    KERNEL_LIBRARIES,
+    TENSOR_COMPUTE_METHODS,
+    TORCH_NON_COMPUTE_PREFIXES,
     REFERENCE_CLASS_NAMES,
 )
 from kernelproof.schema.finding import Finding
@@ -29,7 +29,7 @@ def _launched(call: ast.Call) -> ast.expr:
     return func
 
 
-def _function_summaries(context: _Context, predicate: Callable[[ast.AST], bool]) -> set[str]:
+def _function_summaries(context: Context, predicate: Callable[[ast.AST], bool]) -> set[str]:
     """Names of functions in this file containing (or calling one that contains) a node that
     ``predicate`` accepts. One pass over each function, then propagation up the call graph."""
     callers: dict[str, set[str]] = defaultdict(set)
@@ -54,7 +54,7 @@ def _function_summaries(context: _Context, predicate: Callable[[ast.AST], bool])
 class _FallbackAnalysis:
     """Which calls reach a custom kernel and which run PyTorch, through helper functions."""
 
-    def __init__(self, context: _Context) -> None:
+    def __init__(self, context: Context) -> None:
         self.context = context
         self.custom_functions = _function_summaries(context, self._direct_custom)
         self.torch_functions = _function_summaries(context, self._direct_torch)
@@ -65,7 +65,7 @@ class _FallbackAnalysis:
         name = self.context.resolve(_launched(call))
         if name is None:
             return False
-        return self.context.is_custom(name) or name in _EXTENSION_LOADERS or name in _CUPY_KERNELS
+        return self.context.is_custom(name) or name in EXTENSION_LOADERS or name in CUPY_KERNELS
 
     def _direct_torch(self, node: ast.AST) -> bool:
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
@@ -75,19 +75,19 @@ class _FallbackAnalysis:
     def torch_call_name(self, call: ast.Call) -> str | None:
         """What PyTorch computation a call runs directly, or ``None``."""
         func = call.func
-        if isinstance(func, ast.Attribute) and func.attr in _FORWARD_NAMES:
+        if isinstance(func, ast.Attribute) and func.attr in FORWARD_NAMES:
             inner = func.value
-            if isinstance(inner, ast.Call) and _dotted(inner.func) == "super":
+            if isinstance(inner, ast.Call) and dotted_name(inner.func) == "super":
                 return "super().forward"
         name = self.context.resolve(func)
         if name is not None:
             parts = name.split(".")
             if parts[0] == "torch" and not self.context.is_custom(name):
-                if not _has_prefix(name, _TORCH_NON_COMPUTE_PREFIXES):
+                if not has_prefix(name, TORCH_NON_COMPUTE_PREFIXES):
                     return name
             if REFERENCE_CLASS_NAMES.intersection(parts):
                 return name  # Model(...), Model.forward(self, x), reference.Model.forward
-        if isinstance(func, ast.Attribute) and func.attr in _TENSOR_COMPUTE_METHODS:
+        if isinstance(func, ast.Attribute) and func.attr in TENSOR_COMPUTE_METHODS:
             if name is None or not self.context.is_custom(name):
                 return f".{func.attr}"
         return None
@@ -132,7 +132,7 @@ def _calls_under(nodes: Iterable[ast.AST]) -> Iterator[ast.Call]:
     return (node for node in _walk_all(nodes) if isinstance(node, ast.Call))
 
 
-def _imports_kernel_library(context: _Context, body: list[ast.stmt]) -> list[str]:
+def _imports_kernel_library(context: Context, body: list[ast.stmt]) -> list[str]:
     """Kernel libraries imported directly in a try body (``try: import triton``)."""
     found: list[str] = []
     for node in _walk_all(body):
@@ -143,12 +143,12 @@ def _imports_kernel_library(context: _Context, body: list[ast.stmt]) -> list[str
             modules = [node.module]
         found.extend(
             m for m in modules
-            if any(m == lib or m.startswith(lib + ".") for lib in _KERNEL_LIBRARIES)
+            if any(m == lib or m.startswith(lib + ".") for lib in KERNEL_LIBRARIES)
         )
     return found
 
 
-def _detect_fallback(context: _Context) -> Iterator[Finding]:
+def detect_fallback(context: Context) -> Iterator[Finding]:
     """try/except (or ``contextlib.suppress``) that guards a custom kernel or falls back to torch."""
     analysis = _FallbackAnalysis(context)
     for node in context.nodes:
@@ -169,7 +169,7 @@ def _detect_fallback(context: _Context) -> Iterator[Finding]:
 
 
 def _fallback_in_try(
-    context: _Context, analysis: _FallbackAnalysis, node: ast.stmt
+    context: Context, analysis: _FallbackAnalysis, node: ast.stmt
 ) -> Iterator[Finding]:
     """One try statement: does it guard a kernel, or does a quiet handler compute with torch?"""
     quiet = [

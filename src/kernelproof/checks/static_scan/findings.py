@@ -58,7 +58,7 @@ class StaticCheck(str, Enum):
 MAX_STATIC_SEVERITY = Severity.WARN
 
 
-def _make_finding(
+def make_finding(
     path: str,
     check: StaticCheck,
     severity: Severity,
@@ -79,19 +79,19 @@ def _make_finding(
     )
 
 
-def _syntax_finding(error: BaseException, path: str) -> Finding:
+def syntax_finding(error: BaseException, path: str) -> Finding:
     """Turn a parse failure into a ``static-syntax`` finding at the offending line."""
     line = getattr(error, "lineno", None) or 1
     column = getattr(error, "offset", None) or 0
     reason = getattr(error, "msg", None) or str(error) or type(error).__name__
-    return _make_finding(
+    return make_finding(
         path, StaticCheck.SYNTAX, Severity.WARN, int(line), int(column),
         f"The candidate does not parse ({reason}); it cannot build.",
         {"error": type(error).__name__, "reason": str(reason)},
     )
 
 
-def _deduplicate(findings: list[Finding]) -> list[Finding]:
+def deduplicate(findings: list[Finding]) -> list[Finding]:
     """Keep one finding per check and position (the most severe), ordered by position."""
     best: dict[tuple[str, int, int], Finding] = {}
     for finding in findings:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Iterator
 
-from kernelproof.checks.static_scan.context import _assignment_pairs, _Context, _dotted
+from kernelproof.checks.static_scan.context import assignment_pairs, Context, dotted_name
 from kernelproof.checks.static_scan.findings import StaticCheck
 from kernelproof.checks.static_scan.rules import REFERENCE_CLASS_NAMES
 from kernelproof.schema.finding import Finding
@@ -13,17 +13,17 @@ from kernelproof.schema.verdict import Severity
 
 
 def _derives_from_reference(
-    context: _Context, bases: Iterable[ast.expr], derived: set[str]
+    context: Context, bases: Iterable[ast.expr], derived: set[str]
 ) -> str | None:
     """The first base that is (or derives from) the reference class, if any."""
     for base in bases:
-        name = context.resolve(base) or _dotted(base)
+        name = context.resolve(base) or dotted_name(base)
         if name is not None and name.split(".")[-1] in derived and name.split(".")[0] != "torch":
             return name
     return None
 
 
-def _detect_inheritance(context: _Context) -> Iterator[Finding]:
+def detect_inheritance(context: Context) -> Iterator[Finding]:
     """``ModelNew`` derived from, or bound to, the reference ``Model`` (HACKS.md #3)."""
     derived = set(REFERENCE_CLASS_NAMES)
     classes = [node for node in context.nodes if isinstance(node, ast.ClassDef)]
@@ -40,13 +40,13 @@ def _detect_inheritance(context: _Context) -> Iterator[Finding]:
                 flagged.append((node, node.name, base))
                 changed = True
     for node in context.nodes:
-        if isinstance(node, ast.Call) and len(node.args) == 3 and _dotted(node.func) == "type":
+        if isinstance(node, ast.Call) and len(node.args) == 3 and dotted_name(node.func) == "type":
             bases = node.args[1]
             if isinstance(bases, ast.Tuple):
                 base = _derives_from_reference(context, bases.elts, derived)
                 if base is not None:
                     flagged.append((node, context.fold(node.args[0]) or "<type()>", base))
-        for target, value in _assignment_pairs(node):
+        for target, value in assignment_pairs(node):
             if isinstance(target, ast.Name) and target.id not in derived:
                 base = _derives_from_reference(context, [value], derived)
                 if base is not None:

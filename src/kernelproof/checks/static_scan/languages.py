@@ -5,15 +5,15 @@ from __future__ import annotations
 import ast
 
 from kernelproof.checks.static_scan.context import (
-    _Context,
-    _has_prefix,
-    _keyword,
-    _string_constants,
+    Context,
+    has_prefix,
+    call_argument,
+    string_constants,
 )
 from kernelproof.checks.static_scan.rules import (
-    _CUDA_SOURCE_MARKER,
-    _LANGUAGE_ROOTS,
-    _TORCH_COMPILE_NAMES,
+    CUDA_SOURCE_MARKER,
+    LANGUAGE_ROOTS,
+    TORCH_COMPILE_NAMES,
     LANGUAGES,
 )
 
@@ -27,30 +27,30 @@ def _is_empty_literal(node: ast.expr | None) -> bool:
     return isinstance(node, (ast.List, ast.Tuple)) and not node.elts
 
 
-def _extension_languages(context: _Context, call: ast.Call) -> set[str]:
+def _extension_languages(context: Context, call: ast.Call) -> set[str]:
     """Languages one ``load_inline``/``load`` call compiles: always C++, CUDA when it has CUDA."""
     found = {"cpp"}
     if "inline" in (context.resolve(call.func) or ""):
-        if not _is_empty_literal(_keyword(call, "cuda_sources", 2)):
+        if not _is_empty_literal(call_argument(call, "cuda_sources", 2)):
             found.add("cuda")
     else:
-        sources = context.fold_list(_keyword(call, "sources", 1))
+        sources = context.fold_list(call_argument(call, "sources", 1))
         if any(source.endswith((".cu", ".cuh")) for source in sources):
             found.add("cuda")
     return found
 
 
-def _languages(context: _Context) -> list[str]:
+def detect_languages(context: Context) -> list[str]:
     """Languages the source uses, in ``LANGUAGES`` order."""
     names = {name for _, name in context.references()} | context.import_roots
     roots = {name.split(".")[0] for name in names}
-    found = {language for language, root in _LANGUAGE_ROOTS if root in roots}
+    found = {language for language, root in LANGUAGE_ROOTS if root in roots}
     if "cupy" in roots or any(name.startswith("numba.cuda") for name in names):
         found.add("cuda")
-    if any(_has_prefix(name, _TORCH_COMPILE_NAMES) for name in names):
+    if any(has_prefix(name, TORCH_COMPILE_NAMES) for name in names):
         found.add("torch.compile")
     for call in context.extension_calls:
         found |= _extension_languages(context, call)
-    if any(_CUDA_SOURCE_MARKER.search(text) for _, text in _string_constants(context)):
+    if any(CUDA_SOURCE_MARKER.search(text) for _, text in string_constants(context)):
         found.add("cuda")
     return [language for language in LANGUAGES if language in found]

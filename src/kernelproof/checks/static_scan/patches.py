@@ -5,15 +5,15 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from kernelproof.checks.static_scan.context import _Context
+from kernelproof.checks.static_scan.context import Context
 from kernelproof.checks.static_scan.findings import StaticCheck
-from kernelproof.checks.static_scan.references import _match_rule
-from kernelproof.checks.static_scan.rules import _CONFIG_COMPONENTS, _SETATTR_DUNDERS
+from kernelproof.checks.static_scan.references import match_rule
+from kernelproof.checks.static_scan.rules import CONFIG_COMPONENTS, SETATTR_DUNDERS
 from kernelproof.schema.finding import Finding
 from kernelproof.schema.verdict import Severity
 
 
-def _patch_targets(context: _Context) -> Iterator[tuple[ast.AST, str, str]]:
+def patch_targets(context: Context) -> Iterator[tuple[ast.AST, str, str]]:
     """(node, patched qualified name, how) for every write to a module attribute."""
     for node in context.nodes:
         targets: list[ast.expr] = []
@@ -41,7 +41,7 @@ def _patch_targets(context: _Context) -> Iterator[tuple[ast.AST, str, str]]:
             yield from _call_patch(context, node)
 
 
-def _call_patch(context: _Context, call: ast.Call) -> Iterator[tuple[ast.AST, str, str]]:
+def _call_patch(context: Context, call: ast.Call) -> Iterator[tuple[ast.AST, str, str]]:
     """``setattr(m, n, v)``, ``object.__setattr__(m, n, v)``, ``m.__setattr__(n, v)`` and
     ``m.__dict__.update(...)`` / ``vars(m).update(...)`` on a module."""
     function = context.resolve(call.func)
@@ -53,7 +53,7 @@ def _call_patch(context: _Context, call: ast.Call) -> Iterator[tuple[ast.AST, st
                     "type.__setattr__", "type.__delattr__"} and len(call.args) >= 2:
         if not context.shadows_builtin(func, function):
             base_node, names = call.args[0], [context.fold(call.args[1]) or "<computed>"]
-    elif isinstance(func, ast.Attribute) and func.attr in _SETATTR_DUNDERS and call.args:
+    elif isinstance(func, ast.Attribute) and func.attr in SETATTR_DUNDERS and call.args:
         base_node, names, how = func.value, [context.fold(call.args[0]) or "<computed>"], func.attr
     elif isinstance(func, ast.Attribute) and func.attr in {"update", "setdefault", "__setitem__"}:
         namespace = func.value
@@ -75,7 +75,7 @@ def _call_patch(context: _Context, call: ast.Call) -> Iterator[tuple[ast.AST, st
             yield call, f"{base}.{name}", how
 
 
-def _subscript_patch(context: _Context, target: ast.Subscript) -> Iterator[tuple[ast.AST, str, str]]:
+def _subscript_patch(context: Context, target: ast.Subscript) -> Iterator[tuple[ast.AST, str, str]]:
     """Writes through ``sys.modules[...]``, ``__builtins__[...]``, ``vars(m)[...]`` and
     ``m.__dict__[...]``."""
     base = context.resolve(target.value)
@@ -90,11 +90,11 @@ def _subscript_patch(context: _Context, target: ast.Subscript) -> Iterator[tuple
             yield target, whole, "namespace dictionary"
 
 
-def _detect_patches(context: _Context) -> Iterator[Finding]:
+def detect_patches(context: Context) -> Iterator[Finding]:
     """Monkeypatching: writes to attributes of imported modules and classes (HACKS.md #8, #20)."""
-    for node, target, how in _patch_targets(context):
+    for node, target, how in patch_targets(context):
         parts = target.split(".")
-        if _CONFIG_COMPONENTS.intersection(parts[:-1]):
+        if CONFIG_COMPONENTS.intersection(parts[:-1]):
             continue  # torch.backends.cudnn.benchmark = True configures, it does not patch
         evidence: dict[str, object] = {"kind": "monkeypatch", "target": target, "how": how}
         if how == "sys.modules":
@@ -109,7 +109,7 @@ def _detect_patches(context: _Context) -> Iterator[Finding]:
                 f"Modifies the builtins: `{target}`.", evidence,
             )
         else:
-            rule = _match_rule(context, node, target)
+            rule = match_rule(context, node, target)
             timer = rule is not None and rule.check == StaticCheck.TIMER
             what = "a timer or synchronization" if timer else "a library function"
             yield context.finding(

@@ -5,38 +5,38 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from kernelproof.checks.static_scan.context import _Context, _keyword, _source_matches
+from kernelproof.checks.static_scan.context import Context, call_argument, source_matches
 from kernelproof.checks.static_scan.findings import StaticCheck
-from kernelproof.checks.static_scan.patches import _patch_targets
+from kernelproof.checks.static_scan.patches import patch_targets
 from kernelproof.checks.static_scan.rules import (
-    _CPP_LOW_PRECISION,
-    _DOWNCAST_METHODS,
-    _DTYPE_ROOTS,
-    _LOW_PRECISION_DTYPES,
-    _LOW_PRECISION_STRINGS,
-    _REDUCED_PRECISION_FLAGS,
+    CPP_LOW_PRECISION,
+    DOWNCAST_METHODS,
+    DTYPE_ROOTS,
+    LOW_PRECISION_DTYPES,
+    LOW_PRECISION_STRINGS,
+    REDUCED_PRECISION_FLAGS,
     MAX_SNIPPET_CHARS,
 )
 from kernelproof.schema.finding import Finding
 from kernelproof.schema.verdict import Severity
 
 
-def _detect_precision_flags(context: _Context) -> Iterator[Finding]:
+def detect_precision_flags(context: Context) -> Iterator[Finding]:
     """TF32 and reduced-precision-reduction switches (``torch.backends.cuda.matmul.allow_tf32``)."""
-    for node, target, _ in _patch_targets(context):
-        if target.split(".")[-1] in _REDUCED_PRECISION_FLAGS:
+    for node, target, _ in patch_targets(context):
+        if target.split(".")[-1] in REDUCED_PRECISION_FLAGS:
             yield context.finding(
                 StaticCheck.PRECISION, Severity.INFO, node,
                 f"Sets a reduced-precision switch: `{target}`.", {"flag": target},
             )
 
 
-def _detect_precision(context: _Context) -> Iterator[Finding]:
+def detect_precision(context: Context) -> Iterator[Finding]:
     """Casts to half/bfloat16 in Python, and half types in C++/CUDA source strings (HACKS.md #11)."""
     for node, name in context.references():
         parts = name.split(".")
-        low = parts[-1] in _LOW_PRECISION_DTYPES or parts[-1].startswith("float8")
-        if len(parts) > 1 and parts[0] in _DTYPE_ROOTS and low:
+        low = parts[-1] in LOW_PRECISION_DTYPES or parts[-1].startswith("float8")
+        if len(parts) > 1 and parts[0] in DTYPE_ROOTS and low:
             yield context.finding(
                 StaticCheck.PRECISION, Severity.INFO, node,
                 f"Uses a reduced-precision dtype: `{name}`.", {"dtype": name},
@@ -47,9 +47,9 @@ def _detect_precision(context: _Context) -> Iterator[Finding]:
     yield from _precision_in_sources(context)
 
 
-def _precision_in_sources(context: _Context) -> Iterator[Finding]:
+def _precision_in_sources(context: Context) -> Iterator[Finding]:
     """Half and bfloat16 types in C++/CUDA strings, located on the line of their first use."""
-    for match in _source_matches(context, _CPP_LOW_PRECISION):
+    for match in source_matches(context, CPP_LOW_PRECISION):
         yield context.finding(
             StaticCheck.PRECISION, Severity.INFO, match.node,
             f"C++/CUDA source uses reduced-precision types: {', '.join(match.tokens)}.",
@@ -58,9 +58,9 @@ def _precision_in_sources(context: _Context) -> Iterator[Finding]:
         )
 
 
-def _precision_in_call(context: _Context, call: ast.Call) -> Iterator[Finding]:
+def _precision_in_call(context: Context, call: ast.Call) -> Iterator[Finding]:
     func = call.func
-    if isinstance(func, ast.Attribute) and func.attr in _DOWNCAST_METHODS and not call.args:
+    if isinstance(func, ast.Attribute) and func.attr in DOWNCAST_METHODS and not call.args:
         yield context.finding(
             StaticCheck.PRECISION, Severity.INFO, call,
             f"Casts to a lower precision: `.{func.attr}()`.", {"cast": f".{func.attr}()"},
@@ -68,19 +68,19 @@ def _precision_in_call(context: _Context, call: ast.Call) -> Iterator[Finding]:
     strings: list[str] = []
     if isinstance(func, ast.Attribute) and func.attr in {"to", "type", "astype"}:
         strings = [s for s in (context.fold(a) for a in call.args) if s]
-    dtype = _keyword(call, "dtype")
+    dtype = call_argument(call, "dtype")
     folded = context.fold(dtype)
     if folded:
         strings.append(folded)
     for text in strings:
-        if text in _LOW_PRECISION_STRINGS:
+        if text in LOW_PRECISION_STRINGS:
             yield context.finding(
                 StaticCheck.PRECISION, Severity.INFO, call,
                 f"Casts to a lower precision: `{text}`.", {"cast": text},
             )
     name = context.resolve(func)
     if name == "torch.set_float32_matmul_precision":
-        level = context.fold(_keyword(call, "precision", 0))
+        level = context.fold(call_argument(call, "precision", 0))
         if level != "highest":
             yield context.finding(
                 StaticCheck.PRECISION, Severity.INFO, call,

@@ -5,18 +5,18 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from kernelproof.checks.static_scan.context import _Context
+from kernelproof.checks.static_scan.context import Context
 from kernelproof.checks.static_scan.findings import StaticCheck
-from kernelproof.checks.static_scan.rules import _ATTRIBUTE_RULES, _RULES, _Rule
+from kernelproof.checks.static_scan.rules import ATTRIBUTE_RULES, RULES, Rule
 from kernelproof.schema.finding import Finding
 from kernelproof.schema.verdict import Severity
 
 
-def _match_rule(context: _Context, node: ast.AST, name: str) -> _Rule | None:
+def match_rule(context: Context, node: ast.AST, name: str) -> Rule | None:
     """The rule for a resolved reference: the longest qualified prefix, else its last name."""
     parts = name.split(".")
     for end in range(len(parts), 0, -1):
-        rule = _RULES.get(".".join(parts[:end]))
+        rule = RULES.get(".".join(parts[:end]))
         if rule is not None:
             if rule.builtin and (end != len(parts) or context.shadows_builtin(node, name)):
                 return None
@@ -24,29 +24,29 @@ def _match_rule(context: _Context, node: ast.AST, name: str) -> _Rule | None:
     last = parts[-1]
     if len(parts) == 1 and (last in context.bound_names or isinstance(node, ast.Call)):
         return None  # a bare name this file defines is its own, not the library's
-    return _ATTRIBUTE_RULES.get(last)
+    return ATTRIBUTE_RULES.get(last)
 
 
-def _detect_references(context: _Context) -> Iterator[Finding]:
+def detect_references(context: Context) -> Iterator[Finding]:
     """Timers, concurrency, dynamic code, introspection and I/O: references to watched names."""
     for node, name in context.references():
-        rule = _match_rule(context, node, name)
+        rule = match_rule(context, node, name)
         if rule is not None:
             yield context.finding(
                 rule.check, rule.severity, node, f"References {rule.what}: `{name}`.", {"name": name}
             )
     for node in context.nodes:
         # Attributes of unnamed objects: ``Path(p).read_text()``, ``e.__traceback__.tb_frame``.
-        if isinstance(node, ast.Attribute) and node.attr in _ATTRIBUTE_RULES:
+        if isinstance(node, ast.Attribute) and node.attr in ATTRIBUTE_RULES:
             if context.resolve(node) is None:
-                rule = _ATTRIBUTE_RULES[node.attr]
+                rule = ATTRIBUTE_RULES[node.attr]
                 yield context.finding(
                     rule.check, rule.severity, node, f"References {rule.what}: `.{node.attr}`.",
                     {"name": f".{node.attr}"},
                 )
 
 
-def _detect_built_attribute_names(context: _Context) -> Iterator[Finding]:
+def detect_built_attribute_names(context: Context) -> Iterator[Finding]:
     """``getattr``/``setattr``/``delattr`` with an attribute name that is not a literal."""
     for node in context.nodes:
         if not isinstance(node, ast.Call) or len(node.args) < 2:

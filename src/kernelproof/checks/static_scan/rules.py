@@ -26,7 +26,7 @@ REFERENCE_CLASS_NAMES: frozenset[str] = frozenset({"Model"})
 
 
 @dataclass(frozen=True)
-class _Rule:
+class Rule:
     """What a reference to one qualified name means."""
 
     check: StaticCheck
@@ -38,21 +38,21 @@ class _Rule:
     """A bare builtin name: a local definition of the same name shadows it."""
 
 
-def _rules(check: StaticCheck, severity: Severity, what: str, *names: str) -> dict[str, _Rule]:
-    return {name: _Rule(check, severity, what) for name in names}
+def _rules(check: StaticCheck, severity: Severity, what: str, *names: str) -> dict[str, Rule]:
+    return {name: Rule(check, severity, what) for name in names}
 
 
 def _builtin_rules(
     check: StaticCheck, severity: Severity, what: str, *names: str
-) -> dict[str, _Rule]:
-    return {name: _Rule(check, severity, what, builtin=True) for name in names}
+) -> dict[str, Rule]:
+    return {name: Rule(check, severity, what, builtin=True) for name in names}
 
 
 _INFO, _WARN = Severity.INFO, Severity.WARN
 
 #: Qualified names (and their prefixes: ``threading`` covers ``threading.Lock``) the scan watches.
 #: The longest matching prefix wins, so ``threading.settrace`` is introspection, not concurrency.
-_RULES: dict[str, _Rule] = {
+RULES: dict[str, Rule] = {
     **_rules(StaticCheck.TIMER, _INFO, "a clock the harness may rely on",
              "time.perf_counter", "time.perf_counter_ns", "time.time", "time.time_ns",
              "time.monotonic", "time.monotonic_ns", "time.process_time", "time.process_time_ns",
@@ -117,7 +117,7 @@ _RULES: dict[str, _Rule] = {
 
 #: Last components matched on any object (``start.elapsed_time(end)``, ``Path.read_text``) when no
 #: qualified rule applies; these names are specific enough to mean the same thing everywhere.
-_ATTRIBUTE_RULES: dict[str, _Rule] = {
+ATTRIBUTE_RULES: dict[str, Rule] = {
     **_rules(StaticCheck.TIMER, _INFO, "a clock the harness may rely on", "perf_counter",
              "perf_counter_ns", "monotonic", "monotonic_ns", "process_time", "process_time_ns"),
     **_rules(StaticCheck.TIMER, _INFO, "a timing event or synchronization", "elapsed_time",
@@ -131,58 +131,58 @@ _ATTRIBUTE_RULES: dict[str, _Rule] = {
 
 #: Names the scan resolves through: an alias whose value starts here is followed, other local
 #: assignments (``out = x``) are not, so ordinary variables never masquerade as modules.
-_WATCHED_ROOTS: frozenset[str] = frozenset(
-    {name.split(".")[0] for name, rule in _RULES.items() if not rule.builtin}
+WATCHED_ROOTS: frozenset[str] = frozenset(
+    {name.split(".")[0] for name, rule in RULES.items() if not rule.builtin}
     | {"torch", "numpy", "numba", "triton", "cupy", "functools", "contextlib", "importlib",
        "types", "sys", "os", "time", "builtins"}
 )
 
 #: (language, module root): importing or referencing the root means the source uses the language.
-_LANGUAGE_ROOTS: tuple[tuple[str, str], ...] = (
+LANGUAGE_ROOTS: tuple[tuple[str, str], ...] = (
     ("pytorch", "torch"), ("numba", "numba"), ("triton", "triton"),
 )
 
 #: Names whose use means the candidate goes through torch.compile (Dynamo and Inductor).
-_TORCH_COMPILE_NAMES: tuple[str, ...] = ("torch.compile", "torch._dynamo", "torch._inductor")
+TORCH_COMPILE_NAMES: tuple[str, ...] = ("torch.compile", "torch._dynamo", "torch._inductor")
 
 #: String methods the folder applies to a literal receiver without arguments.
-_STRING_CASE_METHODS: frozenset[str] = frozenset(
+STRING_CASE_METHODS: frozenset[str] = frozenset(
     {"lower", "upper", "strip", "lstrip", "rstrip", "casefold", "title"}
 )
 
 #: Names Python provides without an import; a star import never shadows these in our guesses.
-_PYTHON_BUILTINS: frozenset[str] = frozenset(dir(builtins))
+PYTHON_BUILTINS: frozenset[str] = frozenset(dir(builtins))
 
 #: Callables that turn a (possibly built) string into an attribute of an object.
-_ATTRIBUTE_ACCESSORS: frozenset[str] = frozenset({"getattr", "setattr", "delattr", "hasattr"})
+ATTRIBUTE_ACCESSORS: frozenset[str] = frozenset({"getattr", "setattr", "delattr", "hasattr"})
 
 #: Callables that turn a (possibly built) string into a module.
-_DYNAMIC_IMPORTERS: frozenset[str] = frozenset(
+DYNAMIC_IMPORTERS: frozenset[str] = frozenset(
     {"__import__", "importlib.import_module", "importlib.__import__"}
 )
 
 #: Functions that compile a C++/CUDA extension from source (torch.utils.cpp_extension).
-_EXTENSION_LOADERS: frozenset[str] = frozenset(
+EXTENSION_LOADERS: frozenset[str] = frozenset(
     {"torch.utils.cpp_extension.load_inline", "torch.utils.cpp_extension.load", "load_inline"}
 )
 
 #: CuPy kernel constructors: ``RawKernel(code, name)`` defines a CUDA kernel from a string.
-_CUPY_KERNELS: frozenset[str] = frozenset(
+CUPY_KERNELS: frozenset[str] = frozenset(
     {"cupy.RawKernel", "cupy.RawModule", "cupy.ElementwiseKernel", "cupy.ReductionKernel"}
 )
 
 #: Last components of numba/triton decorators that turn a Python function into a kernel.
-_KERNEL_DECORATOR_LEAVES: frozenset[str] = frozenset(
+KERNEL_DECORATOR_LEAVES: frozenset[str] = frozenset(
     {"jit", "njit", "vectorize", "guvectorize", "cfunc", "stencil", "autotune", "heuristics"}
 )
 
 #: Kernel libraries whose import inside a try block makes the kernel path optional.
-_KERNEL_LIBRARIES: frozenset[str] = frozenset(
+KERNEL_LIBRARIES: frozenset[str] = frozenset(
     {"triton", "numba", "cupy", "torch.utils.cpp_extension"}
 )
 
 #: torch namespaces that do no tensor computation; a handler calling them is not a fallback.
-_TORCH_NON_COMPUTE_PREFIXES: tuple[str, ...] = (
+TORCH_NON_COMPUTE_PREFIXES: tuple[str, ...] = (
     "torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.current_device",
     "torch.cuda.get_device", "torch.cuda.synchronize", "torch.device", "torch.dtype",
     "torch.utils", "torch.no_grad", "torch.inference_mode", "torch.is_tensor",
@@ -191,99 +191,99 @@ _TORCH_NON_COMPUTE_PREFIXES: tuple[str, ...] = (
 )
 
 #: Tensor methods that clearly compute (used to spot a torch fallback written as ``x.matmul(w)``).
-_TENSOR_COMPUTE_METHODS: frozenset[str] = frozenset(
+TENSOR_COMPUTE_METHODS: frozenset[str] = frozenset(
     {"matmul", "mm", "bmm", "addmm", "baddbmm", "einsum", "softmax", "log_softmax", "relu",
      "gelu", "silu", "sigmoid", "tanh", "conv1d", "conv2d", "conv3d", "layer_norm",
      "group_norm", "batch_norm", "cumsum", "cumprod", "logsumexp"}
 )
 
 #: ``torch.ops`` namespaces that belong to PyTorch itself; any other one is a registered custom op.
-_TORCH_OPS_BUILTIN_NAMESPACES: frozenset[str] = frozenset(
+TORCH_OPS_BUILTIN_NAMESPACES: frozenset[str] = frozenset(
     {"aten", "prims", "quantized", "_c10d_functional", "c10d", "profiler", "higher_order"}
 )
 
 #: Allocators that hand back memory without initialising it.
-_EMPTY_ALLOCATORS: frozenset[str] = frozenset(
+EMPTY_ALLOCATORS: frozenset[str] = frozenset(
     {"torch.empty", "torch.empty_like", "torch.empty_strided", "numpy.empty", "numpy.empty_like",
      "cupy.empty", "cupy.empty_like", "numba.cuda.device_array", "numba.cuda.device_array_like"}
 )
 
 #: Tensor methods that allocate uninitialised memory.
-_EMPTY_METHODS: frozenset[str] = frozenset({"new_empty", "new_empty_strided"})
+EMPTY_METHODS: frozenset[str] = frozenset({"new_empty", "new_empty_strided"})
 
 #: Attribute reads that only inspect a tensor's metadata: using them does not write the tensor.
-_METADATA_ATTRIBUTES: frozenset[str] = frozenset(
+METADATA_ATTRIBUTES: frozenset[str] = frozenset(
     {"shape", "dtype", "device", "size", "numel", "dim", "ndim", "ndimension", "stride",
      "is_contiguous", "element_size", "nelement", "layout", "is_cuda", "requires_grad",
      "storage_offset"}
 )
 
 #: Last components of reduced-precision dtypes in torch, numpy, triton, numba and cupy.
-_LOW_PRECISION_DTYPES: frozenset[str] = frozenset(
+LOW_PRECISION_DTYPES: frozenset[str] = frozenset(
     {"float16", "half", "bfloat16", "HalfTensor", "BFloat16Tensor", "fp16", "bf16"}
 )
 
-#: Roots whose dtypes ``_LOW_PRECISION_DTYPES`` names.
-_DTYPE_ROOTS: frozenset[str] = frozenset({"torch", "numpy", "triton", "numba", "cupy"})
+#: Roots whose dtypes ``LOW_PRECISION_DTYPES`` names.
+DTYPE_ROOTS: frozenset[str] = frozenset({"torch", "numpy", "triton", "numba", "cupy"})
 
 #: Method calls that cast a tensor down to a lower precision.
-_DOWNCAST_METHODS: frozenset[str] = frozenset({"half", "bfloat16"})
+DOWNCAST_METHODS: frozenset[str] = frozenset({"half", "bfloat16"})
 
 #: Strings that name a reduced precision in ``.to("...")``, ``.type(...)``, ``dtype="..."``.
-_LOW_PRECISION_STRINGS: frozenset[str] = frozenset(
+LOW_PRECISION_STRINGS: frozenset[str] = frozenset(
     {"float16", "half", "bfloat16", "torch.HalfTensor", "torch.BFloat16Tensor",
      "torch.float16", "torch.bfloat16", "torch.half"}
 )
 
 #: Backend flags that let matmuls and convolutions drop to TF32 or reduced-precision reductions.
-_REDUCED_PRECISION_FLAGS: frozenset[str] = frozenset(
+REDUCED_PRECISION_FLAGS: frozenset[str] = frozenset(
     {"allow_tf32", "allow_fp16_reduced_precision_reduction",
      "allow_bf16_reduced_precision_reduction"}
 )
 
 #: Half and bfloat16 types in C++/CUDA source strings.
-_CPP_LOW_PRECISION = re.compile(
+CPP_LOW_PRECISION = re.compile(
     r"(?<![\w:])(__half2?|half2|__nv_bfloat162?|__float2half\w*|__half2float|__float2bfloat16\w*|"
     r"__bfloat162float|(?:at|c10|torch)::(?:kHalf|Half|kBFloat16|BFloat16|kFloat16))(?!\w)"
 )
 
 #: Threads, processes and side streams created from C++/CUDA source strings.
-_CPP_CONCURRENCY = re.compile(
+CPP_CONCURRENCY = re.compile(
     r"(?<![\w:])(std::(?:thread|jthread|async)|pthread_create|fork(?=\s*\()|cudaStreamCreate\w*|"
     r"(?:\w+::)*(?:getStreamFromPool|setCurrentCUDAStream)|cudaLaunchHostFunc|cudaStreamAddCallback)"
     r"(?!\w)"
 )
 
 #: A CUDA kernel in a source string.
-_CUDA_SOURCE_MARKER = re.compile(r"__global__|<<<[^>]*>>>")
+CUDA_SOURCE_MARKER = re.compile(r"__global__|<<<[^>]*>>>")
 
 #: Components of a module attribute path that hold configuration, not callables to patch.
-_CONFIG_COMPONENTS: frozenset[str] = frozenset({"backends", "config", "environ", "flags"})
+CONFIG_COMPONENTS: frozenset[str] = frozenset({"backends", "config", "environ", "flags"})
 
 #: Dunder methods that write an attribute when called directly (``time.__setattr__(...)``).
-_SETATTR_DUNDERS: frozenset[str] = frozenset({"__setattr__", "__delattr__"})
+SETATTR_DUNDERS: frozenset[str] = frozenset({"__setattr__", "__delattr__"})
 
 #: Calls that fingerprint an input: a cache keyed on them replays outputs (HACKS.md #9).
-_FINGERPRINT_METHODS: dict[str, str] = {
+FINGERPRINT_METHODS: dict[str, str] = {
     "data_ptr": "pointer", "untyped_storage": "pointer", "storage": "pointer",
     "tobytes": "content", "item": "content", "tolist": "content",
 }
 
 #: Builtins that fingerprint an object.
-_FINGERPRINT_BUILTINS: dict[str, str] = {"id": "id", "hash": "hash"}
+FINGERPRINT_BUILTINS: dict[str, str] = {"id": "id", "hash": "hash"}
 
 #: Fingerprints that identify a specific input (as opposed to a shape, which many inputs share).
-_IDENTITY_FINGERPRINTS: frozenset[str] = frozenset({"pointer", "id", "hash", "content"})
+IDENTITY_FINGERPRINTS: frozenset[str] = frozenset({"pointer", "id", "hash", "content"})
 
 #: Dict methods that look a key up or store it.
-_DICT_KEY_METHODS: frozenset[str] = frozenset(
+DICT_KEY_METHODS: frozenset[str] = frozenset(
     {"get", "setdefault", "pop", "__getitem__", "__setitem__", "__contains__"}
 )
 
 #: Memoisation decorators; on a forward or kernel they replay outputs.
-_MEMO_DECORATORS: frozenset[str] = frozenset(
+MEMO_DECORATORS: frozenset[str] = frozenset(
     {"functools.lru_cache", "functools.cache", "lru_cache"}
 )
 
 #: Methods through which a module's ``__call__`` runs; caching them caches outputs.
-_FORWARD_NAMES: frozenset[str] = frozenset({"forward", "__call__"})
+FORWARD_NAMES: frozenset[str] = frozenset({"forward", "__call__"})

@@ -8,27 +8,27 @@ from collections.abc import Callable, Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kernelproof.checks.static_scan.allocations import _detect_uninitialized
-from kernelproof.checks.static_scan.caching import _detect_caching
-from kernelproof.checks.static_scan.concurrency import _detect_native_concurrency
-from kernelproof.checks.static_scan.context import _Context
-from kernelproof.checks.static_scan.fallback import _detect_fallback
+from kernelproof.checks.static_scan.allocations import detect_uninitialized
+from kernelproof.checks.static_scan.caching import detect_caching
+from kernelproof.checks.static_scan.concurrency import detect_native_concurrency
+from kernelproof.checks.static_scan.context import Context
+from kernelproof.checks.static_scan.fallback import detect_fallback
 from kernelproof.checks.static_scan.findings import (
     StaticCheck,
-    _deduplicate,
-    _make_finding,
-    _syntax_finding,
+    deduplicate,
+    make_finding,
+    syntax_finding,
 )
-from kernelproof.checks.static_scan.inheritance import _detect_inheritance
-from kernelproof.checks.static_scan.languages import _languages
-from kernelproof.checks.static_scan.patches import _detect_patches
+from kernelproof.checks.static_scan.inheritance import detect_inheritance
+from kernelproof.checks.static_scan.languages import detect_languages
+from kernelproof.checks.static_scan.patches import detect_patches
 from kernelproof.checks.static_scan.precision import (
-    _detect_precision,
-    _detect_precision_flags,
+    detect_precision,
+    detect_precision_flags,
 )
 from kernelproof.checks.static_scan.references import (
-    _detect_built_attribute_names,
-    _detect_references,
+    detect_built_attribute_names,
+    detect_references,
 )
 from kernelproof.schema.finding import Finding
 from kernelproof.schema.verdict import Severity
@@ -75,12 +75,12 @@ def scan_source(source: str, path: str) -> StaticScan:
             warnings.simplefilter("ignore")  # invalid escapes in C++ strings are not our business
             tree = ast.parse(source, filename=path)
     except (SyntaxError, ValueError, OverflowError, RecursionError, MemoryError) as error:
-        return StaticScan(findings=[_syntax_finding(error, path)], lines_of_code=lines_of_code)
+        return StaticScan(findings=[syntax_finding(error, path)], lines_of_code=lines_of_code)
 
     try:
-        context = _Context(source, path, tree)
+        context = Context(source, path, tree)
     except RecursionError:
-        finding = _make_finding(
+        finding = make_finding(
             path, StaticCheck.INCOMPLETE, Severity.INFO, 1, 1,
             "The source nests too deeply for the static scan; no static evidence was gathered.",
             {"detector": "index"},
@@ -97,7 +97,7 @@ def scan_source(source: str, path: str) -> StaticScan:
                 f"The {detector.__name__.strip('_')} detector gave up: the source nests too deeply.",
                 {"detector": detector.__name__.strip("_")},
             ))
-    languages = _languages(context)
+    languages = detect_languages(context)
     collected.append(context.finding(
         StaticCheck.LANGUAGES, Severity.INFO, None,
         "Languages: " + (", ".join(languages) if languages else "none detected") + "; custom "
@@ -105,7 +105,7 @@ def scan_source(source: str, path: str) -> StaticScan:
         {"languages": languages, "custom_kernels": list(context.custom_kernels)},
     ))
     return StaticScan(
-        findings=_deduplicate(collected),
+        findings=deduplicate(collected),
         languages=languages,
         custom_kernels=list(context.custom_kernels),
         lines_of_code=lines_of_code,
@@ -119,15 +119,15 @@ def count_lines_of_code(source: str) -> int:
 
 
 #: The detectors, in the order they run. Each maps the parsed context to findings.
-_DETECTORS: tuple[Callable[[_Context], Iterable[Finding]], ...] = (
-    _detect_references,
-    _detect_built_attribute_names,
-    _detect_native_concurrency,
-    _detect_patches,
-    _detect_precision_flags,
-    _detect_fallback,
-    _detect_inheritance,
-    _detect_caching,
-    _detect_uninitialized,
-    _detect_precision,
+_DETECTORS: tuple[Callable[[Context], Iterable[Finding]], ...] = (
+    detect_references,
+    detect_built_attribute_names,
+    detect_native_concurrency,
+    detect_patches,
+    detect_precision_flags,
+    detect_fallback,
+    detect_inheritance,
+    detect_caching,
+    detect_uninitialized,
+    detect_precision,
 )
