@@ -19,17 +19,32 @@ def test_memory_bound_floor_is_bytes_over_bandwidth() -> None:
     assert roofline(work, CEILINGS).bound == "memory"
 
 
-def test_compute_bound_floor_is_flops_over_peak() -> None:
-    work = WorkCount(flops=5e12, bytes=1e6)
-    assert floor_time(work, CEILINGS) == pytest.approx(5.0)
-    assert roofline(work, CEILINGS).bound == "compute"
+def test_flops_never_bind_the_floor_and_are_reported_against_the_reference() -> None:
+    work = WorkCount(flops=5e12, bytes=1e6)  # compute 5 s, memory 10 us
+    assert floor_time(work, CEILINGS) == pytest.approx(1e-5)
+    result = roofline(work, CEILINGS, candidate_s=1e-3)
+    assert result.bound == "compute"
+    assert result.sol_fraction.candidate == pytest.approx(1e-2)  # no suspicion from FLOPs
+    algorithm = result.reference_algorithm
+    assert algorithm is not None and algorithm.label == "against the reference's algorithm"
+    assert algorithm.floor_s == pytest.approx(5.0)
+    assert algorithm.sol_fraction.candidate == pytest.approx(5e3)  # less work than reference
+
+
+def test_reference_algorithm_reads_all_inputs() -> None:
+    work = WorkCount(flops=0.0, bytes=1e6)  # a gather: outputs and ids only
+    result = roofline(work, CEILINGS, reference_bytes=1e9)  # the reference reads the table
+    assert result.floor_s == pytest.approx(1e-5)
+    assert result.reference_algorithm is not None
+    assert result.reference_algorithm.floor_s == pytest.approx(1e-2)
+    assert result.reference_algorithm.bytes == 1e9
 
 
 def test_sol_fraction_is_floor_over_measured() -> None:
-    work = WorkCount(flops=2e9, bytes=1e8)  # compute 2 ms, memory 1 ms
-    result = roofline(work, CEILINGS, reference_s=4e-3, candidate_s=1e-3)
-    assert result.floor_s == pytest.approx(2e-3)
-    assert result.sol_fraction.reference == pytest.approx(0.5)
+    work = WorkCount(flops=2e9, bytes=1e8)  # compute 2 ms (not binding), memory 1 ms
+    result = roofline(work, CEILINGS, reference_s=4e-3, candidate_s=5e-4)
+    assert result.floor_s == pytest.approx(1e-3)
+    assert result.sol_fraction.reference == pytest.approx(0.25)
     assert result.sol_fraction.candidate == pytest.approx(2.0)  # faster than light: a finding
     assert result.flops == 2e9 and result.bytes == 1e8
     assert result.ceilings == CEILINGS

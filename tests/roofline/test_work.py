@@ -172,3 +172,25 @@ def test_ops_without_a_formula_are_reported() -> None:
     work = count_work(torch.fft.rfft, (x,))
     assert work.uncounted_ops  # e.g. aten._fft_r2c
     assert all(name.startswith("aten.") for name in work.uncounted_ops)
+
+
+def test_a_gathered_table_is_not_compulsory_but_its_ids_and_output_are() -> None:
+    table = torch.randn(10_000, 16)
+    ids = torch.tensor([3, 7, 9])
+    work = count_work(lambda t, i: torch.nn.functional.embedding(i, t), (table, ids))
+    assert work.compulsory_read == ids.numel() * 8
+    assert work.bytes == ids.numel() * 8 + 3 * 16 * F32
+    assert work.reference_bytes == table.numel() * F32 + ids.numel() * 8 + 3 * 16 * F32
+
+
+def test_a_diagonal_matmul_binds_its_inputs_and_output_not_its_flops() -> None:
+    a, b = torch.randn(64), torch.randn(64, 64)
+    work = count_work(lambda x, y: torch.diag(x) @ y, (a, b))
+    assert work.bytes == (64 + 2 * 64 * 64) * F32  # a and B read, the output written
+    assert work.flops >= 2 * 64**3  # the reference's matmul, information only
+
+
+def test_a_view_consumed_by_a_dense_op_reads_only_its_bytes() -> None:
+    x = torch.randn(100, 100)
+    work = count_work(lambda t: t[:, :10].sum(), (x,))
+    assert work.compulsory_read == 100 * 10 * F32

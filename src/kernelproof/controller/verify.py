@@ -358,7 +358,8 @@ def roofline_section(work: dict[str, Any], ceilings: Any, timing: Timing) -> Roo
     from kernelproof.roofline import WorkCount, roofline
 
     counted = WorkCount(flops=float(work["flops"]), bytes=float(work["bytes"]))
-    return roofline(counted, ceilings, timing.reference.median_s, timing.candidate.median_s)
+    return roofline(counted, ceilings, timing.reference.median_s, timing.candidate.median_s,
+                    reference_bytes=work.get("reference_bytes"))
 
 
 def _skipped(variant: InputVariant, message: str) -> CorrectnessTest:

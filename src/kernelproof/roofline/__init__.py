@@ -2,7 +2,9 @@
 
 Flow: :func:`count_work` gives a :class:`WorkCount`; :func:`ceilings_for` gives the machine's
 :class:`~kernelproof.schema.report.Ceilings` (datasheet or calibration); :func:`roofline` combines
-them with measured times into the report's :class:`~kernelproof.schema.report.Roofline`.
+them with measured times into the report's :class:`~kernelproof.schema.report.Roofline`. Only
+the compulsory bytes (outputs, and inputs every algorithm must read) bind the floor; the
+reference's FLOPs are reported "against the reference's algorithm", as information.
 """
 
 from kernelproof.roofline.calibration import (
@@ -23,7 +25,12 @@ from kernelproof.roofline.devices import (
     find_device,
 )
 from kernelproof.roofline.fingerprint import fingerprint_fields, machine_fingerprint, parse_device
-from kernelproof.roofline.floor import floor_time, roofline, sol_fraction
+from kernelproof.roofline.floor import (
+    floor_time,
+    reference_algorithm_floor,
+    roofline,
+    sol_fraction,
+)
 from kernelproof.roofline.work import WorkCount, count_work
 
 __all__ = [
@@ -46,6 +53,7 @@ __all__ = [
     "load_calibration",
     "machine_fingerprint",
     "parse_device",
+    "reference_algorithm_floor",
     "roofline",
     "sol_fraction",
 ]

@@ -1,9 +1,12 @@
 """The floor time of a computation on a machine, and how close measured times come to it.
 
-The floor is the roofline's speed of light: a kernel cannot finish before it has done its FLOPs at
-peak throughput, nor before it has moved its compulsory bytes at peak bandwidth, so the floor is
-the larger of the two times. A measured time below the floor is a finding: either the timing is
-wrong or the kernel skipped work.
+Only a limit that binds *every* algorithm for the task may make a time suspect: the compulsory
+bytes (outputs written, the inputs every algorithm must read) at the best bandwidth. That is
+:func:`floor_time`, and a measured time below it is a finding: the timing is wrong or the kernel
+skipped work. The reference's FLOPs bind only the reference's own algorithm (a candidate may
+honestly do less: ``diag(a) @ B`` as a broadcast multiply), so the larger of its FLOPs at peak
+and all its input bytes at bandwidth is reported as information, "against the reference's
+algorithm" (:func:`reference_algorithm_floor`).
 """
 
 from __future__ import annotations
@@ -12,9 +15,12 @@ import math
 
 from kernelproof.errors import UsageError
 from kernelproof.roofline.work import WorkCount
-from kernelproof.schema.report import Ceilings, Roofline, SolFraction
+from kernelproof.schema.report import Ceilings, ReferenceAlgorithm, Roofline, SolFraction
 
-__all__ = ["floor_time", "roofline", "sol_fraction"]
+__all__ = ["floor_time", "reference_algorithm_floor", "roofline", "sol_fraction"]
+
+#: How the report labels the FLOP-based figures: they describe one algorithm, not a limit.
+REFERENCE_ALGORITHM_LABEL = "against the reference's algorithm"
 
 
 def _terms(work: WorkCount, ceilings: Ceilings) -> tuple[float, float]:
@@ -30,12 +36,21 @@ def _terms(work: WorkCount, ceilings: Ceilings) -> tuple[float, float]:
 
 
 def floor_time(work: WorkCount, ceilings: Ceilings) -> float:
-    """Seconds below which no implementation of ``work`` can run on a machine with ``ceilings``.
+    """Seconds below which no implementation of ``work`` can run on a machine with ``ceilings``:
+    its compulsory bytes (``work.bytes``) at peak bandwidth. FLOPs are left out: they count the
+    reference's algorithm, and another may need fewer."""
+    return _terms(work, ceilings)[1]
 
-    ``max(flops / peak_flops, bytes / peak_bytes_per_s)``: the two resources overlap at best, so
-    the slower of the two bounds the whole.
-    """
-    return max(_terms(work, ceilings))
+
+def reference_algorithm_floor(work: WorkCount, ceilings: Ceilings,
+                              reference_bytes: float | None = None) -> float:
+    """The floor of the reference's own algorithm, for information: ``max(flops / peak_flops,
+    reference_bytes / peak_bytes_per_s)``, with all of its inputs read (``work.bytes`` when
+    ``reference_bytes`` is not known)."""
+    compute_s, memory_s = _terms(work, ceilings)
+    if reference_bytes is not None:
+        memory_s = max(memory_s, reference_bytes / ceilings.peak_bytes_per_s)
+    return max(compute_s, memory_s)
 
 
 def sol_fraction(floor_s: float, measured_s: float | None) -> float | None:
@@ -59,14 +74,19 @@ def roofline(
     ceilings: Ceilings,
     reference_s: float | None = None,
     candidate_s: float | None = None,
+    reference_bytes: float | None = None,
 ) -> Roofline:
-    """The speed-of-light analysis of one shape: floor, fraction reached by each time, bound.
+    """The speed-of-light analysis of one shape: the binding floor (compulsory bytes), the
+    fraction of it each time reaches, and the same against the reference's algorithm (its
+    FLOPs and ``reference_bytes``, all its inputs) as information.
 
-    ``bound`` is ``"compute"`` when the FLOP term of the floor dominates and ``"memory"``
-    otherwise (ties, including no work at all, read as memory-bound).
+    ``bound`` says which term sets the reference algorithm's floor: ``"compute"`` when its
+    FLOPs dominate, ``"memory"`` otherwise (ties, including no work at all).
     """
     compute_s, memory_s = _terms(work, ceilings)
-    floor_s = max(compute_s, memory_s)
+    floor_s = memory_s
+    reference_memory_s = (reference_bytes or 0.0) / ceilings.peak_bytes_per_s
+    algorithm_s = reference_algorithm_floor(work, ceilings, reference_bytes)
     return Roofline(
         flops=work.flops,
         bytes=work.bytes,
@@ -76,5 +96,15 @@ def roofline(
             candidate=sol_fraction(floor_s, candidate_s),
         ),
         ceilings=ceilings,
-        bound="compute" if compute_s > memory_s else "memory",
+        bound="compute" if compute_s > max(memory_s, reference_memory_s) else "memory",
+        reference_algorithm=ReferenceAlgorithm(
+            label=REFERENCE_ALGORITHM_LABEL,
+            flops=work.flops,
+            bytes=reference_bytes if reference_bytes is not None else work.bytes,
+            floor_s=algorithm_s,
+            sol_fraction=SolFraction(
+                reference=sol_fraction(algorithm_s, reference_s),
+                candidate=sol_fraction(algorithm_s, candidate_s),
+            ),
+        ),
     )

@@ -8,9 +8,15 @@ reduction or scan, and a small fixed cost per element for the fused normalisatio
 fit none of these are listed in :attr:`WorkCount.uncounted_ops`, so a report can say the count is
 a lower bound.
 
-Compulsory bytes are the traffic no implementation can avoid: every input and parameter read once
-and every output written once, each distinct piece of memory counted once. Intermediates are not
-compulsory (a fused kernel keeps them on chip).
+Compulsory bytes are the traffic no implementation can avoid: every output written once, and
+read once the part of each input that every correct algorithm must read, each distinct piece of
+memory counted once. An input is read in full where an op consumes it densely (pointwise,
+reduction, matmul, copy); where an op only selects from it (the table of an embedding or a
+gather, the branches of a ``where``) it is not compulsory: a gather of a few rows of a big
+table must not be held to reading the whole table. Views read nothing themselves; the op that
+consumes a view reads the view's bytes. Intermediates are not compulsory (a fused kernel keeps
+them on chip). :attr:`WorkCount.reference_bytes` keeps the reference's own traffic (all of its
+inputs read once), reported as information.
 
 Both counts are deliberately lower bounds: a floor computed from them must never exceed the time
 an honest kernel can reach.
@@ -34,8 +40,12 @@ class WorkCount:
     """FLOPs and compulsory bytes of one call, with the per-op FLOP breakdown."""
 
     flops: float
+    """FLOPs of the reference's algorithm: information, not a bound on every algorithm (a
+    candidate may honestly do less work, e.g. ``diag(a) @ B`` as a broadcast multiply)."""
+
     bytes: float
-    """Compulsory bytes: ``bytes_read + bytes_written``."""
+    """Compulsory bytes that bind every algorithm: ``compulsory_read`` plus every output's
+    distinct bytes written once."""
 
     breakdown: dict[str, float] = field(default_factory=dict)
     """FLOPs per aten op packet, e.g. ``{"aten.mm": 2.1e9, "aten.relu": 1.0e6}``."""
@@ -49,6 +59,33 @@ class WorkCount:
 
     uncounted_ops: tuple[str, ...] = ()
     """Ops that computed something no formula covers; when non-empty, ``flops`` is a lower bound."""
+
+    compulsory_read: float = 0.0
+    """Distinct bytes of the inputs, parameters and buffers consumed densely: what every correct
+    algorithm must read."""
+
+    @property
+    def reference_bytes(self) -> float:
+        """The reference's algorithm's traffic: every input read once, outputs written once."""
+        return self.bytes_read + self.bytes_written
+
+
+#: Ops that select from some of their tensor arguments (by position) instead of reading them
+#: in full: only the elements picked are needed, so those arguments are not compulsory reads.
+#: Their index or condition arguments are read in full.
+SELECTIVE_ARGUMENTS: dict[str, tuple[int, ...]] = {
+    "embedding": (0,),
+    "embedding_bag": (0,),
+    "_embedding_bag": (0,),
+    "index": (0,),
+    "_unsafe_index": (0,),
+    "index_select": (0,),
+    "gather": (0,),
+    "take": (0,),
+    "take_along_dim": (0,),
+    "masked_select": (0,),
+    "where": (1, 2),
+}
 
 
 #: FLOPs per input element of the fused normalisation ops, counting each elementary step once,
@@ -211,6 +248,23 @@ def _distinct_traffic(tensors: Iterable["torch.Tensor"]) -> dict[tuple[Any, ...]
     return {key: min(total, capacity.get(key, total)) for key, total in per_storage.items()}
 
 
+def _dense_input_arguments(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                           input_storages: set[tuple[Any, ...]]) -> list["torch.Tensor"]:
+    """The tensor arguments of one op that lie in an input's memory and that the op reads in
+    full (not a view, not an argument it only selects from)."""
+    if func.is_view:
+        return []
+    skipped = SELECTIVE_ARGUMENTS.get(func.overloadpacket.__name__, ())
+    dense = []
+    for position, value in enumerate([*args, *kwargs.values()]):
+        if position in skipped:
+            continue
+        for tensor in _tensors(value):
+            if _storage_key(tensor) in input_storages:
+                dense.append(tensor)
+    return dense
+
+
 def _strided() -> Any:
     import torch
 
@@ -317,12 +371,16 @@ def count_work(
     )
     counter = _ElementwiseCounter(skip=flop_counter.flop_registry)
 
+    input_storages = {_storage_key(t) for t in read}
+    dense_reads: list[torch.Tensor] = []
+
     class _Observer(TorchDispatchMode):
         def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
                                kwargs: dict[str, Any] | None = None) -> Any:
             kwargs = kwargs or {}
             out = func(*args, **kwargs)
             counter.observe(func, args, kwargs, out)
+            dense_reads.extend(_dense_input_arguments(func, args, kwargs, input_storages))
             return out
 
     # The observer is entered first, so it sits below the flop counter and sees the ops the flop
@@ -342,9 +400,15 @@ def count_work(
     writes = _distinct_traffic([*written_tensors, *modified])
     bytes_read = float(sum(reads.values()))
     bytes_written = float(sum(writes.values()))
+    compulsory = float(sum(min(total, reads.get(key, total))
+                           for key, total in _distinct_traffic(dense_reads).items()))
+    # Every output is written, even one the reference returns as a view of an input: a
+    # candidate's output may alias no input, so it must write it.
+    output_bytes = float(sum(_distinct_traffic(_tensors(outputs)).values()))
     return WorkCount(
         flops=float(sum(breakdown.values())),
-        bytes=bytes_read + bytes_written,
+        bytes=compulsory + output_bytes,
+        compulsory_read=compulsory,
         breakdown=dict(breakdown),
         bytes_read=bytes_read,
         bytes_written=bytes_written,

@@ -269,10 +269,13 @@ class Roofline(BaseModel):
     """Floating-point operations of one reference call at the default shape."""
 
     bytes: float
-    """Compulsory bytes: inputs read once, outputs written once."""
+    """Compulsory bytes that bind every algorithm: outputs written once, and the inputs every
+    correct algorithm must read (those the reference consumes densely; a gathered table is
+    not one), read once."""
 
     floor_s: float
-    """The speed-of-light time: the larger of FLOPs at peak and bytes at bandwidth."""
+    """The speed-of-light time: the compulsory bytes at the best bandwidth. A cold time below
+    it (with a margin) is ``suspect``."""
 
     sol_fraction: SolFraction
     """How close each side gets to the floor."""
@@ -281,7 +284,32 @@ class Roofline(BaseModel):
     """The device ceilings the floor is computed from."""
 
     bound: Literal["memory", "compute"] = "memory"
-    """Which ceiling sets the floor."""
+    """Which term sets the reference algorithm's floor: its FLOPs at peak (``compute``) or its
+    bytes at bandwidth (``memory``)."""
+
+    reference_algorithm: "ReferenceAlgorithm | None" = None
+    """The same analysis against the reference's algorithm (its FLOPs, all of its inputs read):
+    information only, never a reason for suspicion."""
+
+
+class ReferenceAlgorithm(BaseModel):
+    """Speed of light against the reference's own algorithm: its FLOPs at peak and all of its
+    inputs read once. Information only: another algorithm may honestly do less work."""
+
+    label: str = "against the reference's algorithm"
+    """Says what these figures are measured against, for any reader of the JSON."""
+
+    flops: float
+    """FLOPs of one reference call."""
+
+    bytes: float
+    """Every input and parameter read once, every output written once."""
+
+    floor_s: float
+    """The larger of the FLOPs at peak and the bytes at bandwidth."""
+
+    sol_fraction: SolFraction
+    """Each side's time against that floor; above 1.0 means less work than the reference."""
 
 
 class OpAudit(BaseModel):

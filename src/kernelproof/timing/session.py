@@ -376,8 +376,9 @@ def below_floor_findings(per_shape: list[ShapeTiming], *, hot: bool,
             check="below-floor", severity=Severity.SUSPECT,
             message=f"at {shape.variant} the candidate's median "
                     f"{shape.candidate.median_s * 1e6:.3g} us is below the physical floor of "
-                    f"{shape.floor_s * 1e6:.3g} us (the time to move its compulsory bytes or do "
-                    "its FLOPs at peak): a measurement error or a cheat",
+                    f"{shape.floor_s * 1e6:.3g} us (the time to write its outputs and read the "
+                    "inputs every algorithm must read, at the best measured bandwidth): a "
+                    "measurement error or a cheat",
             evidence={"median_s": shape.candidate.median_s, "floor_s": shape.floor_s},
             variant=f"timing:{shape.variant}",
         )

@@ -371,7 +371,7 @@ class Harness:
         inputs = build_inputs(self.prepared.task, variant, device=self.spec.device,
                               dtype=self.prepared.dtype)
         work = count_work(self.prepared.model, inputs)
-        return {"flops": work.flops, "bytes": work.bytes,
+        return {"flops": work.flops, "bytes": work.bytes, "reference_bytes": work.reference_bytes,
                 "uncounted_ops": list(work.uncounted_ops)[:20]}, []
 
     def op_plan(self, request: Request, tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
