@@ -11,6 +11,16 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
+from kernelproof.cli_options import (
+    ATOL_OPTION,
+    DB_OPTION,
+    DEVICE_OPTION,
+    DTYPE_OPTION,
+    PROFILE_OPTION,
+    RTOL_OPTION,
+    THREADS_OPTION,
+    policy_options,
+)
 from kernelproof.errors import KernelproofError
 from kernelproof.schema import ExitCode
 
@@ -28,9 +38,8 @@ def app() -> None:
 @app.command()
 @click.argument("reference", type=PATH)
 @click.argument("candidate", type=PATH)
-@click.option("--device", type=click.Choice(["cpu", "cuda"]), default=None, help="Default: cpu.")
-@click.option("--dtype", type=click.Choice(["float32", "float16", "bfloat16"]), default=None,
-              help="Working dtype (default: the task's own).")
+@policy_options
+@PROFILE_OPTION
 @click.option("--json", "json_path", type=PATH, default=None, help="Write the JSON report here.")
 @click.option("--html", "html_path", type=PATH, default=None, help="Write the HTML packet here.")
 @click.option("--junit", "junit_path", type=PATH, default=None,
@@ -43,21 +52,9 @@ def app() -> None:
 @click.option("--budget", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Timing budget in seconds.")
 @click.option("--no-timing", is_flag=True, help="Skip the timing phase.")
-@click.option("--allow-torch", is_flag=True, help="Torch ops in the candidate are expected.")
-@click.option("--strict", is_flag=True,
-              help="Any of the reference's heavy ops run by the candidate is suspect.")
-@click.option("--atol", type=click.FloatRange(min=0), default=None,
-              help="Fixed absolute tolerance (KernelBench-style).")
-@click.option("--rtol", type=click.FloatRange(min=0), default=None,
-              help="Fixed relative tolerance (KernelBench-style).")
-@click.option("--profile", default="default", show_default=True,
-              help="default, ci, kernelbench-compat or strict.")
-@click.option("--fixed-shapes", is_flag=True,
-              help="Only the task's own shape, as KernelBench does.")
 @click.option("--stress-shapes", is_flag=True,
               help="Also push each knob to the largest size that fits the budget.")
-@click.option("--threads", type=click.IntRange(min=1), default=None,
-              help="Intra-op threads per worker (default on CPU: 1).")
+@THREADS_OPTION
 @click.option("--hot", is_flag=True, help="Time with warm caches (no flush before each call).")
 @click.option("--cache-flush", type=click.Choice(["data", "full"]), default=None,
               help="CPU cold-cache flush: evict the call's own data (default) or write a "
@@ -70,25 +67,23 @@ def app() -> None:
 @click.option("--input-seed", "input_seeds", type=int, multiple=True,
               help="Exact input seed(s) for the default shape (repeatable): reruns a repro.")
 @click.option("--no-shrink", is_flag=True, help="Do not shrink failures to minimal repros.")
-def verify(reference: Path, candidate: Path, device: str | None, dtype: str | None,
+def verify(reference: Path, candidate: Path, policy: dict[str, Any], profile: str,
            json_path: Path | None, html_path: Path | None, junit_path: Path | None,
            sarif_path: Path | None, seeds: int | None, seed: int | None,
-           budget: float | None, no_timing: bool, allow_torch: bool, strict: bool,
-           atol: float | None, rtol: float | None, profile: str, fixed_shapes: bool,
-           stress_shapes: bool, threads: int | None, hot: bool, cache_flush: str | None,
-           no_compile_baseline: bool, cuda_graphs: bool, knobs_text: str | None, input_seeds: tuple[int, ...], no_shrink: bool) -> None:
+           budget: float | None, no_timing: bool, stress_shapes: bool, threads: int | None,
+           hot: bool, cache_flush: str | None, no_compile_baseline: bool, cuda_graphs: bool,
+           knobs_text: str | None, input_seeds: tuple[int, ...], no_shrink: bool) -> None:
     """Verify CANDIDATE against REFERENCE. The exit code is the verdict's:
     0 verified, 1 incorrect, 2 suspect, 3 broken, 4 error."""
     from kernelproof.controller.verify import verify as run_verify
 
     overrides = {
-        "device": device, "dtype": dtype, "seeds": seeds, "base_seed": seed, "budget_s": budget,
-        "timing": False if no_timing else None, "allow_torch": True if allow_torch else None,
-        "strict": True if strict else None, "atol": atol, "rtol": rtol,
-        "shape_variants": False if fixed_shapes else None, "threads": threads,
+        **policy, "seeds": seeds, "base_seed": seed, "budget_s": budget,
+        "timing": False if no_timing else None, "threads": threads,
         "stress_shapes": True if stress_shapes else None,
         "hot": True if hot else None, "cache_flush": cache_flush,
-        "cuda_graphs": True if cuda_graphs else None, "compile_baseline": False if no_compile_baseline else None,
+        "cuda_graphs": True if cuda_graphs else None,
+        "compile_baseline": False if no_compile_baseline else None,
         "default_knobs": _parse_knobs(knobs_text), "input_seeds": list(input_seeds) or None,
         "shrink": False if no_shrink else None,
     }
@@ -153,15 +148,11 @@ def _present(report: Any, **paths: Path | None) -> None:
               help="Seeds to audit at the default shape (default 3).")
 @click.option("--seed", type=int, default=None, help="Base seed: reproduces an earlier run.")
 @click.option("--json", "json_path", type=PATH, default=None, help="Write the JSON audit here.")
-@click.option("--device", type=click.Choice(["cpu", "cuda"]), default=None, help="Default: cpu.")
-@click.option("--dtype", type=click.Choice(["float32", "float16", "bfloat16"]), default=None,
-              help="Working dtype (default: the task's own).")
-@click.option("--atol", type=click.FloatRange(min=0), default=None,
-              help="Audit a fixed absolute tolerance (KernelBench-style).")
-@click.option("--rtol", type=click.FloatRange(min=0), default=None,
-              help="Audit a fixed relative tolerance (KernelBench-style).")
-@click.option("--profile", default="default", show_default=True,
-              help="default, ci, kernelbench-compat or strict.")
+@DEVICE_OPTION
+@DTYPE_OPTION
+@ATOL_OPTION
+@RTOL_OPTION
+@PROFILE_OPTION
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="Intra-op threads in the worker (default: all cores).")
 def audit_task(reference: Path, seeds: int | None, seed: int | None, json_path: Path | None,
@@ -194,27 +185,23 @@ def audit_task(reference: Path, seeds: int | None, seed: int | None, json_path: 
 
 
 @app.command()
-@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True)
+@DEVICE_OPTION
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="Threads to calibrate with (default on CPU: 1, as verify uses).")
 @click.option("--force", is_flag=True, help="Measure again even if this machine is cached.")
-def calibrate(device: str, threads: int | None, force: bool) -> None:
+def calibrate(device: str | None, threads: int | None, force: bool) -> None:
     """Measure this machine's memory bandwidth and matmul throughput; cache them per machine."""
     from kernelproof.config import resolve_settings
     from kernelproof.controller.workers import worker_threads
     from kernelproof.roofline import cache_dir, calibrate as run_calibration
 
-    threads = worker_threads(resolve_settings(overrides={"device": device, "threads": threads}))
-    ceilings = run_calibration(device, threads=threads, force=force)
-    console.print(f"{device} ({threads or 'default'} threads): "
+    settings = resolve_settings(overrides={"device": device, "threads": threads})
+    threads = worker_threads(settings)
+    ceilings = run_calibration(settings.device, threads=threads, force=force)
+    console.print(f"{settings.device} ({threads or 'default'} threads): "
                   f"{ceilings.peak_bytes_per_s / 1e9:.1f} GB/s, "
                   f"{ceilings.peak_flops / 1e9:.1f} GFLOP/s float32 matmul "
                   f"({escape(ceilings.source)}), cached in {escape(str(cache_dir()))}")
-
-
-DB_OPTION = click.option(
-    "--db", "db_url", default=None, metavar="URL",
-    help="SQLAlchemy URL of the results store (default: $KERNELPROOF_DB, else ./kernelproof.db).")
 
 
 @app.command()
@@ -271,13 +258,13 @@ def _fail(exc: Exception) -> NoReturn:
 @app.command()
 @click.argument("suite_dir", type=PATH)
 @click.option("--solutions", type=PATH, required=True, help="Folder of candidate solutions.")
-@click.option("--db", "db_url", default=None,
-              help="SQLAlchemy URL of the results store (default $KERNELPROOF_DB or ./kernelproof.db).")
+@DB_OPTION
+@policy_options
+@PROFILE_OPTION
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Verifications in flight at once.")
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None,
               help="Run on Ray: alone, start a local cluster; with an ADDRESS, join it.")
-@click.option("--profile", default="default", show_default=True)
 @click.option("--budget", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Timing budget per verification, seconds.")
 @click.option("--seeds", type=click.IntRange(min=1), default=None)
@@ -287,15 +274,18 @@ def _fail(exc: Exception) -> NoReturn:
               help="Write each verification's JSON report and HTML packet here.")
 @click.option("--json", "json_path", type=PATH, default=None, help="Write the suite summary here.")
 @click.option("--label", default=None, help="A name for this run in the store.")
-def bench(suite_dir: Path, solutions: Path, db_url: str | None, jobs: int,
-          ray_address: str | None, profile: str, budget: float | None, seeds: int | None,
+def bench(suite_dir: Path, solutions: Path, db_url: str | None, policy: dict[str, Any],
+          jobs: int, ray_address: str | None, profile: str, budget: float | None,
+          seeds: int | None,
           no_timing: bool, no_resume: bool, packets: Path | None, json_path: Path | None,
           label: str | None) -> None:
-    """Verify every solution of SUITE_DIR, store the results, print the leaderboard."""
+    """Verify every solution of SUITE_DIR, store the results, print the leaderboard. The
+    policy options apply to every task, above each task's own POLICY, as in verify."""
     from kernelproof.report.leaderboard import render_leaderboard
     from kernelproof.suite.bench import BenchOptions, run_bench
 
-    overrides = {"budget_s": budget, "seeds": seeds, "timing": False if no_timing else None}
+    overrides = {**policy, "budget_s": budget, "seeds": seeds,
+                 "timing": False if no_timing else None}
     options = BenchOptions(
         jobs=jobs, ray=ray_address, db_url=db_url, profile=profile,
         overrides={k: v for k, v in overrides.items() if v is not None},
