@@ -6,9 +6,14 @@ from dataclasses import dataclass
 
 from kernelproof.config import Settings
 from kernelproof.controller.workers import WorkerPair
+from kernelproof.tasks.knob_roles import SHRINK_TIER, knob_role
 
 #: Halvings tried before giving up on fitting a task into the budget.
 MAX_HALVINGS = 64
+
+#: Output elements below which a scaled-down task gets a ``warn``: a check on a handful of
+#: numbers says little (a VGG16 scaled to batch 1 and one class compared a single number).
+TINY_OUTPUT_ELEMENTS = 16
 
 
 @dataclass(frozen=True)
@@ -20,9 +25,19 @@ class Sizing:
     warning: str | None = None
     """Why the task could not be sized (it then runs at its own knobs)."""
 
+    tiny_output: str | None = None
+    """Set when the scaled-down outputs hold so few elements that checks say little."""
+
 
 def fit_default_shape(pair: WorkerPair, knobs: dict[str, int], settings: Settings) -> Sizing:
-    """Halve the largest knob until one call's estimated bytes and FLOPs fit the budget."""
+    """Shrink the knobs that keep the output informative until one call's estimated bytes
+    and FLOPs fit the budget.
+
+    Batch and spatial (or sequence) knobs go first, the largest first; then knobs whose name
+    says nothing; channel and feature counts only when nothing else is left; class counts and
+    structural knobs (kernel size, stride, layers) never (see :mod:`kernelproof.tasks.
+    knob_roles`). A halving the reference cannot run (a pooling net's image shrunk below what
+    its pools need) is undone and that knob left where it was."""
     estimate = _estimate(pair, knobs)
     if estimate is None:
         return Sizing(knobs, warning="the task could not be sized on the meta device; it runs "
@@ -31,23 +46,57 @@ def fit_default_shape(pair: WorkerPair, knobs: dict[str, int], settings: Setting
         return Sizing(knobs)
     needed = _describe(estimate)
     original, current = dict(knobs), dict(knobs)
+    stuck: dict[str, str] = {}
     for _ in range(MAX_HALVINGS):
-        name = max(current, key=lambda k: current[k], default=None)
-        if name is None or current[name] <= 1:
+        name = _next_to_shrink(current, stuck)
+        if name is None:
             break
-        current[name] = max(1, current[name] // 2)
-        estimate = _estimate(pair, current) or estimate
+        trial = {**current, name: max(1, current[name] // 2)}
+        trial_estimate = _estimate(pair, trial)
+        if trial_estimate is None:
+            stuck[name] = f"{name} kept at {current[name]} (the reference fails at {trial[name]})"
+            continue
+        current, estimate = trial, trial_estimate
         if _fits(estimate, settings):
             break
+    return Sizing(current, scaled_down=_scaled_text(original, current, stuck, needed,
+                                                    estimate, settings),
+                  tiny_output=_tiny_output_text(estimate, current))
+
+
+def _next_to_shrink(current: dict[str, int], stuck: dict[str, str]) -> str | None:
+    """The knob to halve next: the lowest shrink tier, the largest value within it."""
+    candidates = [(SHRINK_TIER[role], -value, name) for name, value in current.items()
+                  if value > 1 and name not in stuck
+                  and (role := knob_role(name)) in SHRINK_TIER]
+    return min(candidates)[2] if candidates else None
+
+
+def _scaled_text(original: dict[str, int], current: dict[str, int], stuck: dict[str, str],
+                 needed: str, estimate: dict[str, float], settings: Settings) -> str:
     changed = ", ".join(f"{k} {original[k]}->{v}" for k, v in current.items() if v != original[k])
-    return Sizing(
-        current,
-        scaled_down=(
-            f"the task's default shape needs ~{needed} per call, over this machine's budget "
+    kept = [f"{k}={v}" for k, v in current.items()
+            if v == original[k] and k not in stuck and v > 1]
+    text = (f"the task's default shape needs ~{needed} per call, over this machine's budget "
             f"({settings.max_call_bytes / 2**20:.0f} MiB, {settings.max_call_flops / 1e9:.1f} "
-            f"GFLOP); knobs scaled down: {changed}"
-        ),
-    )
+            f"GFLOP); knobs scaled down: {changed or 'none'}")
+    if kept:
+        text += f"; kept: {', '.join(kept)}"
+    if stuck:
+        text += f"; {'; '.join(stuck.values())}"
+    if not _fits(estimate, settings):
+        text += f"; still ~{_describe(estimate)} per call: nothing else can shrink"
+    return text
+
+
+def _tiny_output_text(estimate: dict[str, float], knobs: dict[str, int]) -> str | None:
+    elements = estimate.get("output_elements")
+    if elements is None or elements >= TINY_OUTPUT_ELEMENTS:
+        return None
+    shape = ", ".join(f"{k}={v}" for k, v in knobs.items())
+    return (f"scaled down to {shape}, the task's outputs hold only {int(elements)} element(s): "
+            f"every check compares that few numbers. Give a larger budget "
+            f"(max_call_bytes, max_call_flops) or choose the shape with --knobs")
 
 
 def _estimate(pair: WorkerPair, knobs: dict[str, int]) -> dict[str, float] | None:
