@@ -7,6 +7,7 @@ file lock, and nothing it shares is mutated without a lock.
 
 from __future__ import annotations
 
+import math
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -34,9 +35,19 @@ def evaluate(reference_src: str, candidate_src: str, *, profile: str = "default"
 
 def reward(report: Report, *, require_timing: bool = False) -> float:
     """A scalar reward from a report, for RL: 0 unless ``verified``; then the speedup's lower
-    confidence bound (so noise cannot be farmed), or 1.0 when there is no timing."""
+    confidence bound (so noise cannot be farmed).
+
+    Without timing it is 1.0 only when timing was not asked for (``timing=False``): a timing
+    phase that was asked for and failed (a worker died twice, every round void) leaves the
+    speed unmeasured, and unmeasured is 0, never 1.0. So is a speedup whose interval could not
+    be computed (too few samples) or that compares unequal work (more cores than allowed)."""
     if report.verdict.value != "verified":
         return 0.0
-    if report.timing is None:
-        return 0.0 if require_timing else 1.0
-    return max(0.0, float(report.timing.speedup_ci[0]))
+    timing = report.timing
+    if timing is None:
+        asked = bool(report.settings.get("timing", True))
+        return 0.0 if require_timing or asked else 1.0
+    low, high = timing.speedup_ci
+    if not timing.comparable or not (math.isfinite(low) and math.isfinite(high)):
+        return 0.0
+    return max(0.0, float(low))

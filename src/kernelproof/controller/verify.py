@@ -69,6 +69,11 @@ from kernelproof.tasks.variants import ShapeGroup, draw_seeds, largest_verified,
 from kernelproof.timing.session import TimingSession
 
 
+#: Timing phases tried before the speed is reported unmeasured: one rerun with fresh workers
+#: after a worker died (a crash of the machine's own making must not cost the measurement; a
+#: second death in a row is not chance).
+TIMING_ATTEMPTS = 2
+
 #: Intra-op threads of the controller process while it verifies (see _controller_threads).
 CONTROLLER_THREADS = 1
 
@@ -163,6 +168,9 @@ class _Run:
         self.assumptions: list[Assumption] = []
         self.repros: list[Repro] = []
         self.sandbox: Sandbox | None = None
+        self.own_errors: dict[int, Any] = {}
+        """The reference's own error per output, learned in the matrix (timed outputs are
+        compared with the reference's timed outputs at this tolerance)."""
         self.static = scan_source(self.candidate_text, str(self.candidate))
         self.findings += self.static.findings
 
@@ -227,6 +235,7 @@ class _Run:
             self.correctness.tests.extend(runner.result.tests)
             self.correctness.module_mode = runner.result.module_mode
             self.findings += runner.result.findings
+            self.own_errors = runner.own_errors
         for group in over_budget:
             for variant in group.variants:
                 self.correctness.tests.append(_skipped(variant, "over this machine's budget"))
@@ -278,23 +287,44 @@ class _Run:
                               f"{response.failure}")
 
     def _time(self, pair: WorkerPair, groups: list[ShapeGroup], policy: TolerancePolicy) -> None:
-        """The timing phase and the speed-of-light analysis built on it."""
+        """The timing phase and the speed-of-light analysis built on it. A phase that ends
+        because a worker died is run once more with fresh workers; if that fails too, the
+        speed is unmeasured (and a reward built on it is 0), never taken from what remains."""
         ceilings = _ceilings(self.settings)
-        session = TimingSession(pair=pair, settings=self.settings, init_seed=self.init_seed,
-                                policy=policy, rng=random.Random(self.base_seed ^ 0x5EED),
-                                ceilings=ceilings)
         tested = {t.variant.name for t in self.correctness.tests  # type: ignore[union-attr]
                   if t.outcome is TestOutcome.PASSED}
         timed = [g for g in groups if g.is_default or (g.label in tested and not g.stress)]
-        self.timing = session.run(timed)
-        self.findings += session.findings
+        causes: list[str] = []
+        for attempt in range(TIMING_ATTEMPTS):
+            session = TimingSession(pair=pair, settings=self.settings, init_seed=self.init_seed,
+                                    policy=policy, rng=random.Random(self.base_seed ^ 0x5EED),
+                                    ceilings=ceilings, own_errors=self.own_errors)
+            self.timing = session.run(timed)
+            self.findings += session.findings
+            if self.timing is not None or not session.deaths or self._candidate_broke():
+                break
+            causes += session.deaths
+            if attempt + 1 < TIMING_ATTEMPTS:
+                self.findings.append(Finding(
+                    check=FindingCheck.TIMING_RERUN, severity=Severity.INFO,
+                    message="the timing phase was restarted with fresh workers after: "
+                            + "; ".join(session.deaths)[:400],
+                    evidence={"causes": session.deaths[:5]}))
+                pair.restart()
         if self.timing is None:
-            self.findings.append(Finding(check=FindingCheck.TIMING, severity=Severity.WARN,
-                                         message="the default shape could not be timed"))
+            reason = "; ".join(causes)[:400] if causes else "the default shape could not be timed"
+            self.findings.append(Finding(
+                check=FindingCheck.TIMING, severity=Severity.WARN,
+                message=f"the speed is unmeasured: {reason}",
+                evidence={"causes": causes[:5]}))
             return
+        self.timing.reruns = len(causes)
         work = session.work.get("default")
         if work is not None and ceilings is not None:
             self.roofline = roofline_section(work, ceilings, self.timing)
+
+    def _candidate_broke(self) -> bool:
+        return decide_verdict(self.findings) is Verdict.BROKEN
 
     def _within_budget(self, pair: WorkerPair,
                        groups: list[ShapeGroup]) -> tuple[list[ShapeGroup], list[ShapeGroup]]:

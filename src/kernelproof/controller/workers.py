@@ -158,6 +158,13 @@ class WorkerPair:
             self.build_s = response.reply.duration_s  # type: ignore[union-attr]
         return response
 
+    def restart(self) -> Response:
+        """Fresh reference and candidate workers (the candidate rebuilt), after a death."""
+        if self.reference is not None:
+            self.reference.close()
+        self.start_reference()
+        return self.start_candidate()
+
     def ask_reference(self, header: dict[str, Any], tensors: list[Any] = ()) -> Response:
         assert self.reference is not None
         if self.reference.death is not None:

@@ -209,6 +209,10 @@ class FindingCheck(str, Enum):
     CPU_TIME = "cpu-time"
     """CPU time read from ``/proc`` contradicts the candidate's wall time."""
 
+    UNTIMED_WORK = "untimed-work"
+    """The candidate's batches hold more untimed time than the reference's: it works outside
+    the timed calls, or under-reports its call times."""
+
     REFERENCE_ROUND_STOLEN = "reference-round-stolen"
     """The reference worker lost CPU time during a timed round (it was signalled or starved)."""
 

@@ -237,6 +237,20 @@ class Timing(BaseModel):
     verified_timed_calls: int = 0
     """Timed calls whose outputs were checked against the reference afterwards."""
 
+    ruled_out_fault_rate: float | None = None
+    """The per-call fault rate the clean verified timed calls rule out at 95% confidence
+    (about 3/N after N clean calls): a kernel wrong more often than this would have been seen."""
+
+    comparable: bool = True
+    """False when the candidate used more cores than the thread count it was timed at (CPU
+    time from /proc against wall time): its speedup then compares unequal work."""
+
+    discarded_rounds: int = 0
+    """Rounds voided because the reference worker got too little CPU during its batch."""
+
+    reruns: int = 0
+    """Times the timing phase was restarted with fresh workers after a worker died."""
+
     elapsed_s: float = 0.0
     """Wall time of the timing phase."""
 

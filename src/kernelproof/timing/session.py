@@ -23,6 +23,7 @@ from kernelproof.controller.workers import WorkerPair, prepare_request, worker_t
 from kernelproof.schema import (
     Baselines,
     Finding,
+    FindingCheck,
     InputVariant,
     Severity,
     ShapeTiming,
@@ -32,6 +33,7 @@ from kernelproof.schema import (
 )
 from kernelproof.tasks.variants import ShapeGroup
 from kernelproof.timing.device_lock import device_timing_lock
+from kernelproof.timing.evidence import STOLEN_CPU_SHARE, BatchEvidence, BatchFacts
 from kernelproof.timing import (
     StoppingRule,
     controller_cross_check,
@@ -51,11 +53,11 @@ TARGET_BATCH_S = 0.06
 
 MIN_BATCH, MAX_BATCH = 2, 64
 
-#: Timed calls of each candidate batch whose outputs are verified against the reference. One
-#: per batch: the pick is random and unpredictable, so a candidate that misbehaves on any
-#: share of its timed calls is caught with probability growing with every batch, while the
-#: check (a reference run plus its float64 oracle) stays a small part of each round.
-VERIFIED_PER_BATCH = 1
+#: Output bytes of timed calls compared per round at most. Both workers already hold their
+#: outputs of the round's seeds, so a comparison costs two transfers and the comparator: every
+#: call for outputs up to ~1 MiB; a random share of the calls above that, so that checking
+#: never dominates the timing budget.
+MAX_VERIFIED_BYTES_PER_ROUND = 32 << 20
 
 #: Rounds before the confidence interval is trusted for stopping.
 MIN_ROUNDS = 6
@@ -104,8 +106,19 @@ class TimingSession:
     work: dict[str, dict[str, Any]] = field(default_factory=dict)
     """FLOPs and bytes of one reference call, per shape label."""
 
+    deaths: list[str] = field(default_factory=list)
+    """Why timing ended early: a worker that died, or rounds that were all void."""
+
+    stolen_rounds: int = 0
+    comparable: bool = True
+    """False when the candidate used more cores than it was timed at."""
+
+    own_errors: dict[int, Any] = field(default_factory=dict)
+    """The reference's own error per output (OwnError), learned in the correctness matrix."""
+
     _last_stop: str = ""
     _flush_method: str = ""
+    _output_bytes_per_call: int = 0
 
     def run(self, groups: list[ShapeGroup]) -> Timing | None:
         """Time every group (the default first). None when the default cannot be timed.
@@ -152,14 +165,20 @@ class TimingSession:
         active = [p for p in participants if p.error is None]
         started, rounds = time.monotonic(), 0
         reference, candidate = participants[0], participants[1]
+        evidence = BatchEvidence()
+        estimate = None
         while True:
             seeds = [self.rng.randrange(2**31) for _ in range(batch)]
             round_started = time.monotonic()
+            batches: dict[str, tuple[list[float], BatchFacts]] = {}
             for participant in self.rng.sample(active, len(active)):
-                if not self._time_batch(participant, seeds, group):
+                timed = self._time_batch(participant, seeds, group)
+                if timed is None:
                     if participant is candidate or participant is reference:
                         return None, None
                     active.remove(participant)
+                else:
+                    batches[participant.label] = timed
             timed_s = time.monotonic() - round_started
             # Verified after the whole round, so that the reference run it needs never sits
             # between a participant's batches (it would disturb the next batch's allocator).
@@ -167,11 +186,19 @@ class TimingSession:
             rounds += 1
             # Re-size from what a round really costs (warm-up calls overestimate it).
             batch = _batch_size(timed_s / len(active) / batch)
-            estimate = round_speedup_interval(reference.rounds, candidate.rounds,
-                                              rng=self.rng.randrange(2**31))
+            if evidence.add(batches[reference.label][1], batches[candidate.label][1]):
+                for participant in active:
+                    participant.samples += batches[participant.label][0]
+                    participant.rounds.append(batches[participant.label][0])
+            if candidate.rounds:
+                estimate = round_speedup_interval(reference.rounds, candidate.rounds,
+                                                  rng=self.rng.randrange(2**31))
             decision = rule.decide(estimate, rounds, time.monotonic() - started)
             if decision.stop:
                 break
+        if estimate is None:
+            self._suspect_rounds(evidence, group)
+            return None, None
         compiled = participants[2] if compile_baseline else None
         shape = ShapeTiming(
             variant=group.label, knobs=group.knobs,
@@ -181,6 +208,7 @@ class TimingSession:
         )
         self._last_stop = decision.reason
         self._noise(shape)
+        self._judge_evidence(evidence, shape, group)
         return shape, compiled
 
     def _prepare(self, group: ShapeGroup) -> bool:
@@ -208,10 +236,16 @@ class TimingSession:
                 per_call_s = max(per_call_s, spent / WARMUP_CALLS)
         return per_call_s
 
-    def _time_batch(self, participant: Participant, seeds: list[int], group: ShapeGroup) -> bool:
+    def _time_batch(self, participant: Participant, seeds: list[int],
+                    group: ShapeGroup) -> tuple[list[float], BatchFacts] | None:
+        """One batch: the reported per-call times and the controller's own facts around it.
+        None when the batch failed (and, for the reference or the candidate, timing ends)."""
+        worker = self.pair.candidate if participant.role == "candidate" else self.pair.reference
+        cpu_started = worker.cpu_s() if worker is not None else 0.0
         wall_started = time.monotonic()
         response = self._ask(participant, self._header(participant, seeds))
         wall_s = time.monotonic() - wall_started
+        cpu_s = (worker.cpu_s() - cpu_started) if worker is not None else 0.0
         if not response.ok:
             participant.error = response.failure[:500]
             if participant.role == "candidate":
@@ -220,25 +254,67 @@ class TimingSession:
                     message=f"the candidate failed while being timed: {participant.error}",
                     variant=group.label,
                 ))
-            return False
+            if response.death is not None:
+                self.deaths.append(f"{participant.label}: {response.death.message}")
+            return None
         data = response.reply.data  # type: ignore[union-attr]
         times = [float(t) for t in data.get("times", [])]
         if len(times) != len(seeds) or not all(math.isfinite(t) and t > 0 for t in times):
             self._suspect("timer-values", f"the {participant.label} worker reported impossible "
                           "per-call times (missing, zero, negative or not finite)", group,
                           reported=times[:10])
-            return participant.role != "candidate"
+            return None
         self._cross_check(participant, data, wall_s, group)
         self._flush_method = str(data.get("flush", self._flush_method))
-        participant.samples += times
-        participant.rounds.append(times)
         self.batches += 1
         if participant.role == "candidate":
             from kernelproof.checks.observations import findings_from_observations
 
             self.findings += findings_from_observations(response.reply.observations,  # type: ignore[union-attr]
                                                         variant=f"timing:{group.label}")
-        return True
+        return times, BatchFacts(calls=len(times), reported_s=sum(times), wall_s=wall_s,
+                                 cpu_s=cpu_s)
+
+    def _judge_evidence(self, evidence: BatchEvidence, shape: ShapeTiming,
+                        group: ShapeGroup) -> None:
+        """Findings from the controller's own facts about the kept rounds (see
+        :mod:`kernelproof.timing.evidence`)."""
+        if evidence.stolen_rounds:
+            self.stolen_rounds += evidence.stolen_rounds
+            self.findings.append(Finding(
+                check=FindingCheck.REFERENCE_ROUND_STOLEN, severity=Severity.INFO,
+                message=f"at {shape.variant}, {evidence.stolen_rounds} round(s) were discarded: "
+                        f"the reference worker got less than {STOLEN_CPU_SHARE:.0%} of a core "
+                        "during its batch (stopped or starved), so the comparison was void",
+                evidence={"discarded": evidence.stolen_rounds,
+                          "kept": len(evidence.reference)},
+                variant=f"timing:{shape.variant}",
+            ))
+        allowed = worker_threads(self.settings) if self.settings.device == "cpu" else None
+        cores = evidence.too_many_cores(allowed)
+        if cores is not None:
+            self.comparable = False
+            self._suspect(
+                FindingCheck.CPU_TIME,
+                f"the candidate used {cores:.2f} cores while it was timed at {allowed} "
+                "thread(s) (its CPU time read from /proc against the controller's wall clock): "
+                "it runs work in parallel behind the reported thread count, so its speedup is "
+                "not comparable", group, cores=cores, allowed_threads=allowed,
+            )
+        excess = evidence.untimed_work(shape.candidate.median_s)
+        if excess is not None:
+            self._suspect(
+                FindingCheck.UNTIMED_WORK,
+                f"each timed call of the candidate left {excess * 1e6:.0f} us more untimed "
+                f"time in its batch than the reference's did (its median call: "
+                f"{shape.candidate.median_s * 1e6:.0f} us): it works outside the timed calls "
+                "(during the cache flush or input generation) or under-reports its call times",
+                group, excess_per_call_s=excess, candidate_median_s=shape.candidate.median_s,
+            )
+
+    def _suspect_rounds(self, evidence: BatchEvidence, group: ShapeGroup) -> None:
+        self.deaths.append(f"every one of the {evidence.stolen_rounds} rounds at {group.label} "
+                           "was void: the reference worker never got the CPU it needed")
 
     def _cross_check(self, participant: Participant, data: dict[str, Any], wall_s: float,
                      group: ShapeGroup) -> None:
@@ -253,39 +329,77 @@ class TimingSession:
             )
 
     def _verify_timed_outputs(self, seeds: list[int], group: ShapeGroup) -> None:
-        chosen = self.rng.sample(range(len(seeds)), min(VERIFIED_PER_BATCH, len(seeds)))
-        fetched = self.pair.ask_candidate({"op": "fetch", "phase": "call", "indices": chosen})
+        """Compare the candidate's timed outputs with the reference's timed outputs of the same
+        seeds (both workers timed them this round): every call, unless their outputs exceed
+        :data:`MAX_VERIFIED_BYTES_PER_ROUND`, then a random share. A candidate that answers
+        right only when checked, or goes wrong on a rare call, is caught here. The tolerance is
+        the reference's own error, learned in the matrix; an output without one is checked
+        against a fresh float64 oracle instead, one call per round."""
+        count = len(seeds)
+        if self._output_bytes_per_call:
+            count = max(1, min(count, MAX_VERIFIED_BYTES_PER_ROUND // self._output_bytes_per_call))
+        chosen = sorted(self.rng.sample(range(len(seeds)), count))
+        fetch = {"op": "fetch", "phase": "call", "indices": chosen, "baseline": "eager"}
+        fetched = self.pair.ask_candidate(fetch)
         if not fetched.ok:
+            if fetched.death is None:
+                self._timed_output_failure(group, seeds[chosen[0]], [
+                    f"the candidate did not hand over its timed outputs: {fetched.failure}"])
             return
-        counts = fetched.reply.data.get("counts", [])  # type: ignore[union-attr]
-        offset = 0
-        for index, count in zip(chosen, counts):
-            outputs = fetched.tensors[offset:offset + count]
-            offset += count
-            variant = InputVariant(name=f"timed:{seeds[index]}", kind=VariantKind.SEED,
-                                   seed=seeds[index])
-            reference = self.pair.ask_reference({"op": "run", "phase": "call", "oracle": True,
-                                                 "record_ops": False,
-                                                 "variant": variant.model_dump(mode="json")})
-            if not reference.ok:
-                continue
-            n = sum(d.get("kind") == "tensor" for d in reference.reply.data["outputs"])  # type: ignore[union-attr]
-            ref_out, oracle = reference.tensors[:n], reference.tensors[n:2 * n]
-            self.verified_calls += 1
-            problems = [] if len(outputs) == n else [f"{len(outputs)} outputs instead of {n}"]
-            for cand, ref, orc in zip(outputs, ref_out, oracle):
-                result = compare_output(cand, ref, orc, policy=self.policy)
+        reference = self.pair.ask_reference(fetch)
+        if not reference.ok:
+            return
+        candidate_calls = _split(fetched.tensors, fetched.reply.data.get("counts", []))  # type: ignore[union-attr]
+        reference_calls = _split(reference.tensors, reference.reply.data.get("counts", []))  # type: ignore[union-attr]
+        self._output_bytes_per_call = max(1, max(
+            (sum(t.numel() * t.element_size() for t in call) for call in reference_calls),
+            default=1))
+        for index, cand, ref in zip(chosen, candidate_calls, reference_calls):
+            problems = [] if len(cand) == len(ref) else [
+                f"{len(cand)} outputs instead of {len(ref)}"]
+            unlearned = False
+            for position, (c, r) in enumerate(zip(cand, ref)):
+                own = self.own_errors.get(position)
+                if own is None and r.is_floating_point():
+                    unlearned = True
+                    continue
+                result = compare_output(c, r, r, policy=self.policy, own_error=own)
                 if not result.passed:
-                    problems.append(result.detail)
+                    problems.append(f"output {position}: {result.detail}")
+            if unlearned and index == chosen[0] and not problems:
+                problems += self._against_oracle(seeds[index], cand)
+            self.verified_calls += 1
             if problems:
-                self.findings.append(Finding(
-                    check="timed-output", severity=Severity.FAIL, forces=Verdict.INCORRECT,
-                    message="the output of a timed call is wrong although untimed calls were "
-                            "right: the candidate behaves differently while timed (cached or "
-                            f"replayed outputs, batch-and-skip, evaluator mode): {problems[0]}",
-                    evidence={"seed": seeds[index], "problems": problems[:3]},
-                    variant=f"timing:{group.label}",
-                ))
+                self._timed_output_failure(group, seeds[index], problems)
+                return
+
+    def _against_oracle(self, seed: int, outputs: list[Any]) -> list[str]:
+        """Compare one timed call's outputs with a fresh reference run and its float64 oracle."""
+        variant = InputVariant(name=f"timed:{seed}", kind=VariantKind.SEED, seed=seed)
+        reference = self.pair.ask_reference({"op": "run", "phase": "call", "oracle": True,
+                                             "record_ops": False,
+                                             "variant": variant.model_dump(mode="json")})
+        if not reference.ok:
+            return []
+        n = sum(d.get("kind") == "tensor" for d in reference.reply.data["outputs"])  # type: ignore[union-attr]
+        ref_out, oracle = reference.tensors[:n], reference.tensors[n:2 * n]
+        problems = [] if len(outputs) == n else [f"{len(outputs)} outputs instead of {n}"]
+        for cand, ref, orc in zip(outputs, ref_out, oracle):
+            result = compare_output(cand, ref, orc, policy=self.policy)
+            if not result.passed:
+                problems.append(result.detail)
+        return problems
+
+    def _timed_output_failure(self, group: ShapeGroup, seed: int, problems: list[str]) -> None:
+        self.findings.append(Finding(
+            check=FindingCheck.TIMED_OUTPUT, severity=Severity.FAIL, forces=Verdict.INCORRECT,
+            message="the output of a timed call is wrong although untimed calls were right: "
+                    "the candidate behaves differently while timed or fails on rare calls "
+                    f"(cached or replayed outputs, batch-and-skip, evaluator mode): {problems[0]}",
+            evidence={"seed": seed, "problems": problems[:3],
+                      "verified_before": self.verified_calls},
+            variant=f"timing:{group.label}",
+        ))
 
     def _floor(self, group: ShapeGroup) -> float | None:
         response = self.pair.ask_reference({"op": "work", "phase": "call", "seed": self.init_seed})
@@ -348,6 +462,8 @@ class TimingSession:
             cache_flush=self._flush_method,
             budget_s=self.settings.budget_s, stop_reason=self._last_stop,
             verified_timed_calls=self.verified_calls, elapsed_s=elapsed_s,
+            ruled_out_fault_rate=ruled_out_rate(self.verified_calls),
+            comparable=self.comparable, discarded_rounds=self.stolen_rounds,
         )
 
     def _shape_findings(self, default: ShapeTiming, per_shape: list[ShapeTiming]) -> None:
@@ -385,6 +501,22 @@ def below_floor_findings(per_shape: list[ShapeTiming], *, hot: bool,
         for shape in per_shape
         if shape.floor_s and shape.candidate.median_s < margin * shape.floor_s
     ]
+
+
+def _split(tensors: list[Any], counts: list[Any]) -> list[list[Any]]:
+    calls, offset = [], 0
+    for count in counts:
+        calls.append(tensors[offset:offset + int(count)])
+        offset += int(count)
+    return calls
+
+
+def ruled_out_rate(clean_calls: int) -> float | None:
+    """The per-call fault rate that ``clean_calls`` faultless checks rule out at 95%
+    confidence: the p with (1 - p)^N = 0.05 (the "rule of three", about 3/N)."""
+    if clean_calls <= 0:
+        return None
+    return 1.0 - 0.05 ** (1.0 / clean_calls)
 
 
 def _batch_size(per_call_s: float) -> int:

@@ -71,7 +71,8 @@ class Harness:
     render_cache: dict[str, types.ModuleType] = field(default_factory=dict)
     pending: list[dict[str, Any]] = field(default_factory=list)
     timer: Any = None
-    timed_outputs: list[list[Any]] = field(default_factory=list)
+    timed_outputs: dict[str, list[list[Any]]] = field(default_factory=dict)
+    """The outputs of the last timed batch, per baseline (eager, compile, graph)."""
 
     # -- the loop --------------------------------------------------------------------------
 
@@ -253,8 +254,16 @@ class Harness:
         data["outputs"] = [_describe(o) for o in outputs]
         sendable = [_plain_tensor(o) for o in outputs if isinstance(o, torch.Tensor)]
         if self.spec.role == "reference" and request.get("oracle", True):
-            with torch.no_grad():
-                raw64 = self.prepared.oracle(*oracle_inputs(inputs))
+            try:
+                if self.prepared.oracle is None:
+                    raise TypeError("the model cannot be copied (copy.deepcopy failed)")
+                with torch.no_grad():
+                    raw64 = self.prepared.oracle(*oracle_inputs(inputs))
+            except Exception as exc:  # noqa: BLE001 - reported as a value, when asked to be
+                if not request.get("oracle_fallback", False):
+                    raise
+                data["oracle_fallback"] = f"{type(exc).__name__}: {str(exc)[:300]}"
+                raw64 = raw
             oracle_outputs = list(raw64) if isinstance(raw64, (tuple, list)) else [raw64]
             data["oracle_count"] = len(oracle_outputs)
             sendable += [_plain_tensor(o) for o in oracle_outputs]
@@ -318,7 +327,7 @@ class Harness:
         self.prepared.output_bytes = max(
             (sum(o.untyped_storage().nbytes() for o in call if isinstance(o, torch.Tensor))
              for call in outputs), default=0)
-        self.timed_outputs = outputs
+        self.timed_outputs[str(request.get("baseline", "eager"))] = outputs
         if self.spec.role == "candidate":
             self.pending += _shared_storage_observations(outputs)
         return {
@@ -331,17 +340,18 @@ class Harness:
         }, []
 
     def op_fetch(self, request: Request, tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
-        """The outputs of chosen calls of the last timed batch."""
+        """The outputs of chosen calls of the last timed batch (of the named baseline)."""
         import torch
 
+        batch = self.timed_outputs.get(str(request.get("baseline", "eager")), [])
         chosen = [int(i) for i in request["indices"]]
         sendable: list[Any] = []
         counts = []
         for index in chosen:
-            outputs = [o for o in self.timed_outputs[index] if isinstance(o, torch.Tensor)]
+            outputs = [o for o in batch[index] if isinstance(o, torch.Tensor)]
             counts.append(len(outputs))
             sendable += [_plain_tensor(o) for o in outputs]
-        return {"counts": counts, "described": [[_describe(o) for o in self.timed_outputs[i]]
+        return {"counts": counts, "described": [[_describe(o) for o in batch[i]]
                                                  for i in chosen]}, sendable
 
     def _timed_callable(self, baseline: str, example: list[Any]) -> Any:
@@ -480,12 +490,24 @@ def _mode_of(model: Any) -> str:
 
 
 def _oracle_model(model: Any) -> Any:
+    """A float64 copy of ``model``: parameters and buffers, and every floating tensor a module
+    keeps as a plain attribute, in a list or a dict (an RNN's ``h0``). ``None`` when the model
+    cannot be copied: the reference then stands in for its oracle (see ``op_run``)."""
     import torch
+
+    from kernelproof.tasks.inputs import to_float64
 
     if not isinstance(model, torch.nn.Module):
         return model
-    oracle = copy.deepcopy(model)
-    return oracle.to(torch.float64)
+    try:
+        oracle = copy.deepcopy(model).to(torch.float64)
+    except Exception:  # noqa: BLE001 - the controller is told through oracle_fallback
+        return None
+    for module in oracle.modules():
+        for name, value in list(vars(module).items()):
+            if name not in ("_parameters", "_buffers", "_modules"):
+                module.__dict__[name] = to_float64(value)
+    return oracle
 
 
 def _describe(value: Any) -> dict[str, Any]:

@@ -1,0 +1,119 @@
+"""Facts about timed batches that the candidate's process cannot forge, and the checks on them.
+
+Per-call times come from inside the worker, which the candidate owns. Around every batch the
+controller has two facts of its own: the wall time of the whole request (its own clock) and the
+CPU time the worker's processes used (the kernel's accounting, read from ``/proc``). Three
+checks rest on them:
+
+- **more cores than allowed**: CPU time well above wall time times the thread count means the
+  candidate ran work in parallel (its own thread pool, ``NUMBA_NUM_THREADS`` set before numba
+  was imported) while the report says one thread: its speedup is not comparable;
+- **work outside the timed calls**: both workers do the same untimed work per batch (build the
+  inputs, flush the caches, one settling call), so the batch wall time beyond the reported call
+  times must be about the same on both sides. A candidate that finishes its work in the untimed
+  windows (a helper thread that runs during the flush), or reports call times shorter than the
+  truth, leaves an excess the controller sees;
+- **a stolen reference round**: a reference worker that got far less CPU than wall time during
+  its batch was stopped or starved (a signal from a neighbour, a loaded machine); that round's
+  comparison is void and is discarded. Only the reference's rounds are discarded: a candidate
+  could stall itself on purpose to have its slow rounds dropped.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+
+#: A reference batch with less CPU time than this share of its wall time was stolen.
+STOLEN_CPU_SHARE = 0.5
+
+#: CPU time may exceed wall time times the allowed threads by this factor before a candidate
+#: counts as using more cores: /proc's accounting and the controller's clock differ slightly,
+#: and the worker's own bookkeeping threads run now and then.
+CORES_MARGIN = 1.2
+
+#: Untimed work per call (beyond the reference's) that raises a finding: at least this many
+#: seconds ...
+UNTIMED_WORK_FLOOR_S = 100e-6
+
+#: ... and at least this multiple of the candidate's own median call time: moving half of the
+#: work out of the timed call doubles the true time.
+UNTIMED_WORK_SHARE = 1.0
+
+#: Rounds needed before the medians above are trusted.
+MIN_EVIDENCE_ROUNDS = 3
+
+
+@dataclass(frozen=True)
+class BatchFacts:
+    """One batch as the controller saw it."""
+
+    calls: int
+    reported_s: float
+    """Sum of the per-call times the worker reported."""
+
+    wall_s: float
+    """The controller's clock around the request."""
+
+    cpu_s: float
+    """CPU seconds of the worker's processes during the request, from /proc."""
+
+    @property
+    def cores(self) -> float:
+        return self.cpu_s / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def untimed_s(self) -> float:
+        return max(0.0, self.wall_s - self.reported_s)
+
+
+def stolen(reference: BatchFacts) -> bool:
+    return reference.wall_s > 0 and reference.cpu_s < STOLEN_CPU_SHARE * reference.wall_s
+
+
+@dataclass
+class BatchEvidence:
+    """The controller's facts about every kept round of one shape."""
+
+    reference: list[BatchFacts] = field(default_factory=list)
+    candidate: list[BatchFacts] = field(default_factory=list)
+    stolen_rounds: int = 0
+
+    def add(self, reference: BatchFacts, candidate: BatchFacts) -> bool:
+        """Keep a round's facts; False when the round is void (the reference's was stolen)."""
+        if stolen(reference):
+            self.stolen_rounds += 1
+            return False
+        self.reference.append(reference)
+        self.candidate.append(candidate)
+        return True
+
+    def cores_used(self) -> float | None:
+        """The candidate's median cores in use over its batches (CPU time / wall time)."""
+        if len(self.candidate) < MIN_EVIDENCE_ROUNDS:
+            return None
+        return statistics.median(b.cores for b in self.candidate)
+
+    def excess_untimed_per_call_s(self) -> float | None:
+        """Median over rounds of the candidate's untimed time per call beyond the reference's."""
+        if len(self.candidate) < MIN_EVIDENCE_ROUNDS:
+            return None
+        return statistics.median(
+            (c.untimed_s - r.untimed_s) / max(c.calls, 1)
+            for r, c in zip(self.reference, self.candidate)
+        )
+
+    def too_many_cores(self, allowed: int | None) -> float | None:
+        """The median cores used when above what ``allowed`` threads explain, else None."""
+        used = self.cores_used()
+        if allowed is None or used is None:
+            return None
+        return used if used > allowed * CORES_MARGIN else None
+
+    def untimed_work(self, candidate_median_s: float) -> float | None:
+        """The excess untimed time per call when it is too large to be noise, else None."""
+        excess = self.excess_untimed_per_call_s()
+        if excess is None:
+            return None
+        limit = max(UNTIMED_WORK_FLOOR_S, UNTIMED_WORK_SHARE * candidate_median_s)
+        return excess if excess > limit else None
