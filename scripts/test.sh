@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up (when needed) and run the whole test suite. Extra arguments go to pytest.
+# Set up (when needed) and run the whole test suite; `--fast` runs the tier without the `slow`
+# marker. Extra arguments go to pytest.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 "$KP_ROOT/scripts/bootstrap.sh"
@@ -8,8 +9,11 @@ cd "$KP_ROOT"
 set +e
 # Two pytest workers by default: verifications spend much of their time waiting on their
 # worker processes, so two in flight use the two cores better than one.
+# --fast: only the tier without the `slow` marker (no whole verifications, no builds).
 args=("$@")
-if [ ${#args[@]} -eq 0 ]; then
+if [ ${#args[@]} -gt 0 ] && [ "${args[0]}" = "--fast" ]; then
+  args=(-m "not slow" -n 2 "${args[@]:1}")
+elif [ ${#args[@]} -eq 0 ]; then
   args=(-n 2)
 fi
 "$KP_VENV/bin/python" -m pytest "${args[@]}"

@@ -21,6 +21,21 @@ for _name, _folder in {
 }.items():
     os.environ.setdefault(_name, str(ROOT / ".cache" / _folder))
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``gpu`` skip themselves where no CUDA device is present, so no test needs
+    its own ``skipif``. torch is imported only when some collected test is marked ``gpu``."""
+    gpu_items = [item for item in items if item.get_closest_marker("gpu") is not None]
+    if not gpu_items:
+        return
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="marked gpu: needs a CUDA device, and none is present")
+    for item in gpu_items:
+        item.add_marker(skip)
+
+
 #: Settings for example verifications in tests: fewer seeds keep the suite fast; the seed is
 #: fixed so a failure reproduces.
 TEST_SETTINGS: dict[str, Any] = {"seeds": 3, "base_seed": 1234, "timing": False}

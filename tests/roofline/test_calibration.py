@@ -165,7 +165,6 @@ def test_cuda_without_cuda_says_how_to_fix_it() -> None:
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_cuda_ceilings_prefer_the_device_table(cache: Path) -> None:
     ceilings = ceilings_for("cuda", "bfloat16")
     spec = find_device(torch.cuda.get_device_name())
@@ -177,7 +176,6 @@ def test_cuda_ceilings_prefer_the_device_table(cache: Path) -> None:
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_cuda_calibration_runs(cache: Path) -> None:
     ceilings = calibrate("cuda", dtype="bfloat16", copy_bytes=64 << 20, matmul_size=1024, repeats=2)
     assert ceilings.peak_flops > 0 and ceilings.peak_bytes_per_s > 0
