@@ -1,9 +1,10 @@
-"""The built-in task suite, levels 2 (fusions) and 3 (blocks): every task is well formed and
-adequate, and every bundled honest solution is verified without suspicion.
+"""The built-in task suite, levels 1 (single operators), 2 (fusions) and 3 (blocks): every task
+is well formed and adequate, and every bundled honest solution is verified without suspicion.
 
-The fast tests read the task files as text only. The slow ones run the adequacy audit per task
-and a full verification per solution (10-60 s each on a shared 2-core machine); C++ solutions
-build once into ``TORCH_EXTENSIONS_DIR``.
+The fast tests read the task files as text (as the controller does) and run each task once at
+its smallest declared shape. The slow ones run the adequacy audit per task and a full
+verification per solution (10-60 s each on a shared 2-core machine); C++ solutions build once
+into ``TORCH_EXTENSIONS_DIR``.
 """
 
 from __future__ import annotations
@@ -18,13 +19,13 @@ from kernelproof.schema import Severity, Verdict
 from kernelproof.tasks.source import read_candidate, read_task
 
 TASKS = Path(__file__).resolve().parents[2] / "tasks"
-LEVELS = ("level2", "level3")
+LEVELS = ("level1", "level2", "level3")
 
-#: Fewest tasks each level must hold (the issue's floor).
-MINIMUM_TASKS = {"level2": 10, "level3": 8}
+#: Fewest tasks each level must hold (the issues' floors).
+MINIMUM_TASKS = {"level1": 22, "level2": 10, "level3": 8}
 
-#: Fewest honest solutions across both levels.
-MINIMUM_SOLUTIONS = 7
+#: Fewest honest solutions per group of levels (level 1's issue, then levels 2 and 3's).
+MINIMUM_SOLUTIONS = {("level1",): 8, ("level2", "level3"): 7}
 
 #: ``ID_Name.py``: a positive integer ID, an underscore, a name.
 TASK_NAME = re.compile(r"^(?P<id>[1-9][0-9]*)_(?P<name>[A-Za-z0-9_]+)\.py$")
@@ -41,21 +42,17 @@ AUDIT = {"seeds": 2, "base_seed": 1}
 VERIFY = {"seeds": 2, "base_seed": 1, "timing": False}
 
 
-def _task_files(level: str) -> list[Path]:
-    return sorted((TASKS / level).glob("*.py"), key=lambda p: _task_id(p) or 0)
-
-
 def _task_id(path: Path) -> int | None:
     match = TASK_NAME.match(path.name)
     return int(match["id"]) if match else None
 
 
-def _all_tasks() -> list[Path]:
-    return [path for level in LEVELS for path in _task_files(level)]
+def _task_files(level: str) -> list[Path]:
+    return sorted((TASKS / level).glob("*.py"), key=lambda p: _task_id(p) or 0)
 
 
-def _solutions() -> list[Path]:
-    return sorted(path for level in LEVELS
+def _solutions(levels: tuple[str, ...] = LEVELS) -> list[Path]:
+    return sorted(path for level in levels
                   for path in (TASKS / "solutions" / level).glob("*.py"))
 
 
@@ -71,6 +68,9 @@ def _label(path: Path) -> str:
     return f"{path.parent.name}/{path.stem}"
 
 
+ALL_TASKS = [path for level in LEVELS for path in _task_files(level)]
+
+
 # -- fast: the files are well formed -------------------------------------------------------
 
 
@@ -84,7 +84,7 @@ def test_level_ids_run_from_one_without_gaps(level):
     assert len(ids) >= MINIMUM_TASKS[level]
 
 
-@pytest.mark.parametrize("path", _all_tasks(), ids=_label)
+@pytest.mark.parametrize("path", ALL_TASKS, ids=_label)
 def test_task_is_well_formed(path):
     task = read_task(path)  # parses; defines Model, get_inputs, get_init_inputs
     tree = ast.parse(task.text)
@@ -104,20 +104,40 @@ def test_task_is_well_formed(path):
     assert "manual_seed" not in task.text, "kernelproof seeds the task; do not seed inside it"
 
 
-def test_enough_solutions_and_each_names_a_task():
-    solutions = _solutions()
-    assert len(solutions) >= MINIMUM_SOLUTIONS
-    for solution in solutions:
-        assert TASK_NAME.match(solution.name), solution
-        _task_of(solution)
-        read_candidate(solution)  # parses and defines ModelNew
+@pytest.mark.parametrize("path", ALL_TASKS, ids=_label)
+def test_task_runs_at_its_smallest_declared_shape(path):
+    """Trusted task code, run once here at its first SHAPES entry."""
+    import torch
+
+    from kernelproof.tasks.module import module_from_source
+
+    task = read_task(path)
+    knobs = dict(task.default_knobs, **task.shapes[0])
+    module = module_from_source(task.render(knobs), path, f"suite_task_{_label(path)}")
+    model = module.Model(*module.get_init_inputs()).eval()
+    with torch.no_grad():
+        out = model(*module.get_inputs())
+    outputs = out if isinstance(out, (tuple, list)) else [out]
+    assert outputs and all(isinstance(o, torch.Tensor) for o in outputs)
 
 
-# -- slow: adequacy and verification ------------------------------------------------------
+@pytest.mark.parametrize("levels", list(MINIMUM_SOLUTIONS), ids="+".join)
+def test_enough_solutions(levels):
+    assert len(_solutions(levels)) >= MINIMUM_SOLUTIONS[levels]
+
+
+@pytest.mark.parametrize("solution", _solutions(), ids=_label)
+def test_solution_names_its_task_and_defines_modelnew(solution):
+    assert TASK_NAME.match(solution.name), solution
+    _task_of(solution)
+    read_candidate(solution)  # parses and defines ModelNew
+
+
+# -- slow: adequacy and honest verification ------------------------------------------------
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("path", _all_tasks(), ids=_label)
+@pytest.mark.parametrize("path", ALL_TASKS, ids=_label)
 def test_task_is_adequate(path):
     from kernelproof.controller.audit_task import audit_task
 
@@ -134,7 +154,7 @@ def test_solution_is_verified_without_suspicion(solution):
     flagged = [
         f"[{f.severity.value}] {f.check}: {f.message[:400]}"
         for f in report.findings
-        if f.severity.value in (Severity.SUSPECT.value, Severity.FAIL.value)
+        if f.severity in (Severity.SUSPECT, Severity.FAIL)
     ]
     assert not flagged, "\n".join(flagged)
-    assert report.verdict.value == Verdict.VERIFIED.value, report.summary
+    assert report.verdict is Verdict.VERIFIED, report.summary
