@@ -1,0 +1,415 @@
+"""An op audit from outside the candidate's process: py-spy samples its native and Python stacks.
+
+The in-process audit (torch profiler, ``sys.setprofile``) runs inside the untrusted process and
+can be blinded: ``record_function`` switched off, work moved to an unprofiled thread, the
+reference's BLAS kernel reached through ``einsum`` instead of ``matmul``. A sampler in the
+controller sees where the CPU time really went, whatever the candidate did to its own process.
+
+Limits of py-spy (0.4) that shape this module:
+
+* ``--native`` cannot be combined with ``--nonblocking``: native unwinding pauses each thread
+  for each sample, so native sampling is blocking (py-spy refuses the combination).
+* ``--native`` fails (``UNW_EBADREG``) for a process in another pid namespace (the sandbox):
+  py-spy cannot map the target's Python threads to OS threads there. For such a target the
+  sampler records Python-only stacks (``--nonblocking``) and says so in ``NativeProfile.native``.
+* py-spy samples threads that have a Python thread state; native-only threads (OpenMP/MKL
+  workers, ``std::thread`` in an extension) are never sampled. Their CPU time is measured from
+  ``/proc/PID/task/*/stat`` instead and reported as ``unsampled_cpu_fraction``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: Samples per second. 100 Hz gives a few hundred samples over a correctness pass of a few
+#: seconds, enough for 50% shares to be read to within a few percent, at little overhead.
+DEFAULT_RATE_HZ = 100
+
+#: Seconds to wait for py-spy to write its output after SIGINT; symbolising libtorch takes
+#: about a second here, so this leaves ample room before we give up and kill it.
+STOP_TIMEOUT_S = 15.0
+
+#: Seconds to wait for py-spy to die after SIGKILL (it should be immediate).
+KILL_TIMEOUT_S = 3.0
+
+#: How many libraries and functions a profile keeps: enough to name every meaningful hot spot
+#: while keeping reports small.
+TOP_N = 30
+
+#: Function-name patterns of heavy numeric kernels (BLAS, MKL, oneDNN, OpenBLAS, ATen native
+#: kernels): the innermost such frame says which library routine did the work.
+HEAVY_FUNCTION = re.compile(
+    r"gemm|gemv|mkl_|dnnl|onednn|openblas|cblas_|blas_|lapack|at::native::|Eigen::"
+    r"|sleef|xnnpack|fbgemm", re.IGNORECASE)
+
+#: Library-name patterns of heavy numeric libraries; any frame in them counts as heavy.
+HEAVY_LIBRARY = re.compile(r"openblas|libblas|libmkl|libdnnl|libmkldnn|libcblas|liblapack|"
+                           r"libfbgemm|libxnnpack", re.IGNORECASE)
+
+#: Path fragments of code the candidate built itself: torch extension and torch.compile build
+#: caches, Triton and numba caches, and anything under a temporary directory.
+CUSTOM_PATH = re.compile(
+    r"torch_extensions|torchinductor|/triton/|numba|^/tmp/|/\.cache/kernelproof/", re.IGNORECASE)
+
+#: Library-name patterns of custom or JIT code when no path is known (py-spy prints basenames).
+CUSTOM_LIBRARY = re.compile(r"triton|numba|llvm|\[anonymous\]|\[jit\]|inline_ext|_ext\.so$",
+                            re.IGNORECASE)
+
+#: Library label for samples whose innermost frame is Python code (the interpreter running it).
+PYTHON_LIBRARY = "[python]"
+
+#: Library label for a native frame with no mapped file (anonymous executable memory: JIT code).
+ANONYMOUS_LIBRARY = "[anonymous]"
+
+#: Below this many samples a profile's shares are too noisy (a 50% share has a standard error
+#: above 10 points) to call a candidate a passthrough.
+PASSTHROUGH_MIN_SAMPLES = 20
+
+#: The reference must spend at least this share of its samples in one heavy function for that
+#: function to define it: a BLAS-bound reference, not one spread over many kernels.
+REFERENCE_DOMINANT_SHARE = 0.5
+
+#: The candidate must spend at least this share of its samples in that same function: most of
+#: its time is the reference's library routine, not work of its own.
+CANDIDATE_DOMINANT_SHARE = 0.5
+
+#: A candidate with at most this share of samples in custom code shows "no code of its own": a
+#: token call into a built extension must not hide a passthrough, while a real custom kernel
+#: doing a sizeable part of the work takes far more than 5% of the time.
+CUSTOM_SHARE_MAX = 0.05
+
+_PY_LOCATION = re.compile(r"\.pyx?(:\d+)?$|^<.*>(:\d+)?$")
+_THREAD_FRAME = re.compile(r"^thread \((0x[0-9a-fA-F]+|\d+)\)")
+_ADDRESS = re.compile(r"^0x[0-9a-fA-F]+$")
+
+
+@dataclass
+class NativeProfile:
+    """Where a process's on-CPU samples went, as seen from outside it by py-spy.
+
+    ``libraries`` counts samples by the library of the innermost native frame (``[python]``
+    when the innermost frame is Python code); ``functions`` by that frame's function;
+    ``heavy_functions`` by the innermost frame in a heavy numeric library or kernel (BLAS,
+    MKL, oneDNN, ATen native). Each keeps the top ``TOP_N``.
+    """
+
+    available: bool
+    reason: str = ""
+    samples: int = 0
+    libraries: dict[str, int] = field(default_factory=dict)
+    functions: dict[str, int] = field(default_factory=dict)
+    threads: int = 0
+    heavy_functions: dict[str, int] = field(default_factory=dict)
+    #: Samples with at least one frame in custom code (extension build cache, JIT, Triton).
+    custom_samples: int = 0
+    custom_libraries: dict[str, int] = field(default_factory=dict)
+    #: Whether native frames were sampled (False: Python-only stacks, see the module notes).
+    native: bool = False
+    #: Share of the process's CPU time (from /proc) spent in threads py-spy never sampled.
+    unsampled_cpu_fraction: float = 0.0
+    #: Seconds from launching py-spy to its exit after stop (attach + sampling + symbolising).
+    wall_s: float = 0.0
+
+
+def _top(counter: Counter[str]) -> dict[str, int]:
+    return dict(counter.most_common(TOP_N))
+
+
+def _split_frame(frame: str) -> tuple[str, str]:
+    """Split a py-spy raw frame ``name (location)`` into name and location ('' if none)."""
+    frame = frame.strip()
+    if frame.endswith(")"):
+        cut = frame.rfind(" (")
+        if cut > 0:
+            return frame[:cut], frame[cut + 2:-1]
+    return frame, ""
+
+
+def _is_python(location: str) -> bool:
+    return bool(_PY_LOCATION.search(location))
+
+
+def _is_custom(library: str, paths: dict[str, str]) -> bool:
+    path = paths.get(library, "")
+    return bool(CUSTOM_LIBRARY.search(library) or (path and CUSTOM_PATH.search(path)))
+
+
+def parse_raw(text: str, library_paths: dict[str, str] | None = None) -> NativeProfile:
+    """Aggregate py-spy ``--format raw`` output (collapsed stacks, root first, one per line).
+
+    ``library_paths`` maps library basenames to full paths (from ``/proc/PID/maps``) so that
+    libraries built by the candidate are recognised by where they live.
+    """
+    paths = library_paths or {}
+    libraries: Counter[str] = Counter()
+    functions: Counter[str] = Counter()
+    heavy: Counter[str] = Counter()
+    custom_libraries: Counter[str] = Counter()
+    threads: set[str] = set()
+    samples = custom = 0
+    native = False
+    for line in text.splitlines():
+        stack, _, count_text = line.rstrip().rpartition(" ")
+        if not stack or not count_text.isdigit():
+            continue
+        count = int(count_text)
+        samples += count
+        leaf_library, leaf_function, heavy_function = PYTHON_LIBRARY, "", ""
+        has_custom = False
+        seen_native = False
+        for frame in stack.split(";"):
+            match = _THREAD_FRAME.match(frame)
+            if match:
+                threads.add(match.group(1))
+                continue
+            if frame.startswith("process "):
+                continue
+            name, location = _split_frame(frame)
+            if _is_python(location):
+                # Python frames sit above the native frames they call; a Python frame after a
+                # native one means the interpreter is running Python code again.
+                leaf_library, leaf_function = PYTHON_LIBRARY, f"{name} ({location})"
+                continue
+            if not location and not _ADDRESS.match(name):
+                continue
+            library = location or ANONYMOUS_LIBRARY
+            seen_native = True
+            function = f"<{library}>" if _ADDRESS.match(name) else name
+            leaf_library, leaf_function = library, function
+            if HEAVY_FUNCTION.search(name) or HEAVY_LIBRARY.search(library):
+                heavy_function = function
+            if _is_custom(library, paths):
+                has_custom = True
+                custom_libraries[library] += count
+        native = native or seen_native
+        libraries[leaf_library] += count
+        if leaf_function:
+            functions[leaf_function] += count
+        if heavy_function:
+            heavy[heavy_function] += count
+        if has_custom:
+            custom += count
+    return NativeProfile(available=samples > 0, reason="" if samples else "no samples",
+                         samples=samples, libraries=_top(libraries), functions=_top(functions),
+                         threads=len(threads), heavy_functions=_top(heavy),
+                         custom_samples=custom, custom_libraries=_top(custom_libraries),
+                         native=native)
+
+
+def _namespace_tids(pid: int) -> dict[int, int]:
+    """Global tid -> tid inside the target's own pid namespace, for each thread of ``pid``.
+
+    py-spy names threads by the tid the target itself sees, which differs from ours when the
+    target runs in another pid namespace (the sandbox).
+    """
+    tids: dict[int, int] = {}
+    for tid in _thread_cpu_ticks(pid):
+        try:
+            status = Path(f"/proc/{pid}/task/{tid}/status").read_text()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith("NSpid:") and line.split()[1:]:
+                tids[tid] = int(line.split()[-1])
+    return tids
+
+
+def _thread_cpu_ticks(pid: int) -> dict[int, int]:
+    """utime + stime clock ticks of each thread of ``pid`` ({} when it cannot be read)."""
+    ticks: dict[int, int] = {}
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return ticks
+    for tid in tasks:
+        try:
+            stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+            fields = stat[stat.rindex(")") + 2:].split()
+            ticks[int(tid)] = int(fields[11]) + int(fields[12])
+        except (OSError, ValueError, IndexError):
+            continue
+    return ticks
+
+
+def _library_paths(pid: int) -> dict[str, str]:
+    """Basename -> path of every file mapped executable into ``pid`` ({} if unreadable)."""
+    paths: dict[str, str] = {}
+    try:
+        text = Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return paths
+    for line in text.splitlines():
+        parts = line.split(None, 5)
+        if len(parts) == 6 and "x" in parts[1] and parts[5].startswith("/"):
+            path = parts[5].removesuffix(" (deleted)")
+            paths.setdefault(os.path.basename(path), path)
+    return paths
+
+
+def _other_pid_namespace(pid: int) -> bool:
+    """Whether ``pid`` lives in a pid namespace other than ours (py-spy --native fails there)."""
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid") != os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return False
+
+
+def find_py_spy() -> str | None:
+    """The py-spy executable: next to this interpreter (a venv) or on PATH."""
+    beside = Path(sys.executable).parent / "py-spy"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    return shutil.which("py-spy")
+
+
+class StackSampler:
+    """Samples another process's stacks with py-spy between ``start`` and ``stop``.
+
+    Never raises into the caller: every failure (py-spy missing, attach refused, no samples)
+    becomes a ``NativeProfile`` with ``available=False`` and a ``reason``.
+    """
+
+    def __init__(self, rate_hz: int = DEFAULT_RATE_HZ, native: bool = True,
+                 py_spy: str | None = None) -> None:
+        """``native=False`` (or a target in another pid namespace) samples Python stacks only."""
+        self.rate_hz = rate_hz
+        self.native = native
+        self.py_spy = py_spy
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._dir: tempfile.TemporaryDirectory[str] | None = None
+        self._pid = 0
+        self._started = 0.0
+        self._ticks: dict[int, int] = {}
+        self._reason = ""
+        self._use_native = False
+
+    def start(self, pid: int) -> None:
+        """Launch py-spy on ``pid`` in the background (on every thread, on-CPU samples only)."""
+        self._reason, self._pid, self._proc = "", pid, None
+        try:
+            exe = self.py_spy or find_py_spy()
+            if exe is None:
+                self._reason = "py-spy is not installed"
+                return
+            if not os.path.exists(f"/proc/{pid}"):
+                self._reason = f"no process {pid}"
+                return
+            self._use_native = self.native and not _other_pid_namespace(pid)
+            if self.native and not self._use_native:
+                self._reason = "python-only: py-spy --native cannot unwind a process in " \
+                               "another pid namespace"
+            self._dir = tempfile.TemporaryDirectory(prefix="kp-pyspy-")
+            out = os.path.join(self._dir.name, "stacks.txt")
+            # --threads: a thread id on every stack, to count the threads seen on CPU; idle
+            # samples are left out by default (no --idle); --native and --nonblocking exclude
+            # each other, so native sampling pauses the threads briefly at each sample.
+            cmd = [exe, "record", "--pid", str(pid), "--rate", str(self.rate_hz),
+                   "--format", "raw", "--output", out, "--threads"]
+            cmd += ["--native"] if self._use_native else ["--nonblocking"]
+            self._ticks = _thread_cpu_ticks(pid)
+            self._started = time.monotonic()
+            self._proc = subprocess.Popen(
+                cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=open(os.path.join(self._dir.name, "stderr.txt"), "wb"),
+                start_new_session=True)
+        except Exception as exc:  # noqa: BLE001 - the sampler must never raise into the caller
+            self._reason = f"py-spy did not start: {exc}"
+            self._proc = None
+
+    def stop(self) -> NativeProfile:
+        """Stop sampling (SIGINT so py-spy writes its output; kill on timeout) and parse it."""
+        try:
+            return self._stop()
+        except Exception as exc:  # noqa: BLE001 - the sampler must never raise into the caller
+            return NativeProfile(available=False, reason=f"sampling failed: {exc}")
+        finally:
+            if self._dir is not None:
+                self._dir.cleanup()
+                self._dir = None
+
+    def _stop(self) -> NativeProfile:
+        proc = self._proc
+        if proc is None or self._dir is None:
+            return NativeProfile(available=False, reason=self._reason or "sampler not started")
+        self._proc = None
+        paths = _library_paths(self._pid)
+        ticks_after = _thread_cpu_ticks(self._pid)
+        inner_tids = _namespace_tids(self._pid)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                try:
+                    proc.wait(timeout=KILL_TIMEOUT_S)
+                except subprocess.TimeoutExpired:
+                    pass
+        wall = time.monotonic() - self._started
+        out = Path(self._dir.name, "stacks.txt")
+        err = Path(self._dir.name, "stderr.txt").read_text(errors="replace")
+        text = out.read_text(errors="replace") if out.exists() else ""
+        profile = parse_raw(text, paths)
+        profile.wall_s = wall
+        if not profile.available:
+            lines = [ln.strip() for ln in err.splitlines()
+                     if ln.strip() and not ln.startswith("py-spy>")]
+            detail = lines[0] if lines else f"py-spy exited with {proc.returncode}"
+            profile.reason = f"no samples: {detail}"
+            return profile
+        profile.native = profile.native and self._use_native
+        profile.reason = self._reason
+        profile.unsampled_cpu_fraction = _unsampled_fraction(self._ticks, ticks_after,
+                                                             inner_tids, text)
+        return profile
+
+
+def _unsampled_fraction(before: dict[int, int], after: dict[int, int],
+                        inner_tids: dict[int, int], raw: str) -> float:
+    """Share of the CPU ticks between the snapshots spent by threads absent from the samples."""
+    seen = {int(m.group(1), 0)
+            for m in re.finditer(r"(?m)^thread \((0x[0-9a-fA-F]+|\d+)\)", raw)}
+    total = unsampled = 0
+    for tid, ticks in after.items():
+        delta = max(0, ticks - before.get(tid, 0))
+        total += delta
+        if tid not in seen and inner_tids.get(tid) not in seen:
+            unsampled += delta
+    return unsampled / total if total else 0.0
+
+
+def _share(profile: NativeProfile, function: str) -> float:
+    return profile.heavy_functions.get(function, 0) / profile.samples if profile.samples else 0.0
+
+
+def passthrough_evidence(reference: NativeProfile, candidate: NativeProfile) -> str | None:
+    """A message when the candidate's time went mostly to the reference's own heavy kernel.
+
+    Evidence needs both profiles native and well sampled, the reference dominated by one heavy
+    library function, the candidate spending most of its samples in that same function, and
+    the candidate showing (almost) no custom code of its own. Returns None otherwise.
+    """
+    for profile in (reference, candidate):
+        if not profile.available or not profile.native \
+                or profile.samples < PASSTHROUGH_MIN_SAMPLES or not profile.heavy_functions:
+            return None
+    function, _ = max(reference.heavy_functions.items(), key=lambda item: item[1])
+    ref_share, cand_share = _share(reference, function), _share(candidate, function)
+    custom_share = candidate.custom_samples / candidate.samples
+    if ref_share < REFERENCE_DOMINANT_SHARE or cand_share < CANDIDATE_DOMINANT_SHARE \
+            or custom_share > CUSTOM_SHARE_MAX:
+        return None
+    return (f"candidate spent {cand_share:.0%} of {candidate.samples} on-CPU samples in "
+            f"{function}, the library kernel that takes {ref_share:.0%} of the reference's "
+            f"samples, with {custom_share:.0%} in code of its own: it passes the work through "
+            f"to the reference's library routine")

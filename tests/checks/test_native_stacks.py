@@ -1,0 +1,102 @@
+"""The out-of-process stack sampler: py-spy sees BLAS work whichever torch op reached it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from kernelproof.checks.native_stacks import (
+    NativeProfile,
+    StackSampler,
+    find_py_spy,
+    parse_raw,
+    passthrough_evidence,
+)
+
+#: Seconds each workload runs: enough for py-spy to attach (about a second for libtorch) and
+#: then take a couple of hundred samples at 100 Hz.
+WORK_S = 4.0
+
+#: One thread, so that all the work happens on the Python thread py-spy samples (OpenMP
+#: workers are native-only threads py-spy cannot see).
+WORKLOAD = """
+import sys, time, torch
+torch.set_num_threads(1)
+a = torch.randn(512, 512); b = torch.randn(512, 512)
+print("ready", flush=True)
+end = time.time() + {seconds}
+while time.time() < end:
+    {op}
+"""
+
+MM = "torch.mm(a, b)"
+EINSUM = 'torch.einsum("ij,jk->ik", a, b)'
+ELEMENTWISE = "(a * b).sum()"
+
+pytestmark = pytest.mark.skipif(find_py_spy() is None, reason="py-spy is not installed")
+
+
+def _profile(op: str) -> NativeProfile:
+    """Run ``op`` in a loop in a plain Python subprocess and sample it from outside."""
+    proc = subprocess.Popen([sys.executable, "-c", WORKLOAD.format(seconds=WORK_S, op=op)],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        sampler = StackSampler()
+        sampler.start(proc.pid)
+        time.sleep(WORK_S - 1.0)
+        return sampler.stop()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.slow
+def test_mm_and_einsum_land_in_the_same_blas_kernel() -> None:
+    reference, candidate, elementwise = _profile(MM), _profile(EINSUM), _profile(ELEMENTWISE)
+    for profile in (reference, candidate, elementwise):
+        assert profile.available, profile.reason
+        assert profile.native and profile.samples >= 50 and profile.threads >= 1
+    top_ref = max(reference.heavy_functions, key=reference.heavy_functions.__getitem__)
+    assert any(word in top_ref.lower() for word in ("gemm", "blas", "mkl", "dnnl")), top_ref
+    assert top_ref in candidate.heavy_functions, (top_ref, candidate.heavy_functions)
+    message = passthrough_evidence(reference, candidate)
+    assert message is not None and top_ref in message, (reference, candidate)
+    assert passthrough_evidence(reference, elementwise) is None, elementwise
+
+
+@pytest.mark.slow
+def test_nonexistent_pid_is_unavailable_without_raising() -> None:
+    sampler = StackSampler()
+    sampler.start(2 ** 22 + 12345)
+    profile = sampler.stop()
+    assert not profile.available and profile.reason
+
+
+def test_stop_without_start_and_missing_py_spy_do_not_raise() -> None:
+    assert not StackSampler().stop().available
+    sampler = StackSampler(py_spy="/nonexistent/py-spy")
+    sampler.start(1)
+    profile = sampler.stop()
+    assert not profile.available and profile.reason
+
+
+def test_parse_raw_attributes_leaf_library_and_innermost_heavy_frame() -> None:
+    raw = "\n".join([
+        "thread (11): MainThread;<module> (k.py:3);mkl_blas_sgemm_kernel (libtorch_cpu.so) 60",
+        "thread (11): MainThread;<module> (k.py:3);0x7f00 (libgomp.so.1) 10",
+        "thread (12): Thread-1;run (k.py:9);my_kernel (my_ext.so) 30",
+    ])
+    profile = parse_raw(raw, {"my_ext.so": "/x/torch_extensions/my_ext/my_ext.so"})
+    assert profile.samples == 100 and profile.threads == 2 and profile.native
+    assert profile.libraries == {"libtorch_cpu.so": 60, "my_ext.so": 30, "libgomp.so.1": 10}
+    assert profile.functions["<libgomp.so.1>"] == 10
+    assert profile.heavy_functions == {"mkl_blas_sgemm_kernel": 60}
+    assert profile.custom_samples == 30
+    reference = parse_raw("thread (1): x;mkl_blas_sgemm_kernel (libtorch_cpu.so) 90")
+    assert passthrough_evidence(reference, profile) is None  # 30% of its own code
+    plain = parse_raw(raw.replace("my_ext.so", "libtorch_python.so"))
+    assert passthrough_evidence(reference, plain) is not None  # 60% in the same kernel
