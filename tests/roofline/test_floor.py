@@ -8,7 +8,7 @@ import pytest
 
 from kernelproof.errors import UsageError
 from kernelproof.roofline import WorkCount, floor_time, roofline
-from kernelproof.schema.report import Ceilings, Roofline
+from kernelproof.schema.roofline import Ceilings, Roofline
 
 CEILINGS = Ceilings(peak_flops=1e12, peak_bytes_per_s=1e11, source="test")
 

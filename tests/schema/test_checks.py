@@ -68,8 +68,8 @@ def _undocumented(tree: ast.Module) -> list[str]:
     return missing
 
 
-@pytest.mark.parametrize("module", ["checks.py", "finding.py", "report.py", "suite.py",
-                                    "comparison.py"])
+@pytest.mark.parametrize("module", ["checks.py", "finding.py", "report.py", "correctness.py",
+                                    "timing.py", "roofline.py", "suite.py", "comparison.py"])
 def test_every_field_and_member_has_a_docstring(module):
     tree = ast.parse((SCHEMA_DIR / module).read_text())
     assert _undocumented(tree) == []

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from kernelproof.errors import KernelproofError, UsageError
-from kernelproof.schema.report import TimingStats
+from kernelproof.schema.timing import TimingStats
 from kernelproof.timing import bootstrap, cross_check, noise, stopping
 from kernelproof.timing.noise import noise_diagnostic, summarize
 from kernelproof.units import seconds

@@ -32,7 +32,7 @@ from kernelproof.pins import pin, trusted_bytes
 from kernelproof.errors import UsageError
 from kernelproof.roofline.devices import DTYPES, PeakFlops, canonical_dtype, find_device
 from kernelproof.roofline.fingerprint import fingerprint_fields, machine_fingerprint, parse_device
-from kernelproof.schema.report import Ceilings
+from kernelproof.schema.roofline import Ceilings
 
 if TYPE_CHECKING:
     import torch

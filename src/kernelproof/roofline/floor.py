@@ -15,7 +15,7 @@ import math
 
 from kernelproof.errors import UsageError
 from kernelproof.roofline.work import WorkCount
-from kernelproof.schema.report import Ceilings, ReferenceAlgorithm, Roofline, SolFraction
+from kernelproof.schema.roofline import Ceilings, ReferenceAlgorithm, Roofline, SolFraction
 
 __all__ = ["floor_time", "reference_algorithm_floor", "roofline", "sol_fraction"]
 

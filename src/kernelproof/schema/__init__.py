@@ -8,29 +8,35 @@ from kernelproof.schema.adequacy import (
     OutputAudit,
 )
 from kernelproof.schema.checks import FindingCheck
+from kernelproof.schema.correctness import (
+    Correctness,
+    CorrectnessTest,
+    OutputComparison,
+    TestOutcome,
+)
 from kernelproof.schema.finding import Finding, SourceLocation
 from kernelproof.schema.report import (
     REPORT_SCHEMA,
     Artifact,
     Assumption,
-    Baselines,
-    Ceilings,
     CodeFacts,
-    Correctness,
-    CorrectnessTest,
     Environment,
     OpAudit,
-    OutputComparison,
     Report,
     Sandbox,
     Repro,
+    decide_verdict,
+)
+from kernelproof.schema.roofline import (
+    Ceilings,
     Roofline,
-    ShapeTiming,
     SolFraction,
-    TestOutcome,
+)
+from kernelproof.schema.timing import (
+    Baselines,
+    ShapeTiming,
     Timing,
     TimingStats,
-    decide_verdict,
 )
 from kernelproof.schema.variant import InputVariant, LayoutTransform, ValueTransform, VariantKind
 from kernelproof.schema.verdict import ExitCode, Severity, Verdict

@@ -11,7 +11,7 @@ import random
 from dataclasses import dataclass, field
 
 from kernelproof.config import Settings
-from kernelproof.schema.report import CorrectnessTest, TestOutcome
+from kernelproof.schema.correctness import CorrectnessTest, TestOutcome
 from kernelproof.schema.variant import InputVariant, LayoutTransform, ValueTransform, VariantKind
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from kernelproof.errors import UsageError
-from kernelproof.schema.report import TimingStats
+from kernelproof.schema.timing import TimingStats
 from kernelproof.units import seconds
 
 #: Tukey's fence: a sample further than 1.5 IQR beyond a quartile is an outlier. For normal data
