@@ -85,7 +85,7 @@ class AuditRecorder:
         caches = [
             os.environ.get(name)
             for name in ("TORCH_EXTENSIONS_DIR", "TORCHINDUCTOR_CACHE_DIR", "NUMBA_CACHE_DIR",
-                         "TRITON_CACHE_DIR", "KERNELPROOF_CACHE_DIR", "XDG_CACHE_HOME")
+                         "TRITON_CACHE_DIR", "XDG_CACHE_HOME")
         ]
         candidate = os.path.realpath(candidate_path or "")
         import kernelproof

@@ -40,6 +40,21 @@ UNTIMED_WORK_FLOOR_S = 100e-6
 #: work out of the timed call doubles the true time.
 UNTIMED_WORK_SHARE = 1.0
 
+#: CPU time outside the main thread, as a share of the batch's wall time, beyond which the
+#: candidate is doing work on threads of its own (the allowed extra intra-op threads aside).
+#: The harness runs everything on the main thread; an honest single-threaded candidate spends
+#: next to nothing elsewhere. Counted whatever the machine's load: on a busy machine a pool
+#: does not get its extra cores, but its threads still run.
+SIDE_CPU_SHARE = 0.1
+
+#: ... and at least this multiple of the reference's own untimed time per call. Both sides
+#: build the same inputs and flush the same caches, but on a loaded machine that work's wall
+#: time varies by tens of percent from batch to batch (measured here: 25-70 ms for the same
+#: 16 MiB of inputs), so only an excess beyond the untimed work itself is a signal. Work moved
+#: out of calls whose inputs are cheap to build is seen; next to large inputs, only a move
+#: larger than building them.
+UNTIMED_NOISE_SHARE = 1.0
+
 #: Rounds needed before the medians above are trusted.
 MIN_EVIDENCE_ROUNDS = 3
 
@@ -57,6 +72,14 @@ class BatchFacts:
 
     cpu_s: float
     """CPU seconds of the worker's processes during the request, from /proc."""
+
+    main_cpu_s: float = 0.0
+    """CPU seconds of the serving process's main thread (the harness and the calls)."""
+
+    @property
+    def side_share(self) -> float:
+        """CPU time spent off the main thread, as a share of the wall time."""
+        return max(0.0, self.cpu_s - self.main_cpu_s) / self.wall_s if self.wall_s > 0 else 0.0
 
     @property
     def cores(self) -> float:
@@ -77,15 +100,19 @@ class BatchEvidence:
 
     reference: list[BatchFacts] = field(default_factory=list)
     candidate: list[BatchFacts] = field(default_factory=list)
+    """Every round's facts, void rounds included: a stolen reference round only inflates the
+    reference's untimed time, which makes the candidate's checks more lenient, never less."""
+
     stolen_rounds: int = 0
 
     def add(self, reference: BatchFacts, candidate: BatchFacts) -> bool:
-        """Keep a round's facts; False when the round is void (the reference's was stolen)."""
+        """Record a round's facts; False when its timings are void (the reference's batch was
+        stolen) and must not enter the speedup."""
+        self.reference.append(reference)
+        self.candidate.append(candidate)
         if stolen(reference):
             self.stolen_rounds += 1
             return False
-        self.reference.append(reference)
-        self.candidate.append(candidate)
         return True
 
     def cores_used(self) -> float | None:
@@ -103,17 +130,29 @@ class BatchEvidence:
             for r, c in zip(self.reference, self.candidate)
         )
 
-    def too_many_cores(self, allowed: int | None) -> float | None:
-        """The median cores used when above what ``allowed`` threads explain, else None."""
-        used = self.cores_used()
-        if allowed is None or used is None:
+    def side_share(self) -> float | None:
+        """The candidate's median CPU time off its main thread, as a share of wall time."""
+        if len(self.candidate) < MIN_EVIDENCE_ROUNDS:
             return None
-        return used if used > allowed * CORES_MARGIN else None
+        return statistics.median(b.side_share for b in self.candidate)
+
+    def too_many_cores(self, allowed: int | None) -> tuple[float, float] | None:
+        """(median cores, median off-main-thread share) when either is above what ``allowed``
+        threads explain, else None."""
+        used, side = self.cores_used(), self.side_share()
+        if allowed is None or used is None or side is None:
+            return None
+        if used > allowed * CORES_MARGIN or side > (allowed - 1) + SIDE_CPU_SHARE:
+            return used, side
+        return None
 
     def untimed_work(self, candidate_median_s: float) -> float | None:
         """The excess untimed time per call when it is too large to be noise, else None."""
         excess = self.excess_untimed_per_call_s()
         if excess is None:
             return None
-        limit = max(UNTIMED_WORK_FLOOR_S, UNTIMED_WORK_SHARE * candidate_median_s)
+        reference_untimed = statistics.median(r.untimed_s / max(r.calls, 1)
+                                              for r in self.reference)
+        limit = max(UNTIMED_WORK_FLOOR_S, UNTIMED_WORK_SHARE * candidate_median_s,
+                    UNTIMED_NOISE_SHARE * reference_untimed)
         return excess if excess > limit else None

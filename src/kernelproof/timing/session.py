@@ -33,7 +33,11 @@ from kernelproof.schema import (
 )
 from kernelproof.tasks.variants import ShapeGroup
 from kernelproof.timing.device_lock import device_timing_lock
-from kernelproof.timing.evidence import STOLEN_CPU_SHARE, BatchEvidence, BatchFacts
+from kernelproof.timing.evidence import (
+    STOLEN_CPU_SHARE,
+    BatchEvidence,
+    BatchFacts,
+)
 from kernelproof.timing import (
     StoppingRule,
     controller_cross_check,
@@ -241,11 +245,12 @@ class TimingSession:
         """One batch: the reported per-call times and the controller's own facts around it.
         None when the batch failed (and, for the reference or the candidate, timing ends)."""
         worker = self.pair.candidate if participant.role == "candidate" else self.pair.reference
-        cpu_started = worker.cpu_s() if worker is not None else 0.0
+        cpu_started = worker.cpu_split_s() if worker is not None else (0.0, 0.0)
         wall_started = time.monotonic()
         response = self._ask(participant, self._header(participant, seeds))
         wall_s = time.monotonic() - wall_started
-        cpu_s = (worker.cpu_s() - cpu_started) if worker is not None else 0.0
+        cpu_ended = worker.cpu_split_s() if worker is not None else (0.0, 0.0)
+        cpu_s, main_cpu_s = (end - start for end, start in zip(cpu_ended, cpu_started))
         if not response.ok:
             participant.error = response.failure[:500]
             if participant.role == "candidate":
@@ -273,7 +278,7 @@ class TimingSession:
             self.findings += findings_from_observations(response.reply.observations,  # type: ignore[union-attr]
                                                         variant=f"timing:{group.label}")
         return times, BatchFacts(calls=len(times), reported_s=sum(times), wall_s=wall_s,
-                                 cpu_s=cpu_s)
+                                 cpu_s=cpu_s, main_cpu_s=main_cpu_s)
 
     def _judge_evidence(self, evidence: BatchEvidence, shape: ShapeTiming,
                         group: ShapeGroup) -> None:
@@ -287,19 +292,22 @@ class TimingSession:
                         f"the reference worker got less than {STOLEN_CPU_SHARE:.0%} of a core "
                         "during its batch (stopped or starved), so the comparison was void",
                 evidence={"discarded": evidence.stolen_rounds,
-                          "kept": len(evidence.reference)},
+                          "kept": len(evidence.reference) - evidence.stolen_rounds},
                 variant=f"timing:{shape.variant}",
             ))
         allowed = worker_threads(self.settings) if self.settings.device == "cpu" else None
-        cores = evidence.too_many_cores(allowed)
-        if cores is not None:
+        parallel = evidence.too_many_cores(allowed)
+        if parallel is not None:
+            cores, side = parallel
             self.comparable = False
             self._suspect(
                 FindingCheck.CPU_TIME,
-                f"the candidate used {cores:.2f} cores while it was timed at {allowed} "
-                "thread(s) (its CPU time read from /proc against the controller's wall clock): "
-                "it runs work in parallel behind the reported thread count, so its speedup is "
-                "not comparable", group, cores=cores, allowed_threads=allowed,
+                f"while it was timed at {allowed} thread(s), the candidate used {cores:.2f} "
+                f"cores per batch and spent {side:.0%} of each batch's wall time on CPU off its "
+                "main thread (CPU time read from /proc against the controller's wall clock): "
+                "it works on threads of its own, behind the reported thread count or between "
+                "the timed calls, so its speedup is not comparable",
+                group, cores=cores, off_main_thread_share=side, allowed_threads=allowed,
             )
         excess = evidence.untimed_work(shape.candidate.median_s)
         if excess is not None:
@@ -341,6 +349,11 @@ class TimingSession:
         chosen = sorted(self.rng.sample(range(len(seeds)), count))
         fetch = {"op": "fetch", "phase": "call", "indices": chosen, "baseline": "eager"}
         fetched = self.pair.ask_candidate(fetch)
+        if fetched.reply is not None:  # the tamper diff runs on this reply, not on batches
+            from kernelproof.checks.observations import findings_from_observations
+
+            self.findings += findings_from_observations(fetched.reply.observations,
+                                                        variant=f"timing:{group.label}")
         if not fetched.ok:
             if fetched.death is None:
                 self._timed_output_failure(group, seeds[chosen[0]], [

@@ -231,6 +231,10 @@ class WorkerProcess:
         """CPU seconds the worker's processes have used, read from /proc (not from the worker)."""
         return self.tree.cpu_s() if self.tree is not None else 0.0
 
+    def cpu_split_s(self) -> tuple[float, float]:
+        """(all CPU seconds of the worker's processes, its main thread's), from /proc."""
+        return self.tree.cpu_split_s() if self.tree is not None else (0.0, 0.0)
+
     def _died(self) -> WorkerDeath:
         self.process.join(timeout=2.0)
         code = self.process.exitcode

@@ -82,6 +82,7 @@ class ProcessTree:
     _members: list[int] = field(default_factory=list)
     _scanned: float = 0.0
     _pid_namespace: str | None = None
+    _server: int = 0
 
     def members(self) -> list[int]:
         now = time.monotonic()
@@ -129,6 +130,20 @@ class ProcessTree:
             if seconds is not None:
                 total += seconds
         return total
+
+    def cpu_split_s(self) -> tuple[float, float]:
+        """(CPU seconds of every member, all threads including exited ones; CPU seconds of the
+        serving process's main thread, which runs the harness and the calls). What the first
+        has beyond the second was done by threads or processes the candidate started: a pool
+        behind the reported thread count, or a helper working between timed calls."""
+        server = self._server or self.server()
+        self._server = server
+        try:
+            with open(f"/proc/{server}/task/{server}/schedstat") as handle:
+                main = int(handle.read().split()[0]) / 1e9
+        except (OSError, ValueError, IndexError):
+            main = 0.0
+        return self.cpu_s(), main
 
     def resident_bytes(self) -> int:
         page = os.sysconf("SC_PAGE_SIZE")

@@ -1,0 +1,80 @@
+"""Attacks on the verifier itself (HACKS rows 27-34): candidates written by reading
+kernelproof's source. Each is caught, or gains nothing, for the reason its docstring names.
+
+They run with timing on (short budget): several act only while timed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kernelproof.api import reward
+from kernelproof.config import cache_dir
+from kernelproof.schema import Verdict
+
+pytestmark = pytest.mark.slow
+
+ATTACKS = Path(__file__).resolve().parents[2] / "examples" / "hacks" / "verifier"
+
+#: Settings of these verifications: timing on, two seeds, no torch.compile baseline.
+SETTINGS: dict[str, Any] = {"seeds": 2, "timing": True, "budget_s": 3.0,
+                            "compile_baseline": False, "timing_shapes": False}
+
+#: Check ids that must appear among the findings (the reason it was caught).
+EXPECTED_CHECKS: dict[str, tuple[str, ...]] = {
+    "27_signal_reference.py": (),
+    "28_shm_overwrite.py": (),
+    "29_cache_poison.py": ("audit-file-access",),
+    "30_forge_reply.py": ("untimed-work",),
+    "31_blind_op_audit.py": ("op-audit-contradiction",),
+    "32_einsum_matmul.py": ("passthrough",),
+    "33_numba_threads.py": ("cpu-time",),
+    "34_work_while_unwatched.py": ("cpu-time",),
+}
+
+
+def _expected(path: Path) -> Verdict:
+    line = path.read_text().splitlines()[1]
+    return Verdict(line.split(":", 1)[1].strip())
+
+
+def _describe(report: Any) -> str:
+    lines = [f"verdict {report.verdict.value}: {report.summary}"]
+    lines += [f"  [{f.severity.value}] {f.check}: {f.message[:300]}" for f in report.findings]
+    return "\n".join(lines)
+
+
+def test_every_attack_file_has_its_checks_listed():
+    assert set(EXPECTED_CHECKS) == {p.name for p in ATTACKS.glob("[0-9]*.py")}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_CHECKS))
+def test_attack_on_the_verifier_is_caught(verified, name):
+    path = ATTACKS / name
+    report = verified(path, **SETTINGS)
+    assert report.verdict is _expected(path), _describe(report)
+    found = {f.check for f in report.findings}
+    missing = [c for c in EXPECTED_CHECKS[name] if c not in found]
+    assert not missing, f"missing {missing}\n{_describe(report)}"
+    assert report.sandbox is not None and not report.sandbox.missing, report.sandbox
+    if report.verdict is Verdict.VERIFIED:
+        # It gained nothing: an honest softmax (slower than torch's) at its true speed; a
+        # reference stopped 10 ms in every 60 would have made it look faster than torch.
+        assert report.timing is not None
+        assert report.timing.speedup < 1.5 and reward(report) < 1.5, report.timing.speedup_ci
+    else:
+        assert reward(report) == 0.0
+
+
+def test_cache_poisoning_leaves_the_cache_as_the_controller_wrote_it(verified):
+    before = {p.name: p.read_bytes() for p in cache_dir().glob("calibration-*.json")}
+    verified(ATTACKS / "29_cache_poison.py", **SETTINGS)
+    after = {p.name: p.read_bytes() for p in cache_dir().glob("calibration-*.json")}
+    for name, data in before.items():
+        assert after.get(name, data) == data, f"{name} was rewritten"
+    for data in after.values():
+        record = json.loads(data)
+        assert record.get("bytes_per_s", 0) < 1e13, "ceilings raised a thousandfold"

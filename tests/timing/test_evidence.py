@@ -1,0 +1,66 @@
+"""The controller's own facts about timed batches: pure checks on synthetic batches."""
+
+from __future__ import annotations
+
+from kernelproof.timing.evidence import BatchEvidence, BatchFacts, stolen
+
+
+def _batch(reported_ms: float, wall_ms: float, cpu_ms: float, main_ms: float | None = None,
+           calls: int = 10) -> BatchFacts:
+    return BatchFacts(calls=calls, reported_s=reported_ms / 1e3, wall_s=wall_ms / 1e3,
+                      cpu_s=cpu_ms / 1e3,
+                      main_cpu_s=(main_ms if main_ms is not None else cpu_ms) / 1e3)
+
+
+def _evidence(reference: BatchFacts, candidate: BatchFacts, rounds: int = 6) -> BatchEvidence:
+    evidence = BatchEvidence()
+    for _ in range(rounds):
+        evidence.add(reference, candidate)
+    return evidence
+
+
+def test_a_reference_batch_with_too_little_cpu_is_void():
+    assert stolen(_batch(5, 40, 12))
+    assert not stolen(_batch(5, 40, 36))
+    evidence = BatchEvidence()
+    assert evidence.add(_batch(5, 40, 12), _batch(5, 40, 38)) is False
+    assert evidence.stolen_rounds == 1
+
+
+def test_an_honest_pair_raises_nothing():
+    evidence = _evidence(_batch(5, 20, 19), _batch(2, 17, 16))
+    assert evidence.too_many_cores(1) is None
+    assert evidence.untimed_work(0.2e-3) is None
+
+
+def test_work_on_threads_of_its_own_is_seen_even_without_spare_cores():
+    # The machine gave it one core in all (cpu == wall), yet 40% of it went to other threads.
+    evidence = _evidence(_batch(5, 20, 19), _batch(2, 20, 20, main_ms=12))
+    cores, side = evidence.too_many_cores(1)
+    assert side > 0.3
+    assert evidence.too_many_cores(2) is None  # one extra intra-op thread is allowed at 2
+
+
+def test_more_cores_than_threads_is_seen():
+    evidence = _evidence(_batch(5, 20, 19), _batch(2, 20, 38, main_ms=19))
+    assert evidence.too_many_cores(1) is not None
+
+
+def test_under_reported_call_times_leave_untimed_work():
+    # The candidate says 10 calls took 0.5 ms; its batch took 40 ms where the reference's
+    # untimed part is 15 ms: 24.5 ms of its time went unreported.
+    evidence = _evidence(_batch(5, 20, 19), _batch(0.5, 40, 39))
+    assert evidence.untimed_work(0.05e-3) is not None
+
+
+def test_noise_of_a_large_untimed_part_is_not_a_finding():
+    # Input generation of 60 ms on both sides, varying by 20 ms: no signal.
+    evidence = BatchEvidence()
+    for extra in (-20, 20, -10, 15, 5, -5):
+        evidence.add(_batch(5, 65, 60), _batch(4, 64 + extra, 60))
+    assert evidence.untimed_work(0.4e-3) is None
+
+
+def test_too_few_rounds_decide_nothing():
+    evidence = _evidence(_batch(5, 20, 19), _batch(0.5, 90, 89), rounds=2)
+    assert evidence.untimed_work(0.05e-3) is None and evidence.too_many_cores(1) is None
