@@ -77,10 +77,24 @@ def build_inputs(
 
 def oracle_inputs(inputs: list[Any]) -> list[Any]:
     """Float64 copies of the floating inputs, for the oracle. Other inputs pass unchanged."""
-    return [
-        x.to(torch.float64) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-        for x in inputs
-    ]
+    return [to_float64(x) for x in inputs]
+
+
+def to_float64(value: Any) -> Any:
+    """``value`` with every floating tensor in it as float64, through lists, tuples and dicts
+    (a task's inputs, or tensors a model keeps as plain attributes). Parameters are left to
+    ``Module.to``; anything else passes unchanged."""
+    if isinstance(value, torch.nn.Parameter):
+        return value
+    if isinstance(value, torch.Tensor):
+        return value.to(torch.float64) if value.is_floating_point() else value
+    if isinstance(value, list):
+        return [to_float64(v) for v in value]
+    if type(value) is tuple:
+        return tuple(to_float64(v) for v in value)
+    if isinstance(value, dict):
+        return {k: to_float64(v) for k, v in value.items()}
+    return value
 
 
 def _place(x: Any, device: str, dtype: torch.dtype | None) -> Any:
