@@ -6,7 +6,7 @@ candidate's outputs itself. Whatever the candidate worker says about correctness
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kernelproof.checks.degenerate import DefaultCall
@@ -22,15 +22,24 @@ from kernelproof.schema import (
     OutputComparison,
     Severity,
     TestOutcome,
+    ValueTransform,
     VariantKind,
     Verdict,
 )
 from kernelproof.tasks.variants import ShapeGroup
-from kernelproof.workers.process import Response, WorkerDeath
+from kernelproof.workers.process import DeathCause, Response, WorkerDeath
 
 #: Candidate worker restarts allowed after crashes on non-default variants. Each restart
 #: rebuilds the candidate, so a kernel that crashes everywhere must not cost minutes per cell.
 MAX_CANDIDATE_RESTARTS = 3
+
+
+#: How much wider the tolerance factor is on inputs at the dtype's extremes (see
+#: MatrixRunner._policy_for).
+EXTREME_VALUE_SLACK = 30.0
+
+#: The value transforms at the dtype's extremes.
+EXTREME_VALUE_TRANSFORMS = frozenset({ValueTransform.DENORMAL, ValueTransform.LARGEST})
 
 
 class TaskFailure(Exception):
@@ -168,6 +177,17 @@ class MatrixRunner:
                 FindingCheck.CRASH if response.death else FindingCheck.CALL,
                 "the candidate fails on the task's default inputs", response,
             ))
+        memory_death = (response.death is not None
+                        and response.death.cause is DeathCause.OUT_OF_MEMORY)
+        if group.stress and (out_of_memory or memory_death):
+            # A size kernelproof chose past 2x: needing more memory than the budget there is a
+            # limit of the machine, stated loudly, not a wrong answer or a crash of the kernel.
+            self._record(variant, TestOutcome.RAISED,
+                         f"out of memory at a stress size kernelproof chose: {response.failure}",
+                         death=response.death)
+            if response.death:
+                self.candidate_ready_for = None
+            return
         if response.death or out_of_memory:
             self._record(variant, TestOutcome.CRASHED, response.failure,
                          death=response.death)
@@ -211,7 +231,7 @@ class MatrixRunner:
         for index, (cand, ref, oracle) in enumerate(zip(cand_outputs, ref_outputs, oracle_outputs)):
             own_error = (self._own_error(index, group) if group.stress
                          else fallback_own_error(ref) if fallback else None)
-            result = compare_output(cand, ref, oracle, policy=self.policy,
+            result = compare_output(cand, ref, oracle, policy=self._policy_for(variant),
                                     planted=variant.planted_special_values, own_error=own_error)
             if own_error is None and variant.kind in (VariantKind.SEED, VariantKind.SHAPE):
                 self._learn_own_error(index, result)

@@ -126,8 +126,11 @@ class WorkerPair:
             return {"environment": environment}
         workdir.mkdir(parents=True, exist_ok=True)
         candidate = self.candidate_path.resolve() if self.candidate_path else None
-        readable = [*readable_defaults(), str(self.task.path.resolve()),
-                    *[str(Path(p).resolve()) for p in self.readable_paths]]
+        # The task's own files (a GPU MODE task's sources, which its wrapper imports from
+        # their folder) with their folders, unless a folder holds something protected.
+        sources = [self.task.path.resolve(), *(Path(p).resolve() for p in self.readable_paths)]
+        readable = [*readable_defaults(), *(str(p) for p in sources)]
+        readable += [str(p.parent) for p in sources if p.parent != Path(tempfile.gettempdir())]
         if candidate is not None:
             readable += own_folder(candidate)
         plan = SandboxPlan(scratch=str(workdir), writable=[str(builds)],

@@ -28,9 +28,12 @@ INTEGER_LIMIT = 6.0
 #: Quantised inputs take 2 * this + 1 levels in [-1, 1] (int4-like): ties and repeats.
 QUANTISED_STEPS = 8
 
-#: The largest-finite variant scales each input so that max |x| * row length * this equals
-#: the dtype's largest finite value: a sum over a row stays finite, a product of two such
-#: values or an exp() does not (then the reference's own Inf decides, as for planted Inf).
+#: The largest-finite variant scales each input so that max |x|^2 * row length * this equals
+#: the dtype's largest finite value: a sum of products of two inputs over a row (a dot
+#: product, a sum of squares) stays finite, an exp() does not (then the reference's own Inf
+#: decides, as for planted Inf). Scaling to the largest value itself made every product
+#: overflow in a plain rewrite of attention while the reference's fused kernel stayed
+#: finite: a difference of kernels at inputs no product-based task can use.
 LARGEST_HEADROOM = 4.0
 
 #: The subnormal variant scales each input so that its largest element is this share of the
@@ -141,7 +144,7 @@ def structured_values(x: torch.Tensor, transform: ValueTransform, seed: int) -> 
         return (x.double() * (SUBNORMAL_FILL * info.tiny / peak if peak else 0.0)).to(x.dtype)
     if transform is ValueTransform.LARGEST:
         row = x.shape[-1] if x.dim() >= 1 and x.shape[-1] > 0 else 1
-        target = info.max / (LARGEST_HEADROOM * row)
+        target = (info.max / (LARGEST_HEADROOM * row)) ** 0.5
         return (x.double() * (target / peak if peak else 0.0)).to(x.dtype)
     if x.dim() == 0 or x.numel() == 0:
         return x.clone()
