@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import click
-from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
@@ -22,9 +21,10 @@ from kernelproof.cli_options import (
     policy_options,
 )
 from kernelproof.errors import KernelproofError
+from kernelproof.report.terminal import report_console
 from kernelproof.schema import ExitCode
 
-console = Console()
+console = report_console()
 
 PATH = click.Path(path_type=Path)
 

@@ -19,11 +19,19 @@ def speedup(value: float | None) -> str:
     return f"{value:.3g}x"
 
 
+#: What a confidence interval reads when it could not be computed: the bootstrap needs a few
+#: rounds (``timing.bootstrap.MIN_BOOTSTRAP_ROUNDS``) and reports (0, inf) below that.
+NOT_ENOUGH_SAMPLES = "n/a (not enough samples)"
+
+
 def interval(bounds: tuple[float, float] | list[float] | None) -> str:
-    """A confidence interval of speedups, ``0.44x-0.82x``."""
+    """A confidence interval of speedups, ``0.44x-0.82x``; in words when it is unbounded
+    because too few samples were timed (never ``0x-n/a``)."""
     if not bounds:
         return "n/a"
     low, high = bounds
+    if not (math.isfinite(low) and math.isfinite(high)) or low <= 0:
+        return NOT_ENOUGH_SAMPLES
     return f"{speedup(low)}-{speedup(high)}"
 
 

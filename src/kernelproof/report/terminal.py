@@ -7,7 +7,9 @@ Every string that may come from the candidate is printed as plain text, never as
 
 from __future__ import annotations
 
+import os
 from collections import Counter
+from typing import IO
 
 from rich.console import Console
 from rich.panel import Panel
@@ -36,10 +38,24 @@ NAMED_CELLS = 3
 #: Repros printed in full; the rest are counted (the packet and the JSON hold them all).
 SHOWN_REPROS = 3
 
+#: Width when stdout is not a terminal (a CI log, a pipe, a file). rich falls back to 80
+#: columns there, which squeezed the findings column to ~45 characters and cut paths with an
+#: ellipsis; logs have no width limit, so a fixed wide layout stays readable.
+NON_TTY_WIDTH = 120
+
+
+def report_console(file: IO[str] | None = None) -> Console:
+    """The console the CLI prints reports on: the terminal's width on a TTY (or ``$COLUMNS``
+    when set), else :data:`NON_TTY_WIDTH` columns."""
+    console = Console(file=file)
+    if console.is_terminal or os.environ.get("COLUMNS"):
+        return console
+    return Console(file=file, width=max(console.width, NON_TTY_WIDTH))
+
 
 def render_report(report: Report, console: Console | None = None) -> None:
     """Print a brief, readable summary of ``report``."""
-    console = console or Console(stderr=False)
+    console = console or report_console()
     title = Text(f" {report.verdict.value.upper()} ", style=verdict_banner_style(report.verdict))
     candidate = report.candidate.path if report.candidate else "?"
     reference = report.reference.path if report.reference else "?"
@@ -67,7 +83,7 @@ def _render_findings(report: Report, console: Console) -> None:
     table = Table(show_header=True, header_style="bold", expand=True)
     table.add_column("severity", no_wrap=True)
     table.add_column("check", no_wrap=True)
-    table.add_column("finding", ratio=1)
+    table.add_column("finding", ratio=1, overflow="fold")  # a long path wraps, never cut
     shown: Counter[Severity] = Counter()
     hidden: Counter[Severity] = Counter()
     for finding in sorted(report.findings, key=lambda f: -f.severity.rank):
