@@ -66,7 +66,7 @@ def audit_task(
         outputs: list[OutputAudit] = []
         for index, seed in enumerate(seed_list):
             outputs += _audit_seed(pair, task, index, seed, policy)
-    notes = [text for text in (sizing.scaled_down, sizing.warning) if text]
+    notes = [text for text in (sizing.scaled_down, sizing.warning, sizing.tiny_output) if text]
     notes += audit_notes(outputs)
     return adequacy_report(
         outputs, policy=policy, task=str(path), sha256=task.sha256, knobs=sizing.knobs,
