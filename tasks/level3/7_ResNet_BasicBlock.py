@@ -23,6 +23,10 @@ SHAPES = [
     dict(batch_size=4, channels=64, image_size=56),
 ]
 
+#: An inference task: BatchNorm normalises with its running statistics. Without this,
+#: kernelproof keeps PyTorch's default training mode, as KernelBench's harness does.
+POLICY = {"mode": "eval"}
+
 
 class Model(nn.Module):
     """``relu(bn2(conv2(relu(bn1(conv1(x))))) + x)`` with random BatchNorm statistics."""

@@ -24,6 +24,10 @@ SHAPES = [
     dict(batch_size=8, in_channels=64, out_channels=128, image_size=56),
 ]
 
+#: An inference task: BatchNorm normalises with its running statistics. Without this,
+#: kernelproof keeps PyTorch's default training mode, as KernelBench's harness does.
+POLICY = {"mode": "eval"}
+
 
 class Model(nn.Module):
     """dw-conv -> BN -> ReLU6 -> pw-conv -> BN -> ReLU6, with random BatchNorm statistics."""

@@ -8,7 +8,7 @@ always follows the current weights and running statistics); it removes BatchNorm
 over the output, and ReLU runs in place on the convolution's fresh output.
 
 The fold is only valid with running statistics, so training mode raises instead of computing
-something else (kernelproof runs models in eval mode).
+something else (the task's ``POLICY`` puts models in eval mode).
 """
 
 import torch
