@@ -120,6 +120,11 @@ class Settings(BaseModel):
     """Accept a candidate worker whose sandbox is incomplete (a kernel without user
     namespaces or Landlock): the gap is reported as a ``warn`` instead of ``suspect``."""
 
+    native_audit: bool = True
+    """Sample both workers' native stacks from outside (py-spy) during the correctness matrix:
+    which library functions the time went to, whatever the candidate's process reports. Costs
+    about a second per verification (attaching and symbolising libtorch)."""
+
     integrity_probes: bool = True
     """Run the per-call integrity probes, audit hooks and op audit in the candidate worker.
     Only ``benchmarks/probe_cost.py`` turns this off, to measure what the probes cost."""
@@ -152,7 +157,7 @@ PROFILES: dict[str, dict[str, Any]] = {
     "default": {},
     "ci": {"seeds": 3, "budget_s": 5.0, "compile_baseline": False},
     "quick": {"seeds": 2, "budget_s": 2.0, "compile_baseline": False, "timing_shapes": False,
-              "generated_shapes": False},
+              "generated_shapes": False, "native_audit": False},
     "bench": {"seeds": 3, "budget_s": 6.0},
     "kernelbench-compat": {
         "shape_variants": False,

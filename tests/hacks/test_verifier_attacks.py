@@ -30,6 +30,7 @@ EXPECTED_CHECKS: dict[str, tuple[str, ...]] = {
     "29_cache_poison.py": ("audit-file-access",),
     "30_forge_reply.py": ("untimed-work",),
     "31_blind_op_audit.py": ("op-audit-contradiction",),
+    "31b_blind_matmul_thread.py": ("op-audit-contradiction", "native-stacks"),
     "32_einsum_matmul.py": ("passthrough",),
     "33_numba_threads.py": ("cpu-time",),
     "34_work_while_unwatched.py": ("cpu-time",),

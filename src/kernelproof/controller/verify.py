@@ -26,6 +26,7 @@ from kernelproof.checks.tolerance import TolerancePolicy
 from kernelproof.config import Settings, resolve_settings
 from kernelproof.controller.confinement import sandbox_section
 from kernelproof.controller.environment import collect_environment
+from kernelproof.controller.native_audit import NativeAudit
 from kernelproof.controller.repro import Shrinker
 from kernelproof.controller.matrix import (
     CandidateBroken,
@@ -168,6 +169,7 @@ class _Run:
         self.assumptions: list[Assumption] = []
         self.repros: list[Repro] = []
         self.sandbox: Sandbox | None = None
+        self.native: dict[str, Any] = {}
         self.own_errors: dict[int, Any] = {}
         """The reference's own error per output, learned in the matrix (timed outputs are
         compared with the reference's timed outputs at this tolerance)."""
@@ -229,9 +231,15 @@ class _Run:
             tolerance=policy.describe(),
         )
         runner = MatrixRunner(pair=pair, policy=policy, init_seed=self.init_seed)
+        native = NativeAudit(pair.reference, pair.candidate) if self.settings.native_audit \
+            else None
+        if native is not None:
+            native.start()
         try:
             result = runner.run(runnable)
         finally:
+            if native is not None:
+                self.native = native.finish()
             self.correctness.tests.extend(runner.result.tests)
             self.correctness.module_mode = runner.result.module_mode
             self.findings += runner.result.findings
@@ -253,6 +261,9 @@ class _Run:
                           allow_torch=self.settings.allow_torch, strict=self.settings.strict)
         self.findings += audit.findings
         self.op_audit = audit.summary
+        if native is not None and self.op_audit is not None:
+            self.op_audit.native = self.native
+            self.findings += native.findings(self.op_audit.candidate_ops)
         if self.settings.timing and decide_verdict(self.findings) in (Verdict.VERIFIED,
                                                                       Verdict.SUSPECT):
             self._time(pair, runnable, policy)

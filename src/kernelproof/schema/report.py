@@ -42,6 +42,11 @@ class OpAudit(BaseModel):
     low_precision_ops: dict[str, int] = Field(default_factory=dict)
     """Casts to a lower precision than the task's dtype, with counts."""
 
+    native: dict[str, Any] = Field(default_factory=dict)
+    """Where the CPU time went, sampled from outside the processes (py-spy on native stacks)
+    during the correctness matrix, per worker (``candidate``, ``reference``): samples, threads
+    seen on CPU, the top libraries and functions. Empty when sampling was off or unavailable."""
+
 
 class CodeFacts(BaseModel):
     """Static facts about the candidate's source."""

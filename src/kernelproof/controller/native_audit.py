@@ -1,0 +1,72 @@
+"""The out-of-process op audit: py-spy samples both workers' native stacks during the matrix.
+
+The in-process op audit runs inside the candidate's process and can be blinded or fed other
+op names; the stacks the kernel shows py-spy from outside cannot. Both workers are sampled while
+the correctness matrix runs: the candidate's profile says which library functions its time
+went to, and a candidate that spends most of it in the very library routine the reference
+uses, with no code of its own, passed the work through (``native-stacks``, ``suspect``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict
+from typing import Any
+
+from kernelproof.checks.native_stacks import NativeProfile, StackSampler, passthrough_evidence
+from kernelproof.checks.op_policy import KERNEL_FAMILIES, kernel_families
+from kernelproof.schema import Finding, FindingCheck, Severity
+from kernelproof.workers.process import WorkerProcess
+
+#: Entries of each profile kept in the report.
+REPORTED = 8
+
+
+class NativeAudit:
+    """Samplers on both workers between ``start`` and ``finish``."""
+
+    def __init__(self, reference: WorkerProcess | None, candidate: WorkerProcess | None) -> None:
+        self.passthrough: str | None = None
+        self.samplers: dict[str, tuple[StackSampler, WorkerProcess]] = {}
+        for role, worker in (("reference", reference), ("candidate", candidate)):
+            if worker is not None and worker.tree is not None and worker.alive:
+                self.samplers[role] = (StackSampler(), worker)
+
+    def start(self) -> None:
+        for sampler, worker in self.samplers.values():
+            assert worker.tree is not None
+            sampler.start(worker.tree.server())
+
+    def finish(self) -> dict[str, Any]:
+        """Stop sampling; the report's ``op_audit.native`` section."""
+        profiles = {role: sampler.stop() for role, (sampler, _) in self.samplers.items()}
+        section = {role: _summary(profile) for role, profile in profiles.items()}
+        reference, candidate = profiles.get("reference"), profiles.get("candidate")
+        self.passthrough = None
+        if reference is not None and candidate is not None:
+            self.passthrough = passthrough_evidence(reference, candidate)
+        return section
+
+    def findings(self, candidate_heavy_ops: dict[str, int]) -> list[Finding]:
+        """A library kernel passthrough seen from outside is ``suspect`` when the in-process op
+        audit saw no op that runs such a kernel (it was blinded, or the work ran where the
+        profiler does not look); where it did see one, its own rule (passthrough or rewrite)
+        stands and the stacks are reported as ``info``."""
+        if not self.passthrough:
+            return []
+        seen = set(kernel_families(Counter(candidate_heavy_ops))) & set(KERNEL_FAMILIES.values())
+        return [Finding(
+            check=FindingCheck.NATIVE_STACKS,
+            severity=Severity.INFO if seen else Severity.SUSPECT,
+            message=f"stacks sampled from outside the processes: {self.passthrough}"
+                    + ("" if seen else "; the op audit inside the candidate saw no op that "
+                                       "runs this kernel"),
+        )]
+
+
+def _summary(profile: NativeProfile) -> dict[str, Any]:
+    data = asdict(profile)
+    for key in ("libraries", "functions", "heavy_functions", "custom_libraries"):
+        if isinstance(data.get(key), dict):
+            data[key] = dict(sorted(data[key].items(), key=lambda kv: -kv[1])[:REPORTED])
+    return data
