@@ -53,18 +53,20 @@ THREADS_OPTION = click.option(
 
 def policy_options(command: F) -> F:
     """Add the options that decide how a candidate is judged (``--device``, ``--dtype``,
-    ``--atol``, ``--rtol``, ``--allow-torch``, ``--strict``, ``--fixed-shapes``); the command
-    receives them as one ``policy`` keyword: the Settings overrides they ask for."""
+    ``--atol``, ``--rtol``, ``--allow-torch``, ``--strict``, ``--fixed-shapes``,
+    ``--insecure-sandbox``); the command receives them as one ``policy`` keyword: the Settings
+    overrides they ask for."""
 
     @functools.wraps(command)
     def with_policy(*args: Any, device: str | None, dtype: str | None, atol: float | None,
                     rtol: float | None, allow_torch: bool, strict: bool, fixed_shapes: bool,
-                    **kwargs: Any) -> Any:
+                    insecure_sandbox: bool, **kwargs: Any) -> Any:
         policy = {
             "device": device, "dtype": dtype, "atol": atol, "rtol": rtol,
             "allow_torch": True if allow_torch else None,
             "strict": True if strict else None,
             "shape_variants": False if fixed_shapes else None,
+            "insecure_sandbox": True if insecure_sandbox else None,
         }
         return command(*args, policy=policy, **kwargs)
 
@@ -77,6 +79,10 @@ def policy_options(command: F) -> F:
                      help="Any of the reference's heavy ops run by the candidate is suspect."),
         click.option("--fixed-shapes", is_flag=True,
                      help="Only the task's own shape, as KernelBench does."),
+        click.option("--insecure-sandbox", is_flag=True,
+                     help="Accept a machine whose kernel cannot fully sandbox the candidate "
+                          "(no user namespaces or Landlock): the gap becomes a warn, not "
+                          "suspect. See docs/security.md."),
     )):
         decorated = option(decorated)
     return decorated  # type: ignore[no-any-return]
