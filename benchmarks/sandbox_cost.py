@@ -26,7 +26,7 @@ from rich.table import Table
 
 from kernelproof.config import resolve_settings
 from kernelproof.controller.verify import verify
-from kernelproof.controller.workers import WorkerPair
+from kernelproof.workers.pair import WorkerPair
 from kernelproof.tasks.source import parse_task
 
 ROOT = Path(__file__).resolve().parents[1]

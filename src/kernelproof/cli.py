@@ -192,7 +192,7 @@ def audit_task(reference: Path, seeds: int | None, seed: int | None, json_path: 
 def calibrate(device: str | None, threads: int | None, force: bool) -> None:
     """Measure this machine's memory bandwidth and matmul throughput; cache them per machine."""
     from kernelproof.config import resolve_settings
-    from kernelproof.controller.workers import worker_threads
+    from kernelproof.workers.pair import worker_threads
     from kernelproof.roofline import cache_dir, calibrate as run_calibration
 
     settings = resolve_settings(overrides={"device": device, "threads": threads})

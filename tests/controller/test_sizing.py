@@ -3,11 +3,13 @@ pair whose meta-device estimate is bytes = 4 * n * m."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 from kernelproof.config import resolve_settings
 from kernelproof.controller.sizing import largest_fitting, within_budget
+from kernelproof.workers.messages import Phase, WorkerReply
+from kernelproof.workers.process import Response
+from kernelproof.workers.protocol import PlanRequest
 
 
 class _Pair:
@@ -17,11 +19,11 @@ class _Pair:
         self.sizeable = sizeable
         self.asked: list[dict[str, int]] = []
 
-    def ask_reference(self, request: dict[str, Any]) -> Any:
-        knobs = request["knobs"]
+    def ask_reference(self, request: PlanRequest) -> Any:
+        knobs = request.knobs
         self.asked.append(knobs)
         data = {"ok": self.sizeable, "bytes": 4.0 * knobs["n"] * knobs["m"], "flops": 0.0}
-        return SimpleNamespace(ok=True, reply=SimpleNamespace(data=data))
+        return Response(reply=WorkerReply(ok=True, phase=Phase.PREPARE, data=data))
 
 
 def test_largest_fitting_finds_the_budget_edge_within_a_sixteenth():

@@ -7,7 +7,7 @@ import pytest
 
 from kernelproof.config import resolve_settings
 from kernelproof.controller.sizing import fit_default_shape
-from kernelproof.controller.workers import WorkerPair
+from kernelproof.workers.pair import WorkerPair
 from kernelproof.tasks.knob_roles import KnobRole, knob_role
 from kernelproof.tasks.source import read_task
 

@@ -1,7 +1,7 @@
 """The speed-of-light floor check (HACKS row 24), on synthetic timings."""
 
 from kernelproof.schema import ShapeTiming
-from kernelproof.timing.session import BELOW_FLOOR_MARGIN, below_floor_findings
+from kernelproof.controller.timing_session import BELOW_FLOOR_MARGIN, below_floor_findings
 from kernelproof.timing.noise import summarize
 
 

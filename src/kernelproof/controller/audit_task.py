@@ -18,7 +18,8 @@ from kernelproof.checks.adequacy import adequacy_report, audit_notes, audit_outp
 from kernelproof.checks.tolerance import TolerancePolicy
 from kernelproof.config import resolve_settings
 from kernelproof.controller.sizing import fit_default_shape
-from kernelproof.controller.workers import WorkerPair, prepare_request
+from kernelproof.workers.pair import WorkerPair, prepare_request
+from kernelproof.workers.protocol import RunReply, RunRequest
 from kernelproof.errors import TaskError
 from kernelproof.schema import AdequacyReport, InputVariant, OutputAudit, VariantKind
 from kernelproof.tasks.source import TaskSource, read_task
@@ -77,8 +78,7 @@ def audit_task(
 
 
 def _prepare(pair: WorkerPair, task: TaskSource, knobs: dict[str, int], init_seed: int) -> None:
-    header = prepare_request(knobs, init_seed)
-    response = pair.ask_reference(header)
+    response = pair.ask_reference(prepare_request(knobs, init_seed))
     if not response.ok:
         raise TaskError(
             f"{task.path}: the reference cannot be constructed at its default shape "
@@ -90,11 +90,10 @@ def _prepare(pair: WorkerPair, task: TaskSource, knobs: dict[str, int], init_see
 def _audit_seed(pair: WorkerPair, task: TaskSource, index: int, seed: int,
                 policy: TolerancePolicy) -> list[OutputAudit]:
     variant = InputVariant(name=f"seed:{index}", kind=VariantKind.SEED, seed=seed)
-    header = {"op": "run", "phase": "call", "variant": variant.model_dump(mode="json"),
-              "oracle": True, "return_inputs": True}
-    response = pair.ask_reference(header)
+    request = RunRequest(variant=variant, oracle=True, return_inputs=True)
+    response = pair.ask_reference(request)
     if not response.ok:
-        raise _run_failure(pair, task, header, response)
+        raise _run_failure(pair, task, request, response)
     references, oracles, inputs = _split(response, task)
     return [
         audit_output(ref, oracle, inputs, policy=policy, seed=seed, index=position)
@@ -102,18 +101,19 @@ def _audit_seed(pair: WorkerPair, task: TaskSource, index: int, seed: int,
     ]
 
 
-def _run_failure(pair: WorkerPair, task: TaskSource, header: dict[str, Any],
+def _run_failure(pair: WorkerPair, task: TaskSource, request: RunRequest,
                  response: Response) -> TaskError:
     """Explain a failed run. Reruns without the oracle to tell a task that fails outright from
     one whose float64 oracle (or a non-tensor output) is the problem."""
-    seed = header["variant"]["seed"]
-    plain = pair.ask_reference({**header, "oracle": False, "return_inputs": False})
+    seed = request.variant.seed
+    plain = pair.ask_reference(request.model_copy(update={"oracle": False,
+                                                          "return_inputs": False}))
     if not plain.ok:
         return TaskError(
             f"{task.path}: the reference fails on its default inputs (seed {seed}): "
             f"{_reason(plain, task)}. Fix `forward` or `get_inputs()` and rerun."
         )
-    described = plain.reply.data.get("outputs", [])  # type: ignore[union-attr]
+    described = plain.data_as(RunReply).outputs
     others = [d.get("kind", "?") for d in described if d.get("kind") != "tensor"]
     if others:
         return TaskError(
@@ -129,11 +129,11 @@ def _run_failure(pair: WorkerPair, task: TaskSource, header: dict[str, Any],
 
 def _split(response: Response, task: TaskSource) -> tuple[list[Any], list[Any], list[Any]]:
     """The reply's tensors, cut into the reference's outputs, the oracle's, and the inputs."""
-    data = response.reply.data  # type: ignore[union-attr]
-    described = data.get("outputs", [])
+    data = response.data_as(RunReply)
+    described = data.outputs
     count = sum(1 for d in described if d.get("kind") == "tensor")
-    oracle_count = int(data.get("oracle_count", 0))
-    input_count = int(data.get("input_count", 0))
+    oracle_count = data.oracle_count
+    input_count = data.input_count
     tensors = response.tensors
     if count == 0:
         kinds = ", ".join(d.get("kind", "?") for d in described) or "nothing"

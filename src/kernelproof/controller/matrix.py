@@ -14,7 +14,8 @@ from kernelproof.checks.degenerate import DefaultCall
 from kernelproof.checks.observations import findings_from_observations
 from kernelproof.checks.op_policy import CallOps
 from kernelproof.checks.tolerance import Comparison, OwnError, TolerancePolicy, compare_output
-from kernelproof.controller.workers import WorkerPair, prepare_request
+from kernelproof.workers.pair import WorkerPair, prepare_request
+from kernelproof.workers.protocol import PrepareReply, RunReply, RunRequest
 from kernelproof.schema import (
     CorrectnessTest,
     Finding,
@@ -121,9 +122,10 @@ class MatrixRunner:
     def _prepare_reference(self, group: ShapeGroup) -> tuple[list[str], list[Any]] | None:
         response = self.pair.ask_reference(prepare_request(group.knobs, self.init_seed))
         if response.ok:
+            prepared = response.data_as(PrepareReply)
             if group.is_default:
-                self.result.module_mode = response.reply.data.get("module_mode")
-            return list(response.reply.data.get("state_names", [])), response.tensors
+                self.result.module_mode = prepared.module_mode
+            return list(prepared.state_names), response.tensors
         reason = response.failure
         if group.is_default:
             raise TaskFailure(f"the reference cannot be constructed at its default shape: {reason}")
@@ -136,7 +138,7 @@ class MatrixRunner:
         if response.ok:
             self.candidate_ready_for = group.knobs
             if group.is_default:
-                self.result.weights = response.reply.data.get("weights", {})
+                self.result.weights = response.data_as(PrepareReply).weights
             self._observe(response, None)
             return True
         if group.is_default:
@@ -155,13 +157,9 @@ class MatrixRunner:
     def _run_variant(
         self, group: ShapeGroup, variant: InputVariant, names: list[str], weights: list[Any]
     ) -> None:
-        header = {"op": "run", "phase": "call", "variant": variant.model_dump(mode="json")}
-        # The candidate's profiler runs on most calls but not on all: with it off on some
-        # checked calls too, "profiler off" no longer tells a candidate it is being timed.
-        candidate_header = {**header, "record_ops": _recorded(variant)}
         # Past 2x the float64 oracle costs more than it tells: compare with the reference.
-        reference = self.pair.ask_reference({**header, "oracle": not group.stress,
-                                             "oracle_fallback": True})
+        reference = self.pair.ask_reference(RunRequest(variant=variant, oracle=not group.stress,
+                                                       oracle_fallback=True))
         if not reference.ok:
             if group.is_default and variant.kind is VariantKind.SEED:
                 raise TaskFailure(f"the reference fails on its default inputs: "
@@ -175,8 +173,12 @@ class MatrixRunner:
                                                                                     weights):
             self._record(variant, TestOutcome.SKIPPED, "not run: the candidate crashed too often")
             return
-        delay = 2 * float(reference.reply.data.get("call_s", 0.0))  # type: ignore[union-attr]
-        candidate = self.pair.ask_candidate({**candidate_header, "stability_delay_s": delay})
+        delay = 2 * (reference.data_as(RunReply).call_s or 0.0)
+        # The candidate's profiler runs on most calls but not on all: with it off on some
+        # checked calls too, "profiler off" no longer tells a candidate it is being timed.
+        candidate = self.pair.ask_candidate(RunRequest(variant=variant,
+                                                       record_ops=_recorded(variant),
+                                                       stability_delay_s=delay))
         self._observe(candidate, variant.name)
         if not candidate.ok:
             self._candidate_failed(group, variant, candidate)
@@ -217,12 +219,12 @@ class MatrixRunner:
 
     def _compare(self, variant: InputVariant, reference: Response, candidate: Response,
                  group: ShapeGroup) -> None:
-        ref_data = reference.reply.data  # type: ignore[union-attr]
-        cand_data = candidate.reply.data  # type: ignore[union-attr]
-        ref_described = [d for d in ref_data.get("outputs", []) if d.get("kind") == "tensor"]
+        ref_data = reference.data_as(RunReply)
+        cand_data = candidate.data_as(RunReply)
+        ref_described = [d for d in ref_data.outputs if d.get("kind") == "tensor"]
         count = len(ref_described)
         ref_outputs = reference.tensors[:count]
-        oracle_outputs = reference.tensors[count:count + int(ref_data.get("oracle_count", 0))]
+        oracle_outputs = reference.tensors[count:count + ref_data.oracle_count]
         if group.is_default:
             self.default_knobs = group.knobs
             if variant.kind is VariantKind.SEED:
@@ -230,14 +232,14 @@ class MatrixRunner:
                                                              oracle_outputs))
         if group.stress:
             oracle_outputs = ref_outputs
-        fallback = ref_data.get("oracle_fallback")
+        fallback = ref_data.oracle_fallback
         if fallback and not group.stress:
             self._note_oracle_fallback(str(fallback), variant)
-        cand_described = cand_data.get("outputs", [])
+        cand_described = cand_data.outputs
         cand_outputs = candidate.tensors
-        timing = {"candidate_s": cand_data.get("call_s"), "reference_s": ref_data.get("call_s")}
-        if isinstance(cand_data.get("ops"), dict) and isinstance(ref_data.get("ops"), dict):
-            self.result.calls.append(CallOps(variant.name, cand_data["ops"], ref_data["ops"]))
+        timing = {"candidate_s": cand_data.call_s, "reference_s": ref_data.call_s}
+        if cand_data.ops is not None and ref_data.ops is not None:
+            self.result.calls.append(CallOps(variant.name, cand_data.ops, ref_data.ops))
         if len(cand_described) != count or len(cand_outputs) != count:
             kinds = [d.get("kind") for d in cand_described]
             self._record(variant, TestOutcome.FAILED,

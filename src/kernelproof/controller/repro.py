@@ -15,7 +15,7 @@ from pathlib import Path
 from kernelproof.checks.tolerance import TolerancePolicy
 from kernelproof.config import Settings
 from kernelproof.controller.matrix import MatrixRunner
-from kernelproof.controller.workers import WorkerPair
+from kernelproof.workers.pair import WorkerPair
 from kernelproof.schema import Assumption, CorrectnessTest, InputVariant, Repro, VariantKind
 from kernelproof.tasks.loaded import LoadedTask
 from kernelproof.tasks.variants import ShapeGroup

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kernelproof.config import Settings
-from kernelproof.controller.workers import WorkerPair
+from kernelproof.workers.pair import WorkerPair
+from kernelproof.workers.protocol import PlanReply, PlanRequest
 from kernelproof.tasks.knob_roles import SHRINK_TIER, knob_role
 
 #: Halvings tried before giving up on fitting a task into the budget.
@@ -73,7 +74,7 @@ def _next_to_shrink(current: dict[str, int], stuck: dict[str, str]) -> str | Non
 
 
 def _scaled_text(original: dict[str, int], current: dict[str, int], stuck: dict[str, str],
-                 needed: str, estimate: dict[str, float], settings: Settings) -> str:
+                 needed: str, estimate: PlanReply, settings: Settings) -> str:
     changed = ", ".join(f"{k} {original[k]}->{v}" for k, v in current.items() if v != original[k])
     kept = [f"{k}={v}" for k, v in current.items()
             if v == original[k] and k not in stuck and v > 1]
@@ -89,8 +90,8 @@ def _scaled_text(original: dict[str, int], current: dict[str, int], stuck: dict[
     return text
 
 
-def _tiny_output_text(estimate: dict[str, float], knobs: dict[str, int]) -> str | None:
-    elements = estimate.get("output_elements")
+def _tiny_output_text(estimate: PlanReply, knobs: dict[str, int]) -> str | None:
+    elements = estimate.output_elements
     if elements is None or elements >= TINY_OUTPUT_ELEMENTS:
         return None
     shape = ", ".join(f"{k}={v}" for k, v in knobs.items())
@@ -99,21 +100,34 @@ def _tiny_output_text(estimate: dict[str, float], knobs: dict[str, int]) -> str 
             f"(max_call_bytes, max_call_flops) or choose the shape with --knobs")
 
 
-def _estimate(pair: WorkerPair, knobs: dict[str, int]) -> dict[str, float] | None:
-    response = pair.ask_reference({"op": "plan", "phase": "prepare", "knobs": knobs})
-    if not response.ok or not response.reply.data.get("ok"):  # type: ignore[union-attr]
+def _estimate(pair: WorkerPair, knobs: dict[str, int]) -> PlanReply | None:
+    """The meta-device estimate at ``knobs``; None when the task cannot be sized there."""
+    response = pair.ask_reference(PlanRequest(knobs=knobs))
+    if not response.ok:
         return None
-    return response.reply.data  # type: ignore[union-attr]
+    estimate = response.data_as(PlanReply)
+    return estimate if estimate.ok else None
 
 
-def _fits(estimate: dict[str, float], settings: Settings) -> bool:
-    return (estimate["bytes"] <= settings.max_call_bytes
-            and estimate["flops"] <= settings.max_call_flops)
+def _fits(estimate: PlanReply, settings: Settings) -> bool:
+    return (_bytes(estimate) <= settings.max_call_bytes
+            and _flops(estimate) <= settings.max_call_flops)
 
 
-def _describe(estimate: dict[str, float]) -> str:
-    text = f"{estimate['bytes'] / 2**20:.0f} MiB"
-    return text + (f" and {estimate['flops'] / 1e9:.1f} GFLOP" if estimate["flops"] else "")
+def _bytes(estimate: PlanReply) -> float:
+    assert estimate.bytes is not None, "a successful estimate has its bytes"
+    return estimate.bytes
+
+
+def _flops(estimate: PlanReply) -> float:
+    assert estimate.flops is not None, "a successful estimate has its FLOPs"
+    return estimate.flops
+
+
+def _describe(estimate: PlanReply) -> str:
+    text = f"{_bytes(estimate) / 2**20:.0f} MiB"
+    flops = _flops(estimate)
+    return text + (f" and {flops / 1e9:.1f} GFLOP" if flops else "")
 
 
 def within_budget(pair: WorkerPair, knobs: dict[str, int], settings: Settings, *,

@@ -42,7 +42,7 @@ from kernelproof.controller.sizing import (
 )
 from kernelproof.controller.summary import correctness_findings, summarize
 from kernelproof.controller.task_faults import explain_task_failure
-from kernelproof.controller.workers import WorkerPair, prepare_request, worker_threads
+from kernelproof.workers.pair import WorkerPair, prepare_request, worker_threads
 from kernelproof.errors import CandidateFormatError, TaskError, UsageError
 from kernelproof.schema import (
     Artifact,
@@ -67,7 +67,7 @@ from kernelproof.schema import (
 from kernelproof.tasks.formats import load_task
 from kernelproof.tasks.loaded import LoadedTask
 from kernelproof.tasks.variants import ShapeGroup, draw_seeds, largest_verified, plan_matrix
-from kernelproof.timing.session import TimingSession
+from kernelproof.controller.timing_session import TimingSession
 
 
 #: Timing phases tried before the speed is reported unmeasured: one rerun with fresh workers

@@ -19,11 +19,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
 from multiprocessing.connection import Connection
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, TypeVar
 
 from kernelproof.workers import transport
 from kernelproof.workers.harness import WorkerSpec, worker_main
 from kernelproof.workers.messages import WorkerReply
+from kernelproof.workers.protocol import ExitRequest, ReplyData, WorkerRequest
 from kernelproof.workers.process_tree import Confinement, ProcessTree
 
 if TYPE_CHECKING:
@@ -34,7 +35,8 @@ POLL_INTERVAL_S = 0.05
 
 #: Modules the forkserver imports once, so that every worker starts with them loaded.
 PRELOAD = ["torch", "numpy", "kernelproof.workers.warmup", "kernelproof.workers.harness",
-           "kernelproof.tasks.inputs", "kernelproof.tasks.planning", "kernelproof.checks.probes",
+           "kernelproof.workers.protocol", "kernelproof.workers.timed_calls",
+           "kernelproof.workers.tensors", "kernelproof.tasks.inputs", "kernelproof.tasks.planning", "kernelproof.checks.probes",
            "kernelproof.checks.audit_hooks", "kernelproof.checks.op_recorder",
            "kernelproof.timing.call_timer", "kernelproof.roofline.work",
            "kernelproof.workers.messages", "kernelproof.workers.sandbox", "pyseccomp"]
@@ -43,6 +45,7 @@ PRELOAD = ["torch", "numpy", "kernelproof.workers.warmup", "kernelproof.workers.
 LOG_TAIL_BYTES = 3000
 
 _CONTEXT: Any = None
+_Data = TypeVar("_Data", bound=ReplyData)
 _MAIN_SWAP = threading.Lock()
 _LIVE: "weakref.WeakSet[WorkerProcess]" = weakref.WeakSet()
 
@@ -116,6 +119,12 @@ class Response:
             return f"{self.reply.error.type}: {self.reply.error.message}"
         return "unknown failure"
 
+    def data_as(self, model: type[_Data]) -> _Data:
+        """The reply's ``data`` read as ``model`` (the reply model of the request's operation;
+        see :mod:`kernelproof.workers.protocol`). Only for a successful response."""
+        assert self.reply is not None, "no reply: the worker died"
+        return model.model_validate(self.reply.data)
+
 
 @dataclass(eq=False)
 class WorkerProcess:
@@ -155,7 +164,7 @@ class WorkerProcess:
 
     def request(
         self,
-        header: dict[str, Any],
+        request: WorkerRequest,
         tensors: list["torch.Tensor"] = (),
         *,
         timeout_s: float,
@@ -165,7 +174,7 @@ class WorkerProcess:
             return Response(death=self.death)
         assert self.conn is not None
         try:
-            transport.send(self.conn, header, list(tensors))
+            transport.send(self.conn, request.header(), list(tensors))
         except (BrokenPipeError, ConnectionResetError, OSError):
             return Response(death=self._died())
         deadline = time.monotonic() + timeout_s
@@ -194,7 +203,7 @@ class WorkerProcess:
                 self.kill()
                 return Response(death=self._record(WorkerDeath(
                     DeathCause.TIMEOUT,
-                    f"timed out: no answer within {timeout_s:g} s (request {header.get('op')!r})",
+                    f"timed out: no answer within {timeout_s:g} s (request {request.op!r})",
                     log_tail=self.log_tail(),
                 )))
 
@@ -280,7 +289,7 @@ class WorkerProcess:
         """Ask the worker to exit, then make sure it is gone."""
         if self.conn is not None and self.alive:
             try:
-                transport.send(self.conn, {"op": "exit"})
+                transport.send(self.conn, ExitRequest().header())
                 self.process.join(timeout=2.0)
             except OSError:
                 pass

@@ -1,4 +1,5 @@
-"""The reference and candidate workers of one verification, and their life cycle."""
+"""The reference and candidate workers of one verification, and their life cycle: the
+controller talks to workers through a :class:`WorkerPair`."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from kernelproof.config import Settings, cache_dir
 from kernelproof.tasks.source import TaskSource
 from kernelproof.workers.harness import WorkerSpec
 from kernelproof.workers.process import Response, WorkerDeath, WorkerProcess
+from kernelproof.workers.protocol import BuildRequest, PrepareRequest, WorkerRequest
 from kernelproof.workers.sandbox import SandboxPlan, grantable, holds_protected, readable_defaults
 
 #: Environment every worker starts with: build caches inside the project (set by the caller),
@@ -35,14 +37,10 @@ def worker_threads(settings: Settings) -> int | None:
 
 
 def prepare_request(knobs: dict[str, int], init_seed: int,
-                    state_names: list[str] | None = None) -> dict[str, Any]:
+                    state_names: list[str] | None = None) -> PrepareRequest:
     """The request that builds a model at ``knobs`` (the candidate's also carries the names of
     the reference weights sent with it)."""
-    header: dict[str, Any] = {"op": "prepare", "phase": "prepare", "knobs": knobs,
-                              "init_seed": init_seed}
-    if state_names is not None:
-        header["state_names"] = state_names
-    return header
+    return PrepareRequest(knobs=knobs, init_seed=init_seed, state_names=state_names)
 
 
 #: Build caches a candidate may use, each pointed at its own folder (see candidate_build_cache).
@@ -154,11 +152,9 @@ class WorkerPair:
             self.candidate.close()
         self.candidate_starts += 1
         self.candidate = self._start("candidate")
-        response = self.candidate.request(
-            {"op": "build", "phase": "build"}, timeout_s=self.settings.build_timeout_s
-        )
-        if response.ok and self.build_s is None:
-            self.build_s = response.reply.duration_s  # type: ignore[union-attr]
+        response = self.candidate.request(BuildRequest(), timeout_s=self.settings.build_timeout_s)
+        if response.reply is not None and response.ok and self.build_s is None:
+            self.build_s = response.reply.duration_s
         return response
 
     def restart(self) -> Response:
@@ -168,18 +164,20 @@ class WorkerPair:
         self.start_reference()
         return self.start_candidate()
 
-    def ask_reference(self, header: dict[str, Any], tensors: list[Any] = ()) -> Response:
+    def ask_reference(self, request: WorkerRequest, tensors: list[Any] = ()) -> Response:
+        """Ask the reference worker (restarted first if it died)."""
         assert self.reference is not None
         if self.reference.death is not None:
             self.reference.close()
             self.start_reference()
-        return self.reference.request(header, tensors, timeout_s=self._timeout(header))
+        return self.reference.request(request, tensors, timeout_s=self._timeout(request))
 
-    def ask_candidate(self, header: dict[str, Any], tensors: list[Any] = ()) -> Response:
+    def ask_candidate(self, request: WorkerRequest, tensors: list[Any] = ()) -> Response:
+        """Ask the candidate worker (a dead one answers with its death)."""
         assert self.candidate is not None
-        return self.candidate.request(header, tensors, timeout_s=self._timeout(header))
+        return self.candidate.request(request, tensors, timeout_s=self._timeout(request))
 
-    def _timeout(self, header: dict[str, Any]) -> float:
+    def _timeout(self, request: WorkerRequest) -> float:
         return self.settings.call_timeout_s
 
     @property

@@ -19,7 +19,20 @@ from typing import Any
 
 from kernelproof.checks.tolerance import TolerancePolicy, compare_output
 from kernelproof.config import Settings
-from kernelproof.controller.workers import WorkerPair, prepare_request, worker_threads
+from kernelproof.workers.pair import WorkerPair, prepare_request, worker_threads
+from kernelproof.workers.process import Response
+from kernelproof.workers.protocol import (
+    FetchReply,
+    FetchRequest,
+    PrepareReply,
+    RunReply,
+    RunRequest,
+    TimeReply,
+    TimeRequest,
+    WorkReply,
+    WorkRequest,
+    WorkerRequest,
+)
 from kernelproof.schema import (
     Baselines,
     Finding,
@@ -219,7 +232,7 @@ class TimingSession:
         reference = self.pair.ask_reference(prepare_request(group.knobs, self.init_seed))
         if not reference.ok:
             return False
-        names = list(reference.reply.data.get("state_names", []))  # type: ignore[union-attr]
+        names = reference.data_as(PrepareReply).state_names
         candidate = self.pair.ask_candidate(prepare_request(group.knobs, self.init_seed, names),
                                             reference.tensors)
         return candidate.ok
@@ -234,9 +247,9 @@ class TimingSession:
             if not response.ok:
                 participant.error = response.failure[:500]
                 continue
-            data = response.reply.data  # type: ignore[union-attr]
+            data = response.data_as(TimeReply)
             if participant.baseline == "eager":
-                spent = float(data.get("generation_s", 0.0)) + float(data.get("timed_wall_s", 0.0))
+                spent = data.generation_s + data.timed_wall_s
                 per_call_s = max(per_call_s, spent / WARMUP_CALLS)
         return per_call_s
 
@@ -262,20 +275,21 @@ class TimingSession:
             if response.death is not None:
                 self.deaths.append(f"{participant.label}: {response.death.message}")
             return None
-        data = response.reply.data  # type: ignore[union-attr]
-        times = [float(t) for t in data.get("times", [])]
+        data = response.data_as(TimeReply)
+        times = data.times
         if len(times) != len(seeds) or not all(math.isfinite(t) and t > 0 for t in times):
             self._suspect("timer-values", f"the {participant.label} worker reported impossible "
                           "per-call times (missing, zero, negative or not finite)", group,
                           reported=times[:10])
             return None
         self._cross_check(participant, data, wall_s, group)
-        self._flush_method = str(data.get("flush", self._flush_method))
+        self._flush_method = str(data.flush if data.flush is not None else self._flush_method)
         self.batches += 1
         if participant.role == "candidate":
             from kernelproof.checks.observations import findings_from_observations
 
-            self.findings += findings_from_observations(response.reply.observations,  # type: ignore[union-attr]
+            assert response.reply is not None
+            self.findings += findings_from_observations(response.reply.observations,
                                                         variant=f"timing:{group.label}")
         return times, BatchFacts(calls=len(times), reported_s=sum(times), wall_s=wall_s,
                                  cpu_s=cpu_s, main_cpu_s=main_cpu_s)
@@ -324,9 +338,9 @@ class TimingSession:
         self.deaths.append(f"every one of the {evidence.stolen_rounds} rounds at {group.label} "
                            "was void: the reference worker never got the CPU it needed")
 
-    def _cross_check(self, participant: Participant, data: dict[str, Any], wall_s: float,
+    def _cross_check(self, participant: Participant, data: TimeReply, wall_s: float,
                      group: ShapeGroup) -> None:
-        reported = [float(data.get("generation_s", 0.0)), float(data.get("timed_wall_s", 0.0))]
+        reported = [data.generation_s, data.timed_wall_s]
         ratio = controller_cross_check(reported, wall_s)
         if implausibly_fast(ratio, wall_s):
             self._suspect(
@@ -347,7 +361,7 @@ class TimingSession:
         if self._output_bytes_per_call:
             count = max(1, min(count, MAX_VERIFIED_BYTES_PER_ROUND // self._output_bytes_per_call))
         chosen = sorted(self.rng.sample(range(len(seeds)), count))
-        fetch = {"op": "fetch", "phase": "call", "indices": chosen, "baseline": "eager"}
+        fetch = FetchRequest(indices=chosen, baseline="eager")
         fetched = self.pair.ask_candidate(fetch)
         if fetched.reply is not None:  # the tamper diff runs on this reply, not on batches
             from kernelproof.checks.observations import findings_from_observations
@@ -362,8 +376,8 @@ class TimingSession:
         reference = self.pair.ask_reference(fetch)
         if not reference.ok:
             return
-        candidate_calls = _split(fetched.tensors, fetched.reply.data.get("counts", []))  # type: ignore[union-attr]
-        reference_calls = _split(reference.tensors, reference.reply.data.get("counts", []))  # type: ignore[union-attr]
+        candidate_calls = _split(fetched.tensors, fetched.data_as(FetchReply).counts)
+        reference_calls = _split(reference.tensors, reference.data_as(FetchReply).counts)
         self._output_bytes_per_call = max(1, max(
             (sum(t.numel() * t.element_size() for t in call) for call in reference_calls),
             default=1))
@@ -389,12 +403,11 @@ class TimingSession:
     def _against_oracle(self, seed: int, outputs: list[Any]) -> list[str]:
         """Compare one timed call's outputs with a fresh reference run and its float64 oracle."""
         variant = InputVariant(name=f"timed:{seed}", kind=VariantKind.SEED, seed=seed)
-        reference = self.pair.ask_reference({"op": "run", "phase": "call", "oracle": True,
-                                             "record_ops": False,
-                                             "variant": variant.model_dump(mode="json")})
+        reference = self.pair.ask_reference(RunRequest(variant=variant, oracle=True,
+                                                       record_ops=False))
         if not reference.ok:
             return []
-        n = sum(d.get("kind") == "tensor" for d in reference.reply.data["outputs"])  # type: ignore[union-attr]
+        n = sum(d.get("kind") == "tensor" for d in reference.data_as(RunReply).outputs)
         ref_out, oracle = reference.tensors[:n], reference.tensors[n:2 * n]
         problems = [] if len(outputs) == n else [f"{len(outputs)} outputs instead of {n}"]
         for cand, ref, orc in zip(outputs, ref_out, oracle):
@@ -415,15 +428,14 @@ class TimingSession:
         ))
 
     def _floor(self, group: ShapeGroup) -> float | None:
-        response = self.pair.ask_reference({"op": "work", "phase": "call", "seed": self.init_seed})
+        response = self.pair.ask_reference(WorkRequest(seed=self.init_seed))
         if not response.ok or self.ceilings is None:
             return None
         from kernelproof.roofline import WorkCount, floor_time
 
-        data = response.reply.data  # type: ignore[union-attr]
-        self.work[group.label] = data
-        return floor_time(WorkCount(flops=float(data["flops"]), bytes=float(data["bytes"])),
-                          self.ceilings)
+        data = response.data_as(WorkReply)
+        self.work[group.label] = data.model_dump()
+        return floor_time(WorkCount(flops=data.flops, bytes=data.bytes), self.ceilings)
 
     def _noise(self, shape: ShapeTiming) -> None:
         for label, stats in (("reference", shape.reference), ("candidate", shape.candidate)):
@@ -434,13 +446,13 @@ class TimingSession:
                     variant=f"timing:{shape.variant}",
                 ))
 
-    def _header(self, participant: Participant, seeds: list[int]) -> dict[str, Any]:
-        return {"op": "time", "phase": "call", "seeds": seeds,
-                "settle_seed": self.rng.randrange(2**31), "baseline": participant.baseline,
-                "hot": self.settings.hot, "cache_flush": self.settings.cache_flush,
-                "graphs": self.settings.cuda_graphs}
+    def _header(self, participant: Participant, seeds: list[int]) -> TimeRequest:
+        return TimeRequest(seeds=seeds, settle_seed=self.rng.randrange(2**31),
+                           baseline=participant.baseline, hot=self.settings.hot,
+                           cache_flush=self.settings.cache_flush,
+                           graphs=self.settings.cuda_graphs)
 
-    def _ask(self, participant: Participant, header: dict[str, Any]) -> Any:
+    def _ask(self, participant: Participant, header: WorkerRequest) -> Response:
         if participant.role == "candidate":
             return self.pair.ask_candidate(header)
         return self.pair.ask_reference(header)

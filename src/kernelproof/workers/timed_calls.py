@@ -1,0 +1,153 @@
+"""The timed-call half of the harness: ``time`` (one batch of timed calls on fresh inputs)
+and ``fetch`` (the outputs of chosen calls of the last batch), and what checks them inside the
+worker."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kernelproof.workers.protocol import FetchReply, FetchRequest, TimeReply, TimeRequest
+from kernelproof.workers.tensors import describe, plain_tensor
+
+if TYPE_CHECKING:
+    from kernelproof.workers.harness import Prepared, WorkerSpec
+
+
+class TimedCalls:
+    """The ``time`` and ``fetch`` operations, mixed into :class:`~kernelproof.workers.harness.
+    Harness` (whose state they use)."""
+
+    if TYPE_CHECKING:
+        spec: WorkerSpec
+        prepared: Prepared | None
+        pending: list[dict[str, Any]]
+        timer: Any
+        timed_outputs: dict[str, list[list[Any]]]
+
+    def op_time(self, request: TimeRequest, tensors: list[Any]) -> tuple[TimeReply, list[Any]]:
+        """Time one call per seed, each on freshly built inputs, and keep the outputs until
+        the controller has picked which ones to verify."""
+        import torch
+
+        from kernelproof.schema.variant import InputVariant, VariantKind
+        from kernelproof.tasks.inputs import build_inputs
+        from kernelproof.timing.cache_eviction import reachable_tensors
+        from kernelproof.timing.call_timer import CallTimer, GraphReplay
+        from kernelproof.workers.allocator import reserve_heap
+
+        assert self.prepared is not None, "time before prepare"
+        hot = request.hot
+        flush = request.cache_flush
+        if self.timer is None or (self.timer.hot, self.timer.cache_flush) != (hot, flush):
+            self.timer = CallTimer.for_device(self.spec.device, hot=hot, cache_flush=flush)
+        started = self.timer.clock_s()
+        input_sets = [
+            build_inputs(self.prepared.task,
+                         InputVariant(name="timing", kind=VariantKind.SEED, seed=int(seed)),
+                         device=self.spec.device, dtype=self.prepared.dtype)
+            for seed in [*request.seeds, request.settle_seed] if seed is not None
+        ]
+        # One untimed call on its own inputs (never timed, so nothing it leaves behind can be
+        # replayed): the other worker just ran on this core and evicted our code, page tables
+        # and allocator state, which made each batch's first calls up to 2x slower.
+        settle = input_sets.pop() if request.settle_seed is not None else None
+        generated = self.timer.clock_s()
+        baseline = request.baseline
+        if baseline == "eager" and self.spec.device == "cuda" and request.graphs:
+            baseline = "graph"
+        fn = self._timed_callable(baseline, input_sets[0])
+        resident = reachable_tensors(self.prepared.model)
+        # Room for this batch's outputs, which are kept for verification: twice the last
+        # batch's per-call output bytes each (outputs may vary, and temporaries need room).
+        reserve_heap(2 * len(input_sets) * self.prepared.output_bytes)
+        times, outputs = [], []
+        with torch.no_grad():
+            if settle is not None and not isinstance(fn, GraphReplay):
+                self.timer.time_call(fn, settle, resident)
+                del settle
+            for inputs in input_sets:
+                if isinstance(fn, GraphReplay):
+                    fn.load(inputs)
+                    seconds, raw = self.timer.time_call(lambda: fn.replay(), [])
+                    raw = clone_outputs(raw)
+                else:
+                    seconds, raw = self.timer.time_call(fn, inputs, resident)
+                times.append(seconds)
+                outputs.append(list(raw) if isinstance(raw, (tuple, list)) else [raw])
+        finished = self.timer.clock_s()
+        self.prepared.output_bytes = max(
+            (sum(o.untyped_storage().nbytes() for o in call if isinstance(o, torch.Tensor))
+             for call in outputs), default=0)
+        self.timed_outputs[request.baseline] = outputs
+        if self.spec.role == "candidate":
+            self.pending += shared_storage_observations(outputs)
+        return TimeReply(
+            times=times,
+            generation_s=generated - started,
+            timed_wall_s=finished - generated,
+            flush=self.timer.flush_method,
+            l2_reset=self.timer.l2_reset,
+            threads=torch.get_num_threads(),
+        ), []
+
+    def op_fetch(self, request: FetchRequest, tensors: list[Any]) -> tuple[FetchReply, list[Any]]:
+        """The outputs of chosen calls of the last timed batch (of the named baseline)."""
+        import torch
+
+        batch = self.timed_outputs.get(request.baseline, [])
+        chosen = request.indices
+        sendable: list[Any] = []
+        counts = []
+        for index in chosen:
+            outputs = [o for o in batch[index] if isinstance(o, torch.Tensor)]
+            counts.append(len(outputs))
+            sendable += [plain_tensor(o) for o in outputs]
+        return FetchReply(counts=counts,
+                          described=[[describe(o) for o in batch[i]] for i in chosen]), sendable
+
+    def _timed_callable(self, baseline: str, example: list[Any]) -> Any:
+        import torch
+
+        from kernelproof.timing.call_timer import GraphReplay
+
+        assert self.prepared is not None
+        if baseline == "compile":
+            if self.prepared.compiled is None:
+                self.prepared.compiled = torch.compile(self.prepared.model)
+            return self.prepared.compiled
+        if baseline == "graph":
+            if self.prepared.graph is None:
+                self.prepared.graph = GraphReplay.capture(self.prepared.model, example)
+            return self.prepared.graph
+        return self.prepared.model
+
+
+def clone_outputs(raw: Any) -> Any:
+    """A graph replay's outputs live in the graph's pool: copies, to keep past the next replay."""
+    import torch
+
+    if isinstance(raw, (tuple, list)):
+        return [o.clone() if isinstance(o, torch.Tensor) else o for o in raw]
+    return raw.clone() if isinstance(raw, torch.Tensor) else raw
+
+
+def shared_storage_observations(outputs: list[list[Any]]) -> list[dict[str, Any]]:
+    """Timed calls on distinct inputs must not hand back the same buffer (a replayed cache)."""
+    import torch
+
+    from kernelproof.checks.probes import observation
+
+    seen: dict[int, int] = {}
+    for index, call_outputs in enumerate(outputs):
+        for out in call_outputs:
+            if isinstance(out, torch.Tensor) and out.numel() > 0:
+                pointer = out.untyped_storage().data_ptr()
+                if pointer in seen:
+                    return [observation(
+                        "output-aliases-earlier-output",
+                        f"timed calls {seen[pointer]} and {index} returned the same buffer for "
+                        "different inputs: the candidate replays a cached output",
+                        calls=[seen[pointer], index],
+                    )]
+                seen[pointer] = index
+    return []
