@@ -1,0 +1,112 @@
+"""Worker processes as the controller sees them (``workers/process.py``): a request is
+answered, and a worker that hangs, exits, dies or sends garbage becomes a ``WorkerDeath`` of
+the right cause, never an exception in the controller. Real workers (the softmax reference)
+with tiny candidate files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kernelproof.config import resolve_settings
+from kernelproof.tasks.source import read_task
+from kernelproof.workers.pair import WorkerPair
+from kernelproof.workers.process import DeathCause, kill_all_workers
+from kernelproof.workers.protocol import BuildReply, PlanReply, PlanRequest
+
+pytestmark = pytest.mark.slow
+
+MODEL = """
+import torch
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        return torch.softmax(x, dim=-1)
+"""
+
+
+def _pair(examples: Path, tmp_path: Path, prelude: str | None = None, **overrides) -> WorkerPair:
+    candidate = None
+    if prelude is not None:
+        candidate = tmp_path / "candidate.py"
+        candidate.write_text(prelude + MODEL)
+    settings = resolve_settings(overrides=overrides)
+    return WorkerPair(task=read_task(examples / "softmax" / "reference.py"),
+                      candidate_path=candidate, settings=settings)
+
+
+def test_the_reference_answers_a_plan_request(examples, tmp_path):
+    with _pair(examples, tmp_path) as pair:
+        pair.start_reference()
+        response = pair.ask_reference(PlanRequest(knobs=pair.task.default_knobs))
+        assert response.ok, response.failure
+        plan = response.data_as(PlanReply)
+        assert plan.ok and plan.bytes and plan.bytes > 0
+
+
+def test_a_candidate_builds_and_says_how_long_its_import_took(examples, tmp_path):
+    with _pair(examples, tmp_path, prelude="") as pair:
+        built = pair.start_candidate()
+        assert built.ok, built.failure
+        assert built.data_as(BuildReply).import_s is not None
+        assert pair.build_s is not None
+
+
+def test_a_request_past_its_timeout_is_a_timeout_death(examples, tmp_path):
+    with _pair(examples, tmp_path, prelude="import time\ntime.sleep(60)\n",
+               build_timeout_s=1.0) as pair:
+        built = pair.start_candidate()
+        assert not built.ok and built.death is not None
+        assert built.death.cause is DeathCause.TIMEOUT
+        assert "'build'" in built.death.message
+        assert pair.candidate is not None and not pair.candidate.alive
+
+
+def test_a_worker_that_exits_is_an_exit_death(examples, tmp_path):
+    with _pair(examples, tmp_path, prelude="import os\nos._exit(3)\n") as pair:
+        built = pair.start_candidate()
+        assert built.death is not None
+        assert built.death.cause is DeathCause.EXIT
+        # A dead worker answers every later request with its death, at once.
+        again = pair.ask_candidate(PlanRequest())
+        assert again.death is built.death
+
+
+def test_kill_all_workers_kills_a_live_one(examples, tmp_path):
+    with _pair(examples, tmp_path) as pair:
+        pair.start_reference()
+        assert pair.reference is not None and pair.reference.alive
+        assert kill_all_workers() >= 1
+        assert not pair.reference.process.is_alive()
+
+
+def test_garbage_on_the_channel_is_a_protocol_death(examples, tmp_path):
+    garbage = (
+        "import gc\n"
+        "from multiprocessing.connection import Connection\n"
+        "for _conn in [o for o in gc.get_objects() if isinstance(o, Connection)]:\n"
+        "    _conn.send_bytes(b'this is not a JSON header {')\n"
+    )
+    with _pair(examples, tmp_path, prelude=garbage) as pair:
+        built = pair.start_candidate()
+        assert built.death is not None, built.failure
+        assert built.death.cause is DeathCause.PROTOCOL
+        assert "malformed" in built.death.message
+
+
+def test_a_malformed_request_is_answered_with_a_captured_error(examples, tmp_path):
+    from kernelproof.workers import transport
+    from kernelproof.workers.messages import WorkerReply
+
+    with _pair(examples, tmp_path) as pair:
+        pair.start_reference()
+        worker = pair.reference
+        assert worker is not None and worker.conn is not None
+        for header in ({"op": "nonsense"}, {"op": "work", "seed": "not a number"}):
+            transport.send(worker.conn, header)
+            reply = WorkerReply.model_validate(transport.receive(worker.conn).header)
+            assert not reply.ok and reply.error is not None
+            assert reply.error.type == "ValidationError"
+        assert pair.ask_reference(PlanRequest(knobs=pair.task.default_knobs)).ok
