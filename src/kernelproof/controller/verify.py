@@ -40,7 +40,11 @@ from kernelproof.controller.sizing import (
     largest_fitting,
     within_budget,
 )
-from kernelproof.controller.summary import correctness_findings, summarize
+from kernelproof.controller.summary import (
+    combine_noise_findings,
+    correctness_findings,
+    summarize,
+)
 from kernelproof.controller.task_faults import explain_task_failure
 from kernelproof.controller.workers import WorkerPair, prepare_request, worker_threads
 from kernelproof.errors import CandidateFormatError, TaskError, UsageError
@@ -311,7 +315,7 @@ class _Run:
                                     policy=policy, rng=random.Random(self.base_seed ^ 0x5EED),
                                     ceilings=ceilings, own_errors=self.own_errors)
             self.timing = session.run(timed)
-            self.findings += session.findings
+            self.findings += combine_noise_findings(session.findings)
             if self.timing is not None or not session.deaths or self._candidate_broke():
                 break
             causes += session.deaths
