@@ -93,6 +93,10 @@ class MatrixRunner:
     result: MatrixResult = field(default_factory=MatrixResult)
     restarts: int = 0
     candidate_ready_for: dict[str, int] | None = None
+    one_thread_sample: bool = True
+    """Repeat the default shape's first seed at one thread (the matrix runs at the machine's
+    thread count)."""
+
     own_errors: dict[int, OwnError] = field(default_factory=dict)
     """Per output, the reference's largest own error (against the oracle) on seed and shape
     variants: the tolerance of stress variants, which skip the float64 oracle."""
@@ -117,6 +121,14 @@ class MatrixRunner:
             return
         for variant in group.variants:
             self._run_variant(group, variant, names, weights)
+        if group.is_default and self.one_thread_sample:
+            # The matrix runs at the machine's thread count; a sample of it again at one
+            # thread, for kernels whose parallel and serial paths differ.
+            first = next((v for v in group.variants if v.kind is VariantKind.SEED), None)
+            if first is not None:
+                single = InputVariant(name=f"{first.name}@1-thread", kind=VariantKind.SEED,
+                                      seed=first.seed)
+                self._run_variant(group, single, names, weights, threads=1)
 
     def _prepare_reference(self, group: ShapeGroup) -> tuple[list[str], list[Any]] | None:
         response = self.pair.ask_reference(prepare_request(group.knobs, self.init_seed))
@@ -153,9 +165,11 @@ class MatrixRunner:
         return False
 
     def _run_variant(
-        self, group: ShapeGroup, variant: InputVariant, names: list[str], weights: list[Any]
+        self, group: ShapeGroup, variant: InputVariant, names: list[str], weights: list[Any],
+        threads: int | None = None,
     ) -> None:
-        header = {"op": "run", "phase": "call", "variant": variant.model_dump(mode="json")}
+        header = {"op": "run", "phase": "call", "variant": variant.model_dump(mode="json"),
+                  "threads": threads}
         # The candidate's profiler runs on most calls but not on all: with it off on some
         # checked calls too, "profiler off" no longer tells a candidate it is being timed.
         candidate_header = {**header, "record_ops": _recorded(variant)}

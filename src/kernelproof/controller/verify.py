@@ -7,6 +7,7 @@ everything into a :class:`~kernelproof.schema.Report`.
 
 from __future__ import annotations
 
+import os
 import random
 import secrets
 import shutil
@@ -233,6 +234,8 @@ class _Run:
             seeds=self.seeds, base_seed=self.base_seed, default_knobs=sizing.knobs,
             task_knobs=self.task.default_knobs, scaled_down=sizing.scaled_down,
             tolerance=policy.describe(),
+            threads=(self.settings.threads or os.cpu_count()) if self.settings.device == "cpu"
+            else None,
         )
         runner = MatrixRunner(pair=pair, policy=policy, init_seed=self.init_seed)
         native = NativeAudit(pair.reference, pair.candidate) if self.settings.native_audit \

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
+from kernelproof.workers.threads import thread_count
+
 #: Request keys each operation needs; anything else in a request is ignored.
 Request = dict[str, Any]
 
@@ -240,7 +242,8 @@ class Harness:
         recorder = OpRecorder(working_dtype=_working_dtype(inputs, self.prepared.dtype))
         record = self.spec.probes and bool(request.get("record_ops", True))
         started = time.perf_counter()
-        with torch.no_grad(), (recorder if record else contextlib.nullcontext()):
+        with torch.no_grad(), thread_count(request.get("threads")), (
+                recorder if record else contextlib.nullcontext()):
             raw = self.prepared.model(*inputs)
             if self.probe is None:
                 _synchronize(self.spec.device)
@@ -313,7 +316,7 @@ class Harness:
         # batch's per-call output bytes each (outputs may vary, and temporaries need room).
         reserve_heap(2 * len(input_sets) * self.prepared.output_bytes)
         times, outputs = [], []
-        with torch.no_grad():
+        with torch.no_grad(), thread_count(request.get("threads")):
             if settle is not None and not isinstance(fn, GraphReplay):
                 self.timer.time_call(fn, settle, resident)
                 del settle
@@ -339,7 +342,7 @@ class Harness:
             "timed_wall_s": finished - generated,
             "flush": self.timer.flush_method,
             "l2_reset": self.timer.l2_reset,
-            "threads": torch.get_num_threads(),
+            "threads": int(request.get("threads") or torch.get_num_threads()),
         }, []
 
     def op_fetch(self, request: Request, tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
