@@ -5,6 +5,7 @@ verdict its header states, for the reason named here; their honest twins live in
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,16 @@ def test_a_fault_on_one_call_in_fifty_is_incorrect(verified):
     """Caught because every timed output is compared: one per round missed it most times."""
     report = verified(COVERAGE / "rare_fault.py", **SHORT_TIMING)
     assert report.verdict is Verdict.INCORRECT, report.summary
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="a data race needs two cores to fire")
+def test_a_racy_parallel_reduction_is_incorrect_at_the_machines_thread_count(verified):
+    """The matrix runs at the machine's thread count; at one thread the same kernel passes,
+    which is why checking only at one thread (as kernelproof once did) is not enough."""
+    report = verified(COVERAGE / "racy_prange_sum.py")
+    assert report.verdict is Verdict.INCORRECT, report.summary
+    failed = _failed(report)
+    assert any(name.startswith("seed:") for name in failed), failed
+    assert "seed:0@1-thread" not in failed, "the one-thread sample must pass: no race there"
+    at_one_thread = verified(COVERAGE / "racy_prange_sum.py", threads=1)
+    assert at_one_thread.verdict is Verdict.VERIFIED, at_one_thread.summary

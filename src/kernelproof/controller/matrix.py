@@ -94,6 +94,10 @@ class MatrixRunner:
     result: MatrixResult = field(default_factory=MatrixResult)
     restarts: int = 0
     candidate_ready_for: dict[str, int] | None = None
+    one_thread_sample: bool = True
+    """Repeat the default shape's first seed at one thread (the matrix runs at the machine's
+    thread count)."""
+
     own_errors: dict[int, OwnError] = field(default_factory=dict)
     """Per output, the reference's largest own error (against the oracle) on seed and shape
     variants: the tolerance of stress variants, which skip the float64 oracle."""
@@ -118,6 +122,14 @@ class MatrixRunner:
             return
         for variant in group.variants:
             self._run_variant(group, variant, names, weights)
+        if group.is_default and self.one_thread_sample:
+            # The matrix runs at the machine's thread count; a sample of it again at one
+            # thread, for kernels whose parallel and serial paths differ.
+            first = next((v for v in group.variants if v.kind is VariantKind.SEED), None)
+            if first is not None:
+                single = InputVariant(name=f"{first.name}@1-thread", kind=VariantKind.SEED,
+                                      seed=first.seed)
+                self._run_variant(group, single, names, weights, threads=1)
 
     def _prepare_reference(self, group: ShapeGroup) -> tuple[list[str], list[Any]] | None:
         response = self.pair.ask_reference(prepare_request(group.knobs, self.init_seed))
@@ -155,10 +167,12 @@ class MatrixRunner:
         return False
 
     def _run_variant(
-        self, group: ShapeGroup, variant: InputVariant, names: list[str], weights: list[Any]
+        self, group: ShapeGroup, variant: InputVariant, names: list[str], weights: list[Any],
+        threads: int | None = None,
     ) -> None:
         # Past 2x the float64 oracle costs more than it tells: compare with the reference.
-        reference = self.pair.ask_reference(RunRequest(variant=variant, oracle=not group.stress,
+        reference = self.pair.ask_reference(RunRequest(variant=variant, threads=threads,
+                                                       oracle=not group.stress,
                                                        oracle_fallback=True))
         if not reference.ok:
             if group.is_default and variant.kind is VariantKind.SEED:
@@ -176,7 +190,7 @@ class MatrixRunner:
         delay = 2 * (reference.data_as(RunReply).call_s or 0.0)
         # The candidate's profiler runs on most calls but not on all: with it off on some
         # checked calls too, "profiler off" no longer tells a candidate it is being timed.
-        candidate = self.pair.ask_candidate(RunRequest(variant=variant,
+        candidate = self.pair.ask_candidate(RunRequest(variant=variant, threads=threads,
                                                        record_ops=_recorded(variant),
                                                        stability_delay_s=delay))
         self._observe(candidate, variant.name)

@@ -51,6 +51,27 @@ def correctness_findings(tests: list[CorrectnessTest]) -> list[Finding]:
     return found
 
 
+def combine_noise_findings(findings: list[Finding]) -> list[Finding]:
+    """The per-shape ``timing-noise`` notes as one finding with a table (shape, side, note),
+    in place of the first of them: twenty notes drown the findings that matter."""
+    notes = [f for f in findings if f.check == FindingCheck.TIMING_NOISE]
+    if len(notes) < 2:
+        return findings
+    table = [{"shape": (n.variant or "").removeprefix("timing:"),
+              "note": n.message} for n in notes]
+    shapes = sorted({row["shape"] for row in table})
+    combined = Finding(
+        check=FindingCheck.TIMING_NOISE, severity=Severity.INFO,
+        message=f"timing was noisy at {len(shapes)} shape(s) ({', '.join(shapes[:6])}"
+                + (", ..." if len(shapes) > 6 else "") + "): outliers or a wide spread, so "
+                "times and speedups there are less precise; the evidence lists each note",
+        evidence={"notes": table})
+    first = findings.index(notes[0])
+    kept = [f for f in findings if f.check != FindingCheck.TIMING_NOISE]
+    kept.insert(min(first, len(kept)), combined)
+    return kept
+
+
 def _listing(tests: list[CorrectnessTest]) -> str:
     named = []
     for test in tests[:NAMED_IN_MESSAGE]:

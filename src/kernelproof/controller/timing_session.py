@@ -450,6 +450,7 @@ class TimingSession:
         return TimeRequest(seeds=seeds, settle_seed=self.rng.randrange(2**31),
                            baseline=participant.baseline, hot=self.settings.hot,
                            cache_flush=self.settings.cache_flush,
+                           threads=worker_threads(self.settings),
                            graphs=self.settings.cuda_graphs)
 
     def _ask(self, participant: Participant, header: WorkerRequest) -> Response:

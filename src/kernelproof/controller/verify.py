@@ -7,6 +7,7 @@ everything into a :class:`~kernelproof.schema.Report`.
 
 from __future__ import annotations
 
+import os
 import random
 import secrets
 import shutil
@@ -40,7 +41,11 @@ from kernelproof.controller.sizing import (
     largest_fitting,
     within_budget,
 )
-from kernelproof.controller.summary import correctness_findings, summarize
+from kernelproof.controller.summary import (
+    combine_noise_findings,
+    correctness_findings,
+    summarize,
+)
 from kernelproof.controller.task_faults import explain_task_failure
 from kernelproof.workers.pair import WorkerPair, prepare_request, worker_threads
 from kernelproof.errors import CandidateFormatError, TaskError, UsageError
@@ -229,6 +234,8 @@ class _Run:
             seeds=self.seeds, base_seed=self.base_seed, default_knobs=sizing.knobs,
             task_knobs=self.task.default_knobs, scaled_down=sizing.scaled_down,
             tolerance=policy.describe(),
+            threads=(self.settings.threads or os.cpu_count()) if self.settings.device == "cpu"
+            else None,
         )
         runner = MatrixRunner(pair=pair, policy=policy, init_seed=self.init_seed)
         native = NativeAudit(pair.reference, pair.candidate) if self.settings.native_audit \
@@ -311,7 +318,7 @@ class _Run:
                                     policy=policy, rng=random.Random(self.base_seed ^ 0x5EED),
                                     ceilings=ceilings, own_errors=self.own_errors)
             self.timing = session.run(timed)
-            self.findings += session.findings
+            self.findings += combine_noise_findings(session.findings)
             if self.timing is not None or not session.deaths or self._candidate_broke():
                 break
             causes += session.deaths

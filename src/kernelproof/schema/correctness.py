@@ -116,6 +116,11 @@ class Correctness(BaseModel):
     tolerance: dict[str, Any]
     """The tolerance model in force (mode, factor, floors, or fixed atol/rtol)."""
 
+    threads: int | None = None
+    """Threads the matrix ran at: the machine's own count (``--threads`` caps it), where a
+    parallel kernel's races fire; the default shape's first seed is repeated at one thread
+    (cell ``seed:0@1-thread``). Timing runs at ``timing.threads``."""
+
     module_mode: str | None = None
     """The mode the reference ran in at the default shape: ``train`` (BatchNorm normalises
     with batch statistics, dropout is active), ``eval`` or ``mixed``. Set by the task's

@@ -47,6 +47,7 @@ from kernelproof.workers.tensors import (
     working_dtype,
 )
 from kernelproof.workers.timed_calls import TimedCalls
+from kernelproof.workers.threads import thread_count
 
 
 @dataclass
@@ -269,7 +270,8 @@ class Harness(TimedCalls):
         recorder = OpRecorder(working_dtype=working_dtype(inputs, self.prepared.dtype))
         record = self.spec.probes and request.record_ops
         started = time.perf_counter()
-        with torch.no_grad(), (recorder if record else contextlib.nullcontext()):
+        with torch.no_grad(), thread_count(request.threads), (
+                recorder if record else contextlib.nullcontext()):
             raw = self.prepared.model(*inputs)
             if self.probe is None:
                 synchronize(self.spec.device)

@@ -30,7 +30,8 @@ DEFAULT_CPU_THREADS = 1
 
 
 def worker_threads(settings: Settings) -> int | None:
-    """The thread count workers use: explicit, or the CPU default; CUDA keeps torch's own."""
+    """The thread count both workers are timed at: explicit, or the CPU default; CUDA keeps
+    torch's own. Correctness runs at the machine's own count (``--threads`` caps it too)."""
     if settings.threads is not None:
         return settings.threads
     return DEFAULT_CPU_THREADS if settings.device == "cpu" else None
@@ -106,7 +107,9 @@ class WorkerPair:
             ),
             device=self.settings.device,
             dtype=self.settings.dtype,
-            threads=worker_threads(self.settings),
+            # Pools sized to the machine: correctness runs at its thread count, and each
+            # timing request narrows them to worker_threads() (see workers/threads.py).
+            threads=self.settings.threads if self.settings.device == "cpu" else None,
             workdir=str(workdir),
             log_path=str(self.root / f"{role}-{index}.log"),
             probes=self.settings.integrity_probes,

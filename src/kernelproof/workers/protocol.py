@@ -93,6 +93,10 @@ class RunRequest(_Request):
     stability_delay_s: float = 0.05
     """Candidate only: how long the stability probe waits before reading the outputs again."""
 
+    threads: int | None = None
+    """Run the call with torch's and numba's pools at this many threads; None: the worker's
+    own count (the machine's, for correctness)."""
+
 
 class TimeRequest(_Request):
     """Time one call per seed, each on freshly built inputs (and, when cold, after a cache
@@ -120,6 +124,10 @@ class TimeRequest(_Request):
 
     graphs: bool = False
     """On CUDA, time an ``eager`` baseline as a CUDA graph replay."""
+
+    threads: int | None = None
+    """Time the batch with torch's and numba's pools at this many threads (both sides at the
+    same, reported count); None: the worker's own count."""
 
 
 class FetchRequest(_Request):
@@ -264,7 +272,7 @@ class TimeReply(ReplyData):
     """Whether the persisting-L2 limit was reset (CUDA)."""
 
     threads: int | None = None
-    """``torch.get_num_threads()`` in the worker."""
+    """The thread count the batch ran at: the request's, else ``torch.get_num_threads()``."""
 
 
 class FetchReply(ReplyData):

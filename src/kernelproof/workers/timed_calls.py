@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from kernelproof.workers.protocol import FetchReply, FetchRequest, TimeReply, TimeRequest
 from kernelproof.workers.tensors import describe, plain_tensor
+from kernelproof.workers.threads import thread_count
 
 if TYPE_CHECKING:
     from kernelproof.workers.harness import Prepared, WorkerSpec
@@ -61,7 +62,7 @@ class TimedCalls:
         # batch's per-call output bytes each (outputs may vary, and temporaries need room).
         reserve_heap(2 * len(input_sets) * self.prepared.output_bytes)
         times, outputs = [], []
-        with torch.no_grad():
+        with torch.no_grad(), thread_count(request.threads):
             if settle is not None and not isinstance(fn, GraphReplay):
                 self.timer.time_call(fn, settle, resident)
                 del settle
@@ -87,7 +88,7 @@ class TimedCalls:
             timed_wall_s=finished - generated,
             flush=self.timer.flush_method,
             l2_reset=self.timer.l2_reset,
-            threads=torch.get_num_threads(),
+            threads=int(request.threads or torch.get_num_threads()),
         ), []
 
     def op_fetch(self, request: FetchRequest, tensors: list[Any]) -> tuple[FetchReply, list[Any]]:
