@@ -28,6 +28,7 @@ from kernelproof.config import Settings, resolve_settings
 from kernelproof.controller.confinement import sandbox_section
 from kernelproof.controller.environment import collect_environment
 from kernelproof.controller.native_audit import NativeAudit
+from kernelproof.controller.spread_measurement import spread_for
 from kernelproof.controller.repro import Shrinker
 from kernelproof.controller.matrix import (
     CandidateBroken,
@@ -72,6 +73,7 @@ from kernelproof.schema import (
 from kernelproof.tasks.formats import load_task
 from kernelproof.tasks.loaded import LoadedTask
 from kernelproof.tasks.variants import ShapeGroup, draw_seeds, largest_verified, plan_matrix
+from kernelproof.timing.process_spread import widen
 from kernelproof.controller.timing_session import TimingSession
 
 
@@ -337,6 +339,8 @@ class _Run:
                 evidence={"causes": causes[:5]}))
             return
         self.timing.reruns = len(causes)
+        spread, source = spread_for(self.settings, worker_threads(self.settings))
+        widen_intervals(self.timing, spread, source)
         work = session.work.get("default")
         if work is not None and ceilings is not None:
             self.roofline = roofline_section(work, ceilings, self.timing)
@@ -389,6 +393,15 @@ class _Run:
             settings=settings,
             duration_s=time.monotonic() - started,
         )
+
+
+def widen_intervals(timing: Timing, spread: float, source: str) -> None:
+    """Every speedup interval widened by the machine's between-pair spread (see
+    timing/process_spread.py); the report states the spread and its source."""
+    for shape in timing.per_shape:
+        shape.speedup_ci = widen(shape.speedup, *shape.speedup_ci, spread)
+    timing.speedup_ci = widen(timing.speedup, *timing.speedup_ci, spread)
+    timing.process_spread, timing.process_spread_source = spread, source
 
 
 def _ceilings(settings: Settings) -> Any:

@@ -118,6 +118,15 @@ class Timing(BaseModel):
     discarded_rounds: int = 0
     """Rounds voided because the reference worker got too little CPU during its batch."""
 
+    process_spread: float | None = None
+    """The standard deviation of ln(speedup) between fresh worker pairs on identical code,
+    measured once per machine (``source`` in ``process_spread_source``), added in quadrature to
+    every speedup interval here: the rounds of one worker pair share its per-process bias, which
+    no number of rounds removes."""
+
+    process_spread_source: str = ""
+    """``measured`` (this machine's cached measurement) or ``fallback`` (a fixed few percent)."""
+
     reruns: int = 0
     """Times the timing phase was restarted with fresh workers after a worker died."""
 

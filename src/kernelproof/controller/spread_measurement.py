@@ -1,0 +1,125 @@
+"""Measuring the speedup's spread between fresh worker pairs (see timing/process_spread.py).
+
+Identical code (a probe task timed against itself, renamed ``ModelNew``) is timed in several
+fresh worker pairs. Each pair's log speedup would be 0 without per-process bias; their spread
+beyond each pair's own interval is that bias. Two probe tasks stand for small calls (a 32 KiB
+softmax) and calls dominated by memory traffic (16 MiB of inputs); the larger spread is kept.
+Measured once per machine and thread count, then cached and pinned.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import tempfile
+from pathlib import Path
+
+from kernelproof.checks.tolerance import TolerancePolicy
+from kernelproof.config import Settings
+from kernelproof.roofline.fingerprint import machine_fingerprint
+from kernelproof.tasks.source import parse_task
+from kernelproof.tasks.variants import ShapeGroup
+from kernelproof.timing.process_spread import (
+    FALLBACK_SPREAD,
+    ProcessSpread,
+    between_pairs,
+    load_spread,
+    save_spread,
+    within_sd,
+)
+
+#: Fresh worker pairs per probe task: enough to see a spread of a few percent, few enough that
+#: the measurement takes seconds, once per machine.
+PAIRS = 5
+
+#: Timing budget per pair, seconds.
+PAIR_BUDGET_S = 2.5
+
+_PROBE = '''
+import torch
+import torch.nn as nn
+
+rows = {rows}
+dim = {dim}
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.softmax(x, dim=-1)
+
+
+def get_inputs():
+    return [torch.randn(rows, dim)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+#: The probe tasks: (rows, dim) of a float32 softmax.
+PROBES = {"small": (16, 512), "large": (4096, 1024)}
+
+
+def spread_for(settings: Settings, threads: int | None) -> tuple[float, str]:
+    """The machine's between-pair spread for ``threads`` and where it comes from: the cached
+    measurement, a new one (cached), or the fallback when measuring fails."""
+    device = "cpu" if settings.device == "cpu" else "cuda:0"
+    try:
+        fingerprint = machine_fingerprint(device)
+    except Exception:  # noqa: BLE001 - no fingerprint, no cache: use the fallback
+        return FALLBACK_SPREAD, "fallback"
+    record = load_spread(fingerprint, threads)
+    if record is not None:
+        return record.spread, "measured"
+    try:
+        record = measure_spread(settings, fingerprint, threads)
+    except Exception:  # noqa: BLE001 - a failed measurement must not lose the verification
+        return FALLBACK_SPREAD, "fallback"
+    save_spread(record)
+    return record.spread, "measured"
+
+
+def measure_spread(settings: Settings, fingerprint: str, threads: int | None) -> ProcessSpread:
+    from kernelproof.workers.pair import WorkerPair
+    from kernelproof.controller.timing_session import TimingSession
+
+    probe_settings = settings.model_copy(update={
+        "budget_s": PAIR_BUDGET_S, "compile_baseline": False, "timing_shapes": False,
+        "native_audit": False})
+    spreads: list[float] = []
+    logs: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory(prefix="kernelproof-spread-") as scratch:
+        for name, (rows, dim) in PROBES.items():
+            source = _PROBE.format(rows=rows, dim=dim)
+            reference = Path(scratch) / f"{name}_reference.py"
+            candidate = Path(scratch) / f"{name}_candidate.py"
+            reference.write_text(source)
+            candidate.write_text(source + "\n\nModelNew = Model\n")
+            task = parse_task(source, reference)
+            group = ShapeGroup(label="default", knobs=dict(task.default_knobs), is_default=True)
+            log_speedups, within = [], []
+            for index in range(PAIRS):
+                with WorkerPair(task=task, candidate_path=candidate,
+                                settings=probe_settings) as pair:
+                    pair.start_reference()
+                    if not pair.start_candidate().ok:
+                        continue
+                    session = TimingSession(
+                        pair=pair, settings=probe_settings, init_seed=index,
+                        policy=TolerancePolicy.from_settings(probe_settings),
+                        rng=random.Random(index))
+                    timing = session.run([group])
+                if timing is None or not timing.speedup > 0:
+                    continue
+                log_speedups.append(math.log(timing.speedup))
+                within.append(within_sd(timing.speedup, *timing.speedup_ci))
+            if len(log_speedups) >= 2:
+                spreads.append(between_pairs(log_speedups, within))
+                logs[name] = log_speedups
+    if not spreads:
+        raise RuntimeError("no probe could be timed in two worker pairs")
+    return ProcessSpread(fingerprint=fingerprint, threads=threads, spread=max(spreads),
+                         pairs=PAIRS, log_speedups=logs)
