@@ -11,11 +11,11 @@ from kernelproof.cli_options import policy_options
 from kernelproof.config import PROFILES
 
 POLICY_FLAGS = ["--allow-torch", "--strict", "--fixed-shapes", "--atol", "0.01", "--rtol", "0.02",
-                "--dtype", "float16", "--device", "cpu"]
+                "--dtype", "float16", "--device", "cpu", "--insecure-sandbox"]
 
 #: The Settings overrides POLICY_FLAGS ask for.
 POLICY = {"allow_torch": True, "strict": True, "shape_variants": False, "atol": 0.01,
-          "rtol": 0.02, "dtype": "float16", "device": "cpu"}
+          "rtol": 0.02, "dtype": "float16", "device": "cpu", "insecure_sandbox": True}
 
 
 def test_policy_options_become_one_dict_of_overrides():
