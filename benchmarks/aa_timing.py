@@ -29,7 +29,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _tasks(names: str | None, limit: int | None) -> list[Path]:
     if names:
-        return [ROOT / "tasks" / f"{name}.py" for name in names.split(",")]
+        paths = [ROOT / "tasks" / f"{name}.py" for name in names.split(",")]
+        missing = [str(p.relative_to(ROOT)) for p in paths if not p.is_file()]
+        if missing:
+            raise SystemExit(f"no such task: {', '.join(missing)}; see tasks/level*/")
+        return paths
     found = sorted((ROOT / "tasks").glob("level*/*.py"))
     return found[:limit] if limit else found
 
@@ -72,7 +76,14 @@ def main() -> None:
                 raw_low, raw_high = _unwidened(shape.speedup, low, high, spread)
                 rows.append((label, shape.variant, shape.speedup, low, high,
                              low <= 1.0 <= high, raw_low <= 1.0 <= raw_high))
+                console.print(f"{label} {shape.variant}: {shape.speedup:.3f} "
+                              f"[{low:.3f}, {high:.3f}] (rounds alone [{raw_low:.3f}, "
+                              f"{raw_high:.3f}])")
     elapsed = time.monotonic() - started
+    # An interval the bootstrap could not compute ([0, inf]: too few samples in the budget)
+    # says nothing; it is counted apart, never as covering 1.0.
+    unmeasured = [r for r in rows if not math.isfinite(r[4])]
+    rows = [r for r in rows if math.isfinite(r[4])]
     covered = sum(r[5] for r in rows)
     covered_raw = sum(r[6] for r in rows)
     table = Table(title="worst (task, shape) pairs: furthest from 1.0")
@@ -86,7 +97,8 @@ def main() -> None:
         console.print(f"pairs: {len(rows)}; coverage with the between-pair spread "
                       f"({spread:.4f}): {covered}/{len(rows)} = {covered / len(rows):.1%}; "
                       f"from rounds alone: {covered_raw}/{len(rows)} = "
-                      f"{covered_raw / len(rows):.1%}; {elapsed:.0f} s")
+                      f"{covered_raw / len(rows):.1%}; {len(unmeasured)} more pair(s) had too few "
+                      f"samples for an interval; {elapsed:.0f} s")
 
 
 if __name__ == "__main__":
