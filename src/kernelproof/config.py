@@ -82,6 +82,13 @@ class Settings(BaseModel):
     cuda_graphs: bool = False
     """On CUDA, time graph replays of the call (launch overhead removed)."""
 
+    min_rounds: int = Field(default=6, ge=1)
+    """Rounds of a shape before its interval may stop the timing: a bootstrap over fewer
+    rounds underestimates the spread (it only reshuffles the few values it has seen)."""
+
+    max_rounds: int = Field(default=10_000, ge=1)
+    """Rounds of a shape at most; in practice the budget ends a phase long before."""
+
     target_ci: float = Field(default=0.02, gt=0, lt=1)
     """Stop timing a shape once the speedup's CI half-width is this fraction of it."""
 

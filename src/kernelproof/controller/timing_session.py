@@ -76,9 +76,6 @@ MIN_BATCH, MAX_BATCH = 2, 64
 #: never dominates the timing budget.
 MAX_VERIFIED_BYTES_PER_ROUND = 32 << 20
 
-#: Rounds before the confidence interval is trusted for stopping.
-MIN_ROUNDS = 6
-
 #: Share of the budget the default shape gets when other shapes are timed too.
 DEFAULT_SHAPE_SHARE = 0.5
 
@@ -177,8 +174,9 @@ class TimingSession:
         if any(p.error for p in participants[:2]):
             return None, None
         batch = _batch_size(per_call_s)
-        rule = StoppingRule(target_half_width=self.settings.target_ci, min_rounds=MIN_ROUNDS,
-                            max_rounds=10_000, budget_s=budget_s)
+        rule = StoppingRule(target_half_width=self.settings.target_ci,
+                            min_rounds=self.settings.min_rounds,
+                            max_rounds=self.settings.max_rounds, budget_s=budget_s)
         active = [p for p in participants if p.error is None]
         started, rounds = time.monotonic(), 0
         reference, candidate = participants[0], participants[1]

@@ -5,22 +5,24 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from kernelproof.config import Settings
 from kernelproof.errors import UsageError
 from kernelproof.timing.bootstrap import SpeedupEstimate
 
+# The defaults are the verification's own (Settings), declared once there: a rule built here
+# without arguments stops exactly as a verification does.
+
 #: A speedup known to +-2% tells a 5% gain, about the smallest worth shipping, from none.
-DEFAULT_TARGET_HALF_WIDTH = 0.02
+DEFAULT_TARGET_HALF_WIDTH: float = Settings.model_fields["target_ci"].default
 
-#: Ten rounds before trusting any interval: the bootstrap of fewer samples underestimates the
-#: spread (it can only reshuffle the handful of values it has seen).
-DEFAULT_MIN_ROUNDS = 10
+#: Rounds before trusting any interval (Settings.min_rounds).
+DEFAULT_MIN_ROUNDS: int = Settings.model_fields["min_rounds"].default
 
-#: The interval narrows as 1/sqrt(rounds): past 500 rounds, halving it costs 1500 more. A run
-#: that has not converged by then is too noisy for more rounds to fix.
-DEFAULT_MAX_ROUNDS = 500
+#: Rounds at most (Settings.max_rounds).
+DEFAULT_MAX_ROUNDS: int = Settings.model_fields["max_rounds"].default
 
-#: Ten seconds per shape keeps a verification of a handful of shapes within a couple of minutes.
-DEFAULT_BUDGET_S = 10.0
+#: The whole timing phase's budget (Settings.budget_s).
+DEFAULT_BUDGET_S: float = Settings.model_fields["budget_s"].default
 
 
 #: Reasons a :class:`StopDecision` can give. The empty string means "keep measuring".
