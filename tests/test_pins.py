@@ -7,7 +7,7 @@ import json
 import pytest
 
 from kernelproof import pins
-from kernelproof.roofline import calibration
+from kernelproof.roofline import calibration, calibration_record
 
 
 @pytest.fixture
@@ -34,7 +34,7 @@ def test_an_unpinned_artifact_is_not_trusted(cache):
 
 def test_a_calibration_with_ceilings_raised_a_thousandfold_is_not_used(cache, monkeypatch):
     """HACKS row 29: a candidate rewrote the calibration so that every floor vanished."""
-    monkeypatch.setattr(calibration, "NOISY_COPY_SPREAD", float("inf"))  # cache it, however busy
+    monkeypatch.setattr(calibration_record, "NOISY_COPY_SPREAD", float("inf"))  # cache it, however busy
     calibration.calibrate("cpu", threads=1, force=True, repeats=1, copy_bytes=8 << 20,
                           matmul_size=128)
     path = next(cache.glob("calibration-*.json"))
@@ -63,7 +63,7 @@ def test_a_replaced_eviction_helper_is_rebuilt_not_loaded(cache):
 def test_a_calibration_taken_on_a_noisy_machine_is_not_cached(cache, monkeypatch):
     """A calibration whose copies vary widely read other work, not the machine: it is used
     (and says so in its source) but never written where later runs would trust it."""
-    monkeypatch.setattr(calibration, "_measure_copy",
+    monkeypatch.setattr(calibration, "measure_copy",
                         lambda kind, name, size, samples: (1e10, [1.0, 1.6, 1.7, 1.8, 2.0]))
     ceilings = calibration.calibrate("cpu", threads=1, force=True, repeats=1,
                                      copy_bytes=8 << 20, matmul_size=64)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kernelproof.roofline import calibration as calibration_module
+from kernelproof.roofline import calibration_record
 import torch
 
 from kernelproof.errors import UsageError
@@ -30,7 +30,7 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("KERNELPROOF_CACHE_DIR", str(folder))
     # These tests are about caching; on a loaded test machine the tiny copies are noisy and
     # would not be cached (tests/test_pins.py tests that rule).
-    monkeypatch.setattr(calibration_module, "NOISY_COPY_SPREAD", float("inf"))
+    monkeypatch.setattr(calibration_record, "NOISY_COPY_SPREAD", float("inf"))
     return folder
 
 
@@ -86,11 +86,11 @@ def test_other_explicit_sizes_measure_again(cache: Path) -> None:
 
 
 def test_bandwidth_is_the_best_of_read_write_and_copy_streams(monkeypatch) -> None:
-    from kernelproof.roofline import calibration
+    from kernelproof.roofline import calibration_measure
 
     seconds = iter([[4.0], [1.0], [3.0]])  # read, write, copy: the write stream wins
-    monkeypatch.setattr(calibration, "_time_calls", lambda fn, kind, repeats: next(seconds))
-    rate, samples = calibration._measure_copy("cpu", "cpu", 4000, repeats=1)
+    monkeypatch.setattr(calibration_measure, "time_calls", lambda fn, kind, repeats: next(seconds))
+    rate, samples = calibration_measure.measure_copy("cpu", "cpu", 4000, repeats=1)
     assert (rate, samples) == (4000 / 1.0, [1.0])  # the copy reached 2 * 4000 / 3.0
 
 
