@@ -21,7 +21,8 @@ ATTACKS = Path(__file__).resolve().parents[2] / "examples" / "hacks" / "verifier
 
 #: Settings of these verifications: timing on, two seeds, no torch.compile baseline.
 SETTINGS: dict[str, Any] = {"seeds": 2, "timing": True, "budget_s": 3.0,
-                            "compile_baseline": False, "timing_shapes": False}
+                            "compile_baseline": False, "timing_shapes": False,
+                            "native_audit": True}
 
 #: Check ids that must appear among the findings (the reason it was caught).
 EXPECTED_CHECKS: dict[str, tuple[str, ...]] = {

@@ -32,13 +32,17 @@ class NativeAudit:
             if worker is not None and worker.tree is not None and worker.alive:
                 self.samplers[role] = (StackSampler(), worker)
 
+    running: bool = False
+
     def start(self) -> None:
         for sampler, worker in self.samplers.values():
             assert worker.tree is not None
             sampler.start(worker.tree.server())
+        self.running = True
 
     def finish(self) -> dict[str, Any]:
         """Stop sampling; the report's ``op_audit.native`` section."""
+        self.running = False
         profiles = {role: sampler.stop() for role, (sampler, _) in self.samplers.items()}
         section = {role: _summary(profile) for role, profile in profiles.items()}
         reference, candidate = profiles.get("reference"), profiles.get("candidate")

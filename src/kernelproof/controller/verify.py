@@ -242,12 +242,17 @@ class _Run:
         runner = MatrixRunner(pair=pair, policy=policy, init_seed=self.init_seed)
         native = NativeAudit(pair.reference, pair.candidate) if self.settings.native_audit \
             else None
+        # The stacks are sampled while the default shape's cells run (the calls the op audit
+        # compares): sampling pauses the workers, so not for the whole matrix.
         if native is not None:
             native.start()
         try:
-            result = runner.run(runnable)
-        finally:
+            runner.run([g for g in runnable if g.is_default])
             if native is not None:
+                self.native = native.finish()
+            result = runner.run([g for g in runnable if not g.is_default])
+        finally:
+            if native is not None and native.running:
                 self.native = native.finish()
             self.correctness.tests.extend(runner.result.tests)
             self.correctness.module_mode = runner.result.module_mode
