@@ -84,6 +84,10 @@ MAX_FILE_BYTES = 8 << 30
 #: Processes a candidate may add to its user's count (compilers, numba/Triton helpers).
 EXTRA_PROCESSES = 512
 
+#: Descriptors the waiting processes close up to (the channel, logs, forkserver pipes are far
+#: below; a huge RLIMIT_NOFILE must not make closing take seconds).
+MAX_INHERITED_FD = 65536
+
 
 class SandboxUnavailable(Exception):
     """A mechanism the kernel refused; the message says which and why."""
@@ -236,7 +240,8 @@ def _relay(child: int, *, reap_all: bool) -> None:
     """Wait for ``child``, then exit the way it did. Never returns."""
     for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(number, signal.SIG_IGN)
-    os.closerange(3, os.sysconf("SC_OPEN_MAX") if os.sysconf("SC_OPEN_MAX") < 65536 else 65536)
+    # Neither waiter may keep the channel open: the controller must see EOF when B dies.
+    os.closerange(3, min(os.sysconf("SC_OPEN_MAX"), MAX_INHERITED_FD))
     while True:
         try:
             pid, status = os.waitpid(-1 if reap_all else child, 0)
