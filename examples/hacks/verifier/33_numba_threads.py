@@ -1,8 +1,9 @@
 # kernelproof-reference: ../../softmax/reference.py
 # kernelproof-expect: suspect
 """Runs on more cores than it is timed at: sets ``NUMBA_NUM_THREADS`` before numba is imported
-(the harness had set it to the timed thread count) and runs a ``prange`` softmax on every core,
-while the report says "threads: 1" for both sides.
+and raises numba's thread count again inside every call (the harness narrows it to the timed
+count before each timed batch), then runs a ``prange`` softmax on every core, while the report
+says "threads: 1" for both sides.
 
 HACKS row 33. Thread counts set by the environment and reported from inside can be overridden.
 
@@ -46,6 +47,7 @@ class ModelNew(nn.Module):
         numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)  # undo the harness's narrowing
         flat = x.contiguous().reshape(-1, x.shape[-1])
         out = torch.empty_like(flat)
         _softmax_rows(flat.numpy(), out.numpy())

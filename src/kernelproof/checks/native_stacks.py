@@ -84,9 +84,12 @@ PASSTHROUGH_MIN_SAMPLES = 20
 #: every call, so its own working-dtype kernel holds well under half of its samples.
 REFERENCE_SHARE = 0.2
 
-#: The candidate must spend at least this share of its samples in that same function: most of
-#: its time is the reference's library routine, not work of its own.
-CANDIDATE_DOMINANT_SHARE = 0.5
+#: The candidate must spend at least this share of its library-kernel samples in that same
+#: routine: its time is mostly the reference's routine, not work of its own. Below one half
+#: because an ``einsum`` adds permute and copy kernels around its GEMM (measured 40-60% of
+#: the library samples on this machine under load); the in-process audit decides whether
+#: this evidence is ``suspect`` at all (controller/native_audit.py).
+CANDIDATE_DOMINANT_SHARE = 0.35
 
 #: A candidate with at most this share of samples in custom code shows "no code of its own": a
 #: token call into a built extension must not hide a passthrough, while a real custom kernel

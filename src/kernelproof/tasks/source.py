@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kernelproof import python_ast
 from kernelproof.errors import CandidateFormatError, TaskError
 from kernelproof.tasks.hints import validate_policy, validate_shapes
 
@@ -134,7 +135,7 @@ def read_candidate(path: str | Path, entry: tuple[str, str] = KERNELBENCH_ENTRY)
 def top_level_names(path: Path) -> set[str]:
     """Names a Python file defines at module level; empty when it does not parse."""
     try:
-        return _top_level_names(ast.parse(path.read_text(encoding="utf-8")))
+        return _top_level_names(python_ast.parse(path.read_text(encoding="utf-8")))
     except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
         return set()
 
@@ -153,7 +154,7 @@ def _read_text(path: Path, role: str) -> str:
 
 def _parse(text: str, path: Path, role: str) -> ast.Module:
     try:
-        return ast.parse(text, filename=str(path))
+        return python_ast.parse(text, filename=str(path))
     except SyntaxError as exc:
         error_type = CandidateFormatError if role == "candidate" else TaskError
         raise error_type(

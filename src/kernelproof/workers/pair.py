@@ -20,7 +20,11 @@ from kernelproof.workers.sandbox import SandboxPlan, grantable, holds_protected,
 
 #: Environment every worker starts with: build caches inside the project (set by the caller),
 #: and no compile-worker pools, so that no helper process or thread outlives a call.
-WORKER_ENVIRONMENT = {"TORCHINDUCTOR_COMPILE_THREADS": "1"}
+WORKER_ENVIRONMENT = {"TORCHINDUCTOR_COMPILE_THREADS": "1",
+                      # Idle OpenMP threads sleep instead of spinning: after a correctness
+                      # call at full threads, spinning pool threads would read as CPU time off
+                      # the main thread in the next timed batch (timing/evidence.py).
+                      "OMP_WAIT_POLICY": "PASSIVE"}
 
 
 #: Intra-op threads per CPU worker unless ``--threads`` says otherwise. One: OpenMP barriers

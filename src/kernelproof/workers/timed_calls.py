@@ -27,7 +27,14 @@ class TimedCalls:
 
     def op_time(self, request: TimeRequest, tensors: list[Any]) -> tuple[TimeReply, list[Any]]:
         """Time one call per seed, each on freshly built inputs, and keep the outputs until
-        the controller has picked which ones to verify."""
+        the controller has picked which ones to verify. The whole batch (input generation and
+        cache flushes included) runs at the timed thread count: the controller counts CPU
+        time off the main thread, and pool threads building inputs would read as the
+        candidate's own."""
+        with thread_count(request.threads):
+            return self._time_batch(request)
+
+    def _time_batch(self, request: TimeRequest) -> tuple[TimeReply, list[Any]]:
         import torch
 
         from kernelproof.schema.variant import InputVariant, VariantKind
@@ -62,7 +69,7 @@ class TimedCalls:
         # batch's per-call output bytes each (outputs may vary, and temporaries need room).
         reserve_heap(2 * len(input_sets) * self.prepared.output_bytes)
         times, outputs = [], []
-        with torch.no_grad(), thread_count(request.threads):
+        with torch.no_grad():
             if settle is not None and not isinstance(fn, GraphReplay):
                 self.timer.time_call(fn, settle, resident)
                 del settle

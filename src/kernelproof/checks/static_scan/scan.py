@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import ast
 import warnings
 from collections.abc import Callable, Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from kernelproof import python_ast
 
 from kernelproof.checks.static_scan.allocations import detect_uninitialized
 from kernelproof.checks.static_scan.caching import detect_caching
@@ -73,7 +74,7 @@ def scan_source(source: str, path: str) -> StaticScan:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escapes in C++ strings are not our business
-            tree = ast.parse(source, filename=path)
+            tree = python_ast.parse(source, filename=path)
     except (SyntaxError, ValueError, OverflowError, RecursionError, MemoryError) as error:
         return StaticScan(findings=[syntax_finding(error, path)], lines_of_code=lines_of_code)
 
