@@ -34,7 +34,15 @@ EXPECTED_CHECKS: dict[str, tuple[str, ...]] = {
     "31b_blind_matmul_thread.py": ("op-audit-contradiction", "native-stacks"),
     "32_einsum_matmul.py": ("passthrough",),
     "33_numba_threads.py": ("cpu-time",),
-    "34_work_while_unwatched.py": ("cpu-time",),
+    "34_work_while_unwatched.py": (),
+}
+
+
+#: Files caught one way or another depending on a race, with the verdicts each way gives.
+EITHER: dict[str, set[Verdict]] = {
+    # An unfilled output read in the matrix (incorrect), or the fill seen changing between
+    # the stability probe's two reads, or its helper thread's CPU while timed (suspect).
+    "34_work_while_unwatched.py": {Verdict.INCORRECT, Verdict.SUSPECT},
 }
 
 
@@ -57,7 +65,7 @@ def test_every_attack_file_has_its_checks_listed():
 def test_attack_on_the_verifier_is_caught(verified, name):
     path = ATTACKS / name
     report = verified(path, **SETTINGS)
-    assert report.verdict is _expected(path), _describe(report)
+    assert report.verdict in EITHER.get(name, {_expected(path)}), _describe(report)
     found = {f.check for f in report.findings}
     missing = [c for c in EXPECTED_CHECKS[name] if c not in found]
     assert not missing, f"missing {missing}\n{_describe(report)}"

@@ -35,9 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 #: Samples per second. Native sampling pauses the target for each sample, so this is a
-#: trade: 50 Hz over the default shape's cells (a second or two) gives 50-150 samples, enough
-#: to read a 50% share to within ten points, while the calls it pauses run nearly as fast.
-DEFAULT_RATE_HZ = 50
+#: trade: 100 Hz over the default shape's cells only (a second or so) gives 60-150 samples,
+#: enough to read a 50% share to within ten points; at 50 Hz a loaded CI machine left some
+#: profiles under PASSTHROUGH_MIN_SAMPLES.
+DEFAULT_RATE_HZ = 100
 
 #: Seconds to wait for py-spy to write its output after SIGINT; symbolising libtorch takes
 #: about a second here, so this leaves ample room before we give up and kill it.
@@ -492,5 +493,6 @@ def passthrough_evidence(reference: NativeProfile, candidate: NativeProfile) -> 
         return None
     return (f"of the candidate's {candidate.samples} on-CPU samples, {cand_share:.0%} of those "
             f"in library kernels went to {function} ({_top_symbol(candidate, function)}), the "
-            f"routine that takes {ref_share:.0%} of the reference's, with {custom_share:.0%} in "
-            "code of its own: it passes the work through to the reference's library routine")
+            f"routine that takes {ref_share:.0%} of the reference's "
+            f"({_top_symbol(reference, function)}), with {custom_share:.0%} in code of its own: "
+            "it passes the work through to the reference's library routine")
