@@ -148,8 +148,15 @@ def _is_python(location: str) -> bool:
     return bool(_PY_LOCATION.search(location))
 
 
+#: The Python installation: libraries under it (torch's own, numpy's) are never the
+#: candidate's code, wherever it lives (a CI checkout under /tmp put libtorch under /tmp/).
+INSTALLATION = tuple(os.path.realpath(p) + os.sep for p in {sys.prefix, sys.base_prefix})
+
+
 def _is_custom(library: str, paths: dict[str, str]) -> bool:
     path = paths.get(library, "")
+    if path and os.path.realpath(path).startswith(INSTALLATION):
+        return False
     return bool(CUSTOM_LIBRARY.search(library) or (path and CUSTOM_PATH.search(path)))
 
 
