@@ -77,3 +77,18 @@ def test_schema_package_does_not_import_torch():
     code = "import sys, kernelproof.schema; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_every_finding_says_what_its_evidence_rests_on():
+    """docs/security.md: a check rests on facts outside the candidate's process, on the
+    candidate's own reports (evidence only), or on its source text."""
+    from kernelproof.schema import Finding, FindingCheck, Severity
+    from kernelproof.schema.checks import EvidenceBasis, evidence_basis
+
+    assert {evidence_basis(check) for check in FindingCheck} == set(EvidenceBasis)
+    expected = {"cpu-time": "outside", "correctness": "outside", "native-stacks": "outside",
+                "sandbox": "outside", "passthrough": "candidate", "tampering": "candidate",
+                "audit-file-access": "candidate", "static-timer": "static"}
+    for check, basis in expected.items():
+        finding = Finding(check=check, severity=Severity.INFO, message="m")
+        assert finding.model_dump(mode="json")["basis"] == basis

@@ -236,3 +236,36 @@ class FindingCheck(str, Enum):
 
     def __format__(self, spec: str) -> str:
         return format(self.value, spec)
+
+
+class EvidenceBasis(str, Enum):
+    """What a finding rests on: whether the candidate could have forged it (docs/security.md)."""
+
+    OUTSIDE = "outside"
+    """Facts gathered outside the candidate's process: the controller's comparison of the bytes
+    it returned, its own clock, /proc, the kernel's exit status, stacks sampled from outside, the
+    task and the settings themselves. The candidate cannot forge these."""
+
+    CANDIDATE = "candidate"
+    """Reported from inside the candidate's process (probes, op records, audit hooks, the tamper
+    snapshot): evidence only, cross-checked against outside facts, never trusted alone."""
+
+    STATIC = "static"
+    """Read from the candidate's source text; never decides a verdict on its own."""
+
+
+_CANDIDATE_REPORTED = {
+    "input-mutation", "output-aliases-input", "output-aliases-earlier-output", "output-unstable",
+    "new-threads", "tampering", "audit-file-access", "audit-network", "audit-subprocess",
+    "audit-introspection", "passthrough", "dead-kernel", "fallback", "strict-heavy-op",
+    "precision-cast", "custom-kernels", "torch-compile", "torch-rewrite", "timer-values",
+}
+
+
+def evidence_basis(check: FindingCheck) -> EvidenceBasis:
+    """The basis of a check's evidence (see :class:`EvidenceBasis`)."""
+    if check.value.startswith("static-"):
+        return EvidenceBasis.STATIC
+    if check.value in _CANDIDATE_REPORTED:
+        return EvidenceBasis.CANDIDATE
+    return EvidenceBasis.OUTSIDE

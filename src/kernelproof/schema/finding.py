@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from kernelproof.schema.checks import FindingCheck
+from kernelproof.schema.checks import EvidenceBasis, FindingCheck, evidence_basis
 from kernelproof.schema.verdict import Severity, Verdict
 
 
@@ -52,3 +52,10 @@ class Finding(BaseModel):
 
     location: SourceLocation | None = None
     """Where in the candidate's source it points (static evidence only)."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def basis(self) -> EvidenceBasis:
+        """What the finding rests on: ``outside`` the candidate's process (unforgeable),
+        the ``candidate``'s own reports (cross-checked evidence), or its ``static`` source."""
+        return evidence_basis(self.check)
