@@ -47,13 +47,19 @@ UNTIMED_WORK_SHARE = 1.0
 #: does not get its extra cores, but its threads still run.
 SIDE_CPU_SHARE = 0.1
 
-#: ... and at least this multiple of the reference's own untimed time per call. Both sides
-#: build the same inputs and flush the same caches, but on a loaded machine that work's wall
-#: time varies by tens of percent from batch to batch (measured here: 25-70 ms for the same
-#: 16 MiB of inputs), so only an excess beyond the untimed work itself is a signal. Work moved
-#: out of calls whose inputs are cheap to build is seen; next to large inputs, only a move
-#: larger than building them.
-UNTIMED_NOISE_SHARE = 1.0
+#: ... and beyond the noise of the untimed work itself. Both sides build the same inputs and
+#: flush the same caches, but on a loaded machine that work's wall time varies by tens of
+#: percent from batch to batch (measured here: 25-70 ms for the same 16 MiB of inputs). The
+#: noise is measured, not assumed: the spread of both sides' untimed time per call around their
+#: own medians gives the standard error of the median excess over the rounds, and the excess
+#: must be this many standard errors ...
+UNTIMED_NOISE_SIGMAS = 4.0
+
+#: ... and at least this share of the reference's own untimed time per call, so that a quiet
+#: run's tiny spread does not turn a small systematic difference (allocator, page faults of a
+#: larger output) into a finding. A fixed share of 1.0 once let a candidate that under-reported
+#: by its whole call through in one run of three: the excess was 1.1-1.6x the untimed work.
+UNTIMED_NOISE_SHARE = 0.5
 
 #: Rounds needed before the medians above are trusted.
 MIN_EVIDENCE_ROUNDS = 3
@@ -151,8 +157,23 @@ class BatchEvidence:
         excess = self.excess_untimed_per_call_s()
         if excess is None:
             return None
-        reference_untimed = statistics.median(r.untimed_s / max(r.calls, 1)
-                                              for r in self.reference)
+        reference = [r.untimed_s / max(r.calls, 1) for r in self.reference]
+        candidate = [c.untimed_s / max(c.calls, 1) for c in self.candidate]
         limit = max(UNTIMED_WORK_FLOOR_S, UNTIMED_WORK_SHARE * candidate_median_s,
-                    UNTIMED_NOISE_SHARE * reference_untimed)
+                    UNTIMED_NOISE_SHARE * statistics.median(reference),
+                    UNTIMED_NOISE_SIGMAS * _median_excess_error(reference, candidate))
         return excess if excess > limit else None
+
+
+def _median_excess_error(reference: list[float], candidate: list[float]) -> float:
+    """The standard error of the median over rounds of (candidate - reference) untimed time.
+
+    A round's difference has sigma sqrt(2) times one batch's, estimated robustly from both
+    sides' spread around their own medians (MAD scaled to a normal's sigma); a median of n
+    values has about 1.25 sigma / sqrt(n)."""
+    deviations = [abs(v - statistics.median(group)) for group in (reference, candidate)
+                  for v in group]
+    if not deviations:
+        return 0.0
+    sigma = 1.4826 * statistics.median(deviations) * 2 ** 0.5
+    return 1.25 * sigma / len(candidate) ** 0.5
