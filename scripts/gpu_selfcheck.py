@@ -100,13 +100,14 @@ def side_stream_timing() -> tuple[bool, str]:
 
 
 def verdict_check(candidate: str, expected: str, finding: str | None = None,
+                  reference: str = "softmax/reference.py",
                   **settings: object) -> Callable[[], tuple[bool, str]]:
     def check() -> tuple[bool, str]:
         from kernelproof.controller.verify import verify
 
         path = EXAMPLES / candidate
-        reference = EXAMPLES / "softmax" / "reference.py"
-        report = verify(reference, path, device="cuda", seeds=2, base_seed=7, **settings)
+        report = verify(EXAMPLES / reference, path, device="cuda", seeds=2, base_seed=7,
+                        **settings)
         checks = {f.check for f in report.findings}
         ok = report.verdict.value == expected and (finding is None or finding in checks)
         timing = ""
@@ -190,6 +191,16 @@ def main() -> int:
                   verdict_check("gpu/softmax_cuda_inline.py", "verified", **timing)),
         run_check("PyTorch rewrite verified with timing",
                   verdict_check("softmax/correct.py", "verified", **timing)),
+        # A 2**31-element float16 vector: 4 GiB in and out per worker, copied to the host to be
+        # compared, so the workers' memory limit is raised for these two.
+        run_check("int32 offsets wrong past 2**31 elements",
+                  verdict_check("gpu/scale/int32_offsets.py", "incorrect", "correctness",
+                                reference="gpu/scale/reference.py", timing=False,
+                                memory_limit_gib=48.0)),
+        run_check("int64 offsets verified past 2**31 elements",
+                  verdict_check("gpu/scale/int64_offsets.py", "verified",
+                                reference="gpu/scale/reference.py", timing=False,
+                                memory_limit_gib=48.0)),
     ]
     from rich.console import Console
     from rich.table import Table

@@ -166,3 +166,80 @@ def largest_fitting(pair: WorkerPair, knobs: dict[str, int], name: str,
         middle = (low + high) // 2
         low, high = (middle, high) if fits(middle) else (low, middle)
     return low
+
+
+
+#: Elements of one tensor past which a signed 32-bit index into it wraps.
+INT32_ELEMENTS = 2**31
+
+#: Share of the device's free memory that one variant past 32 bits may take: the reference's
+#: and the candidate's workers each hold its inputs, parameters and outputs at once, and the
+#: candidate may allocate a workspace as large again.
+DEVICE_SHARE = 0.3
+
+#: Share of a worker's memory limit (``memory_limit_gib``) that the call's bytes may take: the
+#: outputs come back to the host to be compared, and travel through a shared-memory copy.
+HOST_SHARE = 0.4
+
+#: Doublings tried before a knob counts as not growing the largest tensor past 2**31.
+MAX_DOUBLINGS = 40
+
+
+@dataclass(frozen=True)
+class PastInt32:
+    """A knob value whose largest tensor passes 2**31 elements, and whether it fits."""
+
+    name: str
+    value: int
+    call_bytes: float
+    fits: bool
+
+    def skipped_text(self) -> str:
+        return (f"{self.name}={self.value} (a tensor past 2**31 elements, where a 32-bit index "
+                f"wraps) needs ~{self.call_bytes / 2**30:.1f} GiB per call: more than "
+                f"{DEVICE_SHARE:.0%} of the device's free memory or {HOST_SHARE:.0%} of a "
+                f"worker's memory limit (memory_limit_gib); not run")
+
+
+def past_32_bits(pair: WorkerPair, knobs: dict[str, int], name: str,
+                 settings: Settings) -> PastInt32 | None:
+    """On a GPU, the smallest value of knob ``name`` (the others as in ``knobs``) at which the
+    largest input or output tensor holds more than 2**31 elements: a kernel that indexes with
+    a 32-bit int wraps there. It fits when its call takes at most :data:`DEVICE_SHARE` of the
+    device's free memory and :data:`HOST_SHARE` of a worker's memory limit. ``None`` on the
+    CPU (no device budget: such a call needs 8 GiB per float32 tensor), or when the knob does
+    not grow the largest tensor."""
+    estimate = _estimate(pair, knobs)
+    if (estimate is None or estimate.device_free_bytes is None
+            or not estimate.largest_tensor_elements or knobs[name] < 1):
+        return None
+
+    def largest(value: int) -> PlanReply | None:
+        found = _estimate(pair, {**knobs, name: value})
+        return found if found is not None and found.largest_tensor_elements is not None else None
+
+    low = high = knobs[name]
+    past = estimate
+    for _ in range(MAX_DOUBLINGS):
+        if (past.largest_tensor_elements or 0) > INT32_ELEMENTS:
+            break
+        grown = largest(2 * high)
+        if grown is None or (grown.largest_tensor_elements or 0) <= (
+                past.largest_tensor_elements or 0):
+            return None  # the task fails there, or this knob does not size the tensors
+        low, high, past = high, 2 * high, grown
+    else:
+        return None
+    while high - low > 1:  # low is not past 2**31 (or is the default), high is
+        middle = (low + high) // 2
+        found = largest(middle)
+        if found is None:
+            return None
+        if (found.largest_tensor_elements or 0) > INT32_ELEMENTS:
+            high, past = middle, found
+        else:
+            low = middle
+    call_bytes = _bytes(past)
+    fits = (call_bytes <= DEVICE_SHARE * estimate.device_free_bytes
+            and call_bytes <= HOST_SHARE * settings.memory_limit_gib * 2**30)
+    return PastInt32(name=name, value=high, call_bytes=call_bytes, fits=fits)

@@ -40,6 +40,7 @@ from kernelproof.controller.sizing import (
     Sizing,
     fit_default_shape,
     largest_fitting,
+    past_32_bits,
     within_budget,
 )
 from kernelproof.controller.summary import (
@@ -229,7 +230,8 @@ class _Run:
                    if (size := largest_fitting(pair, sizing.knobs, name, self.settings))}
                   if self.settings.stress_shapes and self.settings.shape_variants else None)
         groups = plan_matrix(sizing.knobs, self.task.shapes, self.seeds, self.settings,
-                             task_values=self.task.value_variants, stress_sizes=stress)
+                             task_values=self.task.value_variants, stress_sizes=stress,
+                             past_32_bits=self._past_32_bits(pair, sizing.knobs))
         runnable, over_budget = self._within_budget(pair, groups)
         policy = TolerancePolicy.from_settings(self.settings)
         self.correctness = Correctness(
@@ -353,12 +355,25 @@ class _Run:
     def _candidate_broke(self) -> bool:
         return decide_verdict(self.findings) is Verdict.BROKEN
 
+    def _past_32_bits(self, pair: WorkerPair, knobs: dict[str, int]) -> dict[str, int]:
+        """On a GPU, per knob, the size whose largest tensor passes 2**31 elements, where it
+        fits; the ones that do not fit are named in an ``info`` finding."""
+        if self.settings.device != "cuda" or not self.settings.shape_variants:
+            return {}
+        found = [size for name in knobs if (size := past_32_bits(pair, knobs, name,
+                                                                 self.settings))]
+        too_large = [size.skipped_text() for size in found if not size.fits]
+        if too_large:
+            self.findings.append(Finding(check=FindingCheck.SIZING, severity=Severity.INFO,
+                                         message="; ".join(too_large)))
+        return {size.name: size.value for size in found if size.fits}
+
     def _within_budget(self, pair: WorkerPair,
                        groups: list[ShapeGroup]) -> tuple[list[ShapeGroup], list[ShapeGroup]]:
         runnable, skipped = [], []
         for group in groups:
-            if group.grows and not within_budget(pair, group.knobs, self.settings,
-                                                 unknown_fits=not group.stress):
+            if group.grows and not group.device_sized and not within_budget(
+                    pair, group.knobs, self.settings, unknown_fits=not group.stress):
                 skipped.append(group)
             else:
                 runnable.append(group)

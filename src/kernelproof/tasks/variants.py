@@ -53,6 +53,10 @@ class ShapeGroup:
     """Past 2x or past a size limit: compared with the reference's own output (no float64
     oracle, at a tolerance derived from smaller variants) and not timed."""
 
+    device_sized: bool = False
+    """Sized against the GPU's free memory (a tensor past 2**31 elements), not against the
+    per-call budget that keeps ordinary variants quick."""
+
 
 def plan_matrix(
     default_knobs: dict[str, int],
@@ -61,12 +65,15 @@ def plan_matrix(
     settings: Settings,
     task_values: list[str] | None = None,
     stress_sizes: dict[str, int] | None = None,
+    past_32_bits: dict[str, int] | None = None,
 ) -> list[ShapeGroup]:
     """The shape groups to run, the default shape first.
 
     Value variants (built-in and the task's own ``task_values``) run at the default shape on
     the first seed only: each costs one reference and one candidate call. ``stress_sizes``
-    (``--stress-shapes``) adds, per knob, the largest size that fits the budget."""
+    (``--stress-shapes``) adds, per knob, the largest size that fits the budget;
+    ``past_32_bits`` (on a GPU), per knob, the size whose largest tensor passes 2**31
+    elements."""
     first = seeds[0]
     default = ShapeGroup(label="default", knobs=dict(default_knobs), is_default=True)
     for index, seed in enumerate(seeds):
@@ -102,6 +109,8 @@ def plan_matrix(
         candidates += _generated_shapes(default_knobs)
         candidates += _past_limits(default_knobs)
     candidates += [dict(default_knobs, **{k: v}) for k, v in (stress_sizes or {}).items()]
+    device_sized = {_key(dict(default_knobs, **{k: v})) for k, v in (past_32_bits or {}).items()}
+    candidates += [dict(default_knobs, **{k: v}) for k, v in (past_32_bits or {}).items()]
     for knobs in candidates:
         key = _key(knobs)
         if key in seen or set(knobs) != set(default_knobs):
@@ -115,7 +124,8 @@ def plan_matrix(
             knobs=knobs,
             variants=[InputVariant(name=label, kind=VariantKind.SHAPE, knobs=changed, seed=first)],
             grows=any(v > default_knobs[k] for k, v in changed.items()),
-            stress=stress,
+            stress=stress or key in device_sized,
+            device_sized=key in device_sized,
         ))
     return groups
 

@@ -327,7 +327,12 @@ class Harness(TimedCalls):
         from kernelproof.tasks.planning import estimate_call
 
         task = self._task_module(dict(request.knobs))
-        return PlanReply.model_validate(estimate_call(task, torch_dtype(self.spec.dtype))), []
+        estimate = estimate_call(task, torch_dtype(self.spec.dtype))
+        if self.spec.device == "cuda":
+            import torch
+
+            estimate["device_free_bytes"] = float(torch.cuda.mem_get_info()[0])
+        return PlanReply.model_validate(estimate), []
 
     # -- helpers ---------------------------------------------------------------------------
 

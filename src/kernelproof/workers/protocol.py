@@ -320,5 +320,13 @@ class PlanReply(ReplyData):
     output_elements: float | None = None
     """Elements of the tensor outputs."""
 
+    largest_tensor_elements: float | None = None
+    """Elements of the largest single input or output tensor: past 2**31, a 32-bit index
+    into it wraps."""
+
     flops: float | None = None
     """Matmul and convolution FLOPs of one call."""
+
+    device_free_bytes: float | None = None
+    """Free memory of the worker's CUDA device (``cudaMemGetInfo``), on a GPU only: the budget
+    of the variants sized past 32-bit indexing."""
