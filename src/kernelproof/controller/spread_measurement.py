@@ -2,15 +2,17 @@
 
 Identical code (a probe task timed against itself, renamed ``ModelNew``) is timed in several
 fresh worker pairs. Each pair's log speedup would be 0 without per-process bias; their spread
-beyond each pair's own interval is that bias. Two probe tasks stand for small calls (a 32 KiB
-softmax) and calls dominated by memory traffic (16 MiB of inputs); the larger spread is kept.
-Measured once per machine and thread count, then cached and pinned.
+beyond each pair's own interval is that bias. Three probe tasks stand for tiny calls (a few
+microseconds), small calls (a 32 KiB softmax) and calls dominated by memory traffic (16 MiB of
+inputs); each spread is kept with its call time. Measured once per machine and thread count,
+then cached and pinned.
 """
 
 from __future__ import annotations
 
 import math
 import random
+import statistics
 import tempfile
 from pathlib import Path
 
@@ -20,7 +22,7 @@ from kernelproof.roofline.fingerprint import machine_fingerprint
 from kernelproof.tasks.source import parse_task
 from kernelproof.tasks.variants import ShapeGroup
 from kernelproof.timing.process_spread import (
-    FALLBACK_SPREAD,
+    ProbeSpread,
     ProcessSpread,
     between_pairs,
     load_spread,
@@ -60,26 +62,27 @@ def get_init_inputs():
 '''
 
 #: The probe tasks: (rows, dim) of a float32 softmax.
-PROBES = {"small": (16, 512), "large": (4096, 1024)}
+PROBES = {"tiny": (4, 8), "small": (16, 512), "large": (4096, 1024)}
 
 
-def spread_for(settings: Settings, threads: int | None) -> tuple[float, str]:
-    """The machine's between-pair spread for ``threads`` and where it comes from: the cached
-    measurement, a new one (cached), or the fallback when measuring fails."""
+def spread_for(settings: Settings, threads: int | None) -> tuple[ProcessSpread | None, str]:
+    """The machine's between-pair spreads for ``threads`` and where they come from: the cached
+    measurement, a new one (cached), or none (``fallback``: :data:`FALLBACK_SPREAD` applies)
+    when measuring fails."""
     device = "cpu" if settings.device == "cpu" else "cuda:0"
     try:
         fingerprint = machine_fingerprint(device)
     except Exception:  # noqa: BLE001 - no fingerprint, no cache: use the fallback
-        return FALLBACK_SPREAD, "fallback"
+        return None, "fallback"
     record = load_spread(fingerprint, threads)
     if record is not None:
-        return record.spread, "measured"
+        return record, "measured"
     try:
         record = measure_spread(settings, fingerprint, threads)
     except Exception:  # noqa: BLE001 - a failed measurement must not lose the verification
-        return FALLBACK_SPREAD, "fallback"
+        return None, "fallback"
     save_spread(record)
-    return record.spread, "measured"
+    return record, "measured"
 
 
 def measure_spread(settings: Settings, fingerprint: str, threads: int | None) -> ProcessSpread:
@@ -89,7 +92,7 @@ def measure_spread(settings: Settings, fingerprint: str, threads: int | None) ->
     probe_settings = settings.model_copy(update={
         "budget_s": PAIR_BUDGET_S, "compile_baseline": False, "timing_shapes": False,
         "native_audit": False})
-    spreads: list[float] = []
+    probes: dict[str, ProbeSpread] = {}
     logs: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="kernelproof-spread-") as scratch:
         for name, (rows, dim) in PROBES.items():
@@ -100,7 +103,7 @@ def measure_spread(settings: Settings, fingerprint: str, threads: int | None) ->
             candidate.write_text(source + "\n\nModelNew = Model\n")
             task = parse_task(source, reference)
             group = ShapeGroup(label="default", knobs=dict(task.default_knobs), is_default=True)
-            log_speedups, within = [], []
+            log_speedups, within, call_times = [], [], []
             for index in range(PAIRS):
                 with WorkerPair(task=task, candidate_path=candidate,
                                 settings=probe_settings) as pair:
@@ -116,10 +119,13 @@ def measure_spread(settings: Settings, fingerprint: str, threads: int | None) ->
                     continue
                 log_speedups.append(math.log(timing.speedup))
                 within.append(within_sd(timing.speedup, *timing.speedup_ci))
+                call_times.append(timing.reference.median_s)
             if len(log_speedups) >= 2:
-                spreads.append(between_pairs(log_speedups, within))
+                probes[name] = ProbeSpread(call_s=statistics.median(call_times),
+                                           spread=between_pairs(log_speedups, within))
                 logs[name] = log_speedups
-    if not spreads:
+    if not probes:
         raise RuntimeError("no probe could be timed in two worker pairs")
-    return ProcessSpread(fingerprint=fingerprint, threads=threads, spread=max(spreads),
-                         pairs=PAIRS, log_speedups=logs)
+    return ProcessSpread(fingerprint=fingerprint, threads=threads,
+                         spread=max(p.spread for p in probes.values()), pairs=PAIRS,
+                         probes=probes, log_speedups=logs)

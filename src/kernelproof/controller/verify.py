@@ -74,7 +74,7 @@ from kernelproof.schema import (
 from kernelproof.tasks.formats import load_task
 from kernelproof.tasks.loaded import LoadedTask
 from kernelproof.tasks.variants import ShapeGroup, draw_seeds, largest_verified, plan_matrix
-from kernelproof.timing.process_spread import widen
+from kernelproof.timing.process_spread import FALLBACK_SPREAD, ProcessSpread, widen
 from kernelproof.controller.timing_session import TimingSession
 
 
@@ -415,13 +415,19 @@ class _Run:
         )
 
 
-def widen_intervals(timing: Timing, spread: float, source: str) -> None:
-    """Every speedup interval widened by the machine's between-pair spread (see
-    timing/process_spread.py); the report states the spread and its source."""
+def widen_intervals(timing: Timing, spreads: ProcessSpread | None, source: str) -> None:
+    """Every speedup interval widened by the machine's between-pair spread at its call time
+    (see timing/process_spread.py; :data:`FALLBACK_SPREAD` when none was measured); the report
+    states each spread and its source."""
+    def spread_at(call_s: float) -> float:
+        return spreads.at(call_s) if spreads is not None else FALLBACK_SPREAD
+
     for shape in timing.per_shape:
-        shape.speedup_ci = widen(shape.speedup, *shape.speedup_ci, spread)
-    timing.speedup_ci = widen(timing.speedup, *timing.speedup_ci, spread)
-    timing.process_spread, timing.process_spread_source = spread, source
+        shape.process_spread = spread_at(shape.reference.median_s)
+        shape.speedup_ci = widen(shape.speedup, *shape.speedup_ci, shape.process_spread)
+    headline = spread_at(timing.reference.median_s)
+    timing.speedup_ci = widen(timing.speedup, *timing.speedup_ci, headline)
+    timing.process_spread, timing.process_spread_source = headline, source
 
 
 def _ceilings(settings: Settings) -> Any:

@@ -49,6 +49,10 @@ class ShapeTiming(BaseModel):
     floor_s: float | None = None
     """Speed-of-light floor at this shape, when known."""
 
+    process_spread: float | None = None
+    """The between-pair spread (ln scale) added to this shape's interval: the machine's
+    measurement at this shape's call time (see ``Timing.process_spread``)."""
+
 
 class Baselines(BaseModel):
     """Candidate speedups against the baselines, at the default shape."""
@@ -119,8 +123,8 @@ class Timing(BaseModel):
     """Rounds voided because the reference worker got too little CPU during its batch."""
 
     process_spread: float | None = None
-    """The standard deviation of ln(speedup) between fresh worker pairs on identical code,
-    measured once per machine (``source`` in ``process_spread_source``), added in quadrature to
+    """The standard deviation of ln(speedup) between fresh worker pairs on identical code at
+    the default shape's call time (each shape has its own), measured once per machine (``source`` in ``process_spread_source``), added in quadrature to
     every speedup interval here: the rounds of one worker pair share its per-process bias, which
     no number of rounds removes."""
 

@@ -10,6 +10,12 @@ The spread is measured once per machine and thread count (identical code timed i
 fresh worker pairs: :mod:`kernelproof.controller.spread_measurement`), cached beside the
 calibration and pinned like it, and added to every speedup interval in quadrature on the log
 scale. The report states it (``timing.process_spread``).
+
+The bias is relatively larger for short calls: a few microseconds of a call are as exposed to
+one process's code placement as the whole of it, where a millisecond call is dominated by its
+memory traffic (measured here: identical Sum calls of 3x5x7 read 1.141 [1.086, 1.200] with a
+spread measured on 10 us and 5 ms calls). So it is measured at several call times and the
+spread applied to a shape is the one at its call time.
 """
 
 from __future__ import annotations
@@ -32,20 +38,54 @@ Z_95 = 1.959963984540054
 FALLBACK_SPREAD = 0.03
 
 
+class ProbeSpread(BaseModel):
+    """The between-pair spread measured on one probe task."""
+
+    call_s: float
+    """The probe's median call time (the reference's), seconds."""
+
+    spread: float
+    """Standard deviation of ln(speedup) between fresh worker pairs, beyond what each pair's
+    own interval explains."""
+
+
 class ProcessSpread(BaseModel):
     """One machine's between-pair spread of log speedups on identical code."""
 
     fingerprint: str
     threads: int | None
     spread: float
-    """Standard deviation of ln(speedup) between fresh worker pairs, beyond what each pair's
-    own interval explains."""
+    """The largest spread over the probes."""
 
     pairs: int
     """Worker pairs the spread was measured over (per probe task)."""
 
+    probes: dict[str, ProbeSpread]
+    """The spread per probe task, at its call time. Records without it (an older format) are
+    measured again."""
+
     log_speedups: dict[str, list[float]] = Field(default_factory=dict)
     """ln(speedup) of identical code in each pair, per probe task: the raw measurements."""
+
+    def at(self, call_s: float | None) -> float:
+        """The spread for a call of ``call_s`` seconds: interpolated on log call time between
+        the probes, clamped at the ends, after making it non-increasing with call time (a
+        shorter call is never given less than a longer one: 5 pairs measure a spread only to
+        about a third of itself, and short calls are the more exposed)."""
+        points = sorted((p.call_s, p.spread) for p in self.probes.values() if p.call_s > 0)
+        if not points or call_s is None or not call_s > 0:
+            return self.spread
+        for index in range(len(points) - 2, -1, -1):
+            points[index] = (points[index][0], max(points[index][1], points[index + 1][1]))
+        if call_s <= points[0][0]:
+            return points[0][1]
+        if call_s >= points[-1][0]:
+            return points[-1][1]
+        for (t0, s0), (t1, s1) in zip(points, points[1:]):
+            if t0 <= call_s <= t1:
+                share = math.log(call_s / t0) / math.log(t1 / t0) if t1 > t0 else 0.0
+                return s0 + share * (s1 - s0)
+        return self.spread
 
 
 def between_pairs(log_speedups: list[float], within_sds: list[float]) -> float:
