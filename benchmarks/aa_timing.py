@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -101,6 +102,13 @@ def main() -> None:
                       f"from rounds alone: {covered_raw}/{len(rows)} = "
                       f"{covered_raw / len(rows):.1%}; {len(unmeasured)} more pair(s) had too few "
                       f"samples for an interval; {elapsed:.0f} s")
+        # The bias left on identical code: how far from 1.0 the point estimates land.
+        bias = sorted(abs(math.log(r[2])) for r in rows if r[2] > 0)
+        if bias:
+            console.print(f"remaining bias |ln speedup| on identical code: median "
+                          f"{statistics.median(bias):.4f}, 95th percentile "
+                          f"{bias[min(len(bias) - 1, int(0.95 * len(bias)))]:.4f}, "
+                          f"largest {bias[-1]:.4f}")
 
 
 if __name__ == "__main__":
