@@ -91,3 +91,26 @@ def test_a_record_of_the_older_format_is_measured_again(tmp_path, monkeypatch):
     path.write_text(json.dumps(older))
     pin(path)
     assert load_spread("test", 1) is None
+
+
+def test_a_spread_measured_on_a_loaded_machine_is_used_but_not_cached(tmp_path, monkeypatch):
+    from kernelproof.controller import spread_measurement
+    from kernelproof.config import resolve_settings
+
+    monkeypatch.setenv("KERNELPROOF_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(spread_measurement, "UNCACHED", {})
+    measured: list[int] = []
+
+    def measure(settings, fingerprint, threads):  # noqa: ANN001 - stands in for the probes
+        measured.append(1)
+        return ProcessSpread(fingerprint=fingerprint, threads=threads, pairs=5, spread=0.27,
+                             probes={"large": ProbeSpread(call_s=2e-3, spread=0.27)})
+
+    monkeypatch.setattr(spread_measurement, "measure_spread", measure)
+    record, source = spread_measurement.spread_for(resolve_settings(), 1)
+    assert record is not None and record.spread == 0.27
+    assert "not cached" in source
+    assert not list(tmp_path.glob("process-spread-*.json"))
+    # The same process does not measure again; it keeps using what it measured.
+    assert spread_measurement.spread_for(resolve_settings(), 1)[0] == record
+    assert len(measured) == 1

@@ -61,6 +61,19 @@ def get_init_inputs():
     return []
 '''
 
+#: A between-pair spread above this (10% on identical code) was measured while other work
+#: competed for the machine: measured here under a load of 4-5 on 2 cores, the 16 MiB probe
+#: read 0.27 where a quiet run reads 0.02. It is honest for now, so this process uses it, but
+#: cached it would widen every later interval on the machine into uselessness; the next
+#: process measures again.
+NOISY_SPREAD = 0.10
+
+#: ``timing.process_spread_source`` of such a measurement.
+NOISY_SOURCE = "measured on a loaded machine (not cached)"
+
+#: Noisy measurements, kept for this process only.
+UNCACHED: dict[tuple[str, int | None], ProcessSpread] = {}
+
 #: The probe tasks: (rows, dim) of a float32 softmax.
 PROBES = {"tiny": (4, 8), "small": (16, 512), "large": (4096, 1024)}
 
@@ -74,13 +87,16 @@ def spread_for(settings: Settings, threads: int | None) -> tuple[ProcessSpread |
         fingerprint = machine_fingerprint(device)
     except Exception:  # noqa: BLE001 - no fingerprint, no cache: use the fallback
         return None, "fallback"
-    record = load_spread(fingerprint, threads)
+    record = load_spread(fingerprint, threads) or UNCACHED.get((fingerprint, threads))
     if record is not None:
-        return record, "measured"
+        return record, "measured" if record.spread <= NOISY_SPREAD else NOISY_SOURCE
     try:
         record = measure_spread(settings, fingerprint, threads)
     except Exception:  # noqa: BLE001 - a failed measurement must not lose the verification
         return None, "fallback"
+    if record.spread > NOISY_SPREAD:
+        UNCACHED[(fingerprint, threads)] = record
+        return record, NOISY_SOURCE
     save_spread(record)
     return record, "measured"
 

@@ -91,7 +91,7 @@ BELOW_CALIBRATED_FLOOR_MARGIN = 0.5
 
 @dataclass
 class Participant:
-    role: str  # "reference" or "candidate"
+    role: str  # "reference", "candidate" or "baseline" (the reference in a worker of its own)
     baseline: str  # "eager" or "compile"
     samples: list[float] = field(default_factory=list)
     rounds: list[list[float]] = field(default_factory=list)
@@ -169,8 +169,11 @@ class TimingSession:
             return None, None
         participants = [Participant("reference", "eager"), Participant("candidate", "eager")]
         if compile_baseline:
-            participants.append(Participant("reference", "compile"))
-        per_call_s = self._warm_up(participants)
+            compiled = Participant("baseline", "compile")
+            if not self.pair.ask_baseline(prepare_request(group.knobs, self.init_seed)).ok:
+                compiled.error = "the baseline worker could not prepare the reference"
+            participants.append(compiled)
+        per_call_s = self._warm_up([p for p in participants if p.error is None])
         if any(p.error for p in participants[:2]):
             return None, None
         batch = _batch_size(per_call_s)
@@ -255,7 +258,8 @@ class TimingSession:
                     group: ShapeGroup) -> tuple[list[float], BatchFacts] | None:
         """One batch: the reported per-call times and the controller's own facts around it.
         None when the batch failed (and, for the reference or the candidate, timing ends)."""
-        worker = self.pair.candidate if participant.role == "candidate" else self.pair.reference
+        worker = {"candidate": self.pair.candidate,
+                  "baseline": self.pair.baseline}.get(participant.role, self.pair.reference)
         cpu_started = worker.cpu_split_s() if worker is not None else (0.0, 0.0)
         wall_started = time.monotonic()
         response = self._ask(participant, self._header(participant, seeds))
@@ -454,6 +458,8 @@ class TimingSession:
     def _ask(self, participant: Participant, header: WorkerRequest) -> Response:
         if participant.role == "candidate":
             return self.pair.ask_candidate(header)
+        if participant.role == "baseline":
+            return self.pair.ask_baseline(header)
         return self.pair.ask_reference(header)
 
     def _suspect(self, check: str, message: str, group: ShapeGroup, **evidence: Any) -> None:

@@ -88,6 +88,11 @@ class WorkerPair:
     root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="kernelproof-")))
     reference: WorkerProcess | None = None
     candidate: WorkerProcess | None = None
+    baseline: WorkerProcess | None = None
+    """A second reference worker, for the ``torch.compile`` baseline only: compiling in the
+    eager reference's process slowed that process's later eager calls (a 3 us Sum by 7-13%
+    on identical code), which biased every speedup measured against it."""
+
     readable_paths: list[str] = field(default_factory=list)
     """Files the candidate worker may read besides its own (sources of a wrapped task)."""
 
@@ -98,9 +103,10 @@ class WorkerPair:
         for key, value in WORKER_ENVIRONMENT.items():
             os.environ.setdefault(key, value)
 
-    def _spec(self, role: str) -> WorkerSpec:
+    def _spec(self, role: str, label: str | None = None) -> WorkerSpec:
         index = self.candidate_starts if role == "candidate" else 0
-        workdir = self.root / f"{role}-{index}"
+        label = label or role
+        workdir = self.root / f"{label}-{index}"
         return WorkerSpec(
             role=role,
             task_path=str(self.task.path.resolve()),
@@ -115,7 +121,7 @@ class WorkerPair:
             # timing request narrows them to worker_threads() (see workers/threads.py).
             threads=self.settings.threads if self.settings.device == "cpu" else None,
             workdir=str(workdir),
-            log_path=str(self.root / f"{role}-{index}.log"),
+            log_path=str(self.root / f"{label}-{index}.log"),
             probes=self.settings.integrity_probes,
             readable_paths=list(self.readable_paths) if role == "candidate" else [],
             **(self._confinement(workdir) if role == "candidate" else {}),
@@ -142,9 +148,9 @@ class WorkerPair:
                            readable=grantable(readable), cuda=self.settings.device == "cuda")
         return {"environment": environment, "sandbox": asdict(plan)}
 
-    def _start(self, role: str) -> WorkerProcess:
+    def _start(self, role: str, label: str | None = None) -> WorkerProcess:
         worker = WorkerProcess(
-            spec=self._spec(role),
+            spec=self._spec(role, label),
             memory_limit_bytes=int(self.settings.memory_limit_gib * 2**30),
         )
         worker.start()
@@ -179,6 +185,15 @@ class WorkerPair:
             self.start_reference()
         return self.reference.request(request, tensors, timeout_s=self._timeout(request))
 
+    def ask_baseline(self, request: WorkerRequest, tensors: list[Any] = ()) -> Response:
+        """Ask the baseline worker (a reference worker of its own), started on first use and
+        restarted if it died."""
+        if self.baseline is None or self.baseline.death is not None:
+            if self.baseline is not None:
+                self.baseline.close()
+            self.baseline = self._start("reference", label="baseline")
+        return self.baseline.request(request, tensors, timeout_s=self._timeout(request))
+
     def ask_candidate(self, request: WorkerRequest, tensors: list[Any] = ()) -> Response:
         """Ask the candidate worker (a dead one answers with its death)."""
         assert self.candidate is not None
@@ -192,7 +207,7 @@ class WorkerPair:
         return self.candidate.death if self.candidate is not None else None
 
     def close(self) -> None:
-        for worker in (self.reference, self.candidate):
+        for worker in (self.reference, self.candidate, self.baseline):
             if worker is not None:
                 worker.close()
         shutil.rmtree(self.root, ignore_errors=True)
