@@ -114,3 +114,13 @@ def test_a_spread_measured_on_a_loaded_machine_is_used_but_not_cached(tmp_path, 
     # The same process does not measure again; it keeps using what it measured.
     assert spread_measurement.spread_for(resolve_settings(), 1)[0] == record
     assert len(measured) == 1
+
+
+def test_pairs_too_noisy_to_see_a_bias_are_not_cached_either():
+    from kernelproof.controller.spread_measurement import noisy
+
+    quiet = ProcessSpread(fingerprint="t", threads=1, pairs=5, spread=0.02,
+                          probes={"large": ProbeSpread(call_s=2e-3, spread=0.02, within=0.01)})
+    hidden = ProcessSpread(fingerprint="t", threads=1, pairs=5, spread=0.01,
+                           probes={"large": ProbeSpread(call_s=2e-3, spread=0.01, within=0.2)})
+    assert not noisy(quiet) and noisy(hidden)

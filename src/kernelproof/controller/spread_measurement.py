@@ -68,6 +68,16 @@ def get_init_inputs():
 #: process measures again.
 NOISY_SPREAD = 0.10
 
+#: The least spread a probe is given. The estimate subtracts the pairs' own sampling variance
+#: from their scatter, and on a busy machine that variance can hide the whole bias (a probe
+#: read 0.0 under load): a few percent between pairs was seen on every quiet run here.
+MIN_SPREAD = 0.01
+
+#: A mean within-pair standard deviation (ln scale) above this means the pairs' own intervals
+#: were too wide to separate a bias of a few percent from noise: such a measurement is used
+#: for this process but not cached, like one with a large spread.
+NOISY_WITHIN = 0.05
+
 #: ``timing.process_spread_source`` of such a measurement.
 NOISY_SOURCE = "measured on a loaded machine (not cached)"
 
@@ -89,16 +99,22 @@ def spread_for(settings: Settings, threads: int | None) -> tuple[ProcessSpread |
         return None, "fallback"
     record = load_spread(fingerprint, threads) or UNCACHED.get((fingerprint, threads))
     if record is not None:
-        return record, "measured" if record.spread <= NOISY_SPREAD else NOISY_SOURCE
+        return record, NOISY_SOURCE if noisy(record) else "measured"
     try:
         record = measure_spread(settings, fingerprint, threads)
     except Exception:  # noqa: BLE001 - a failed measurement must not lose the verification
         return None, "fallback"
-    if record.spread > NOISY_SPREAD:
+    if noisy(record):
         UNCACHED[(fingerprint, threads)] = record
         return record, NOISY_SOURCE
     save_spread(record)
     return record, "measured"
+
+
+def noisy(record: ProcessSpread) -> bool:
+    """Whether the measurement was taken while other work competed for the machine."""
+    return record.spread > NOISY_SPREAD or any(
+        (p.within or 0.0) > NOISY_WITHIN for p in record.probes.values())
 
 
 def measure_spread(settings: Settings, fingerprint: str, threads: int | None) -> ProcessSpread:
@@ -137,8 +153,10 @@ def measure_spread(settings: Settings, fingerprint: str, threads: int | None) ->
                 within.append(within_sd(timing.speedup, *timing.speedup_ci))
                 call_times.append(timing.reference.median_s)
             if len(log_speedups) >= 2:
-                probes[name] = ProbeSpread(call_s=statistics.median(call_times),
-                                           spread=between_pairs(log_speedups, within))
+                probes[name] = ProbeSpread(
+                    call_s=statistics.median(call_times),
+                    spread=max(MIN_SPREAD, between_pairs(log_speedups, within)),
+                    within=statistics.fmean(within))
                 logs[name] = log_speedups
     if not probes:
         raise RuntimeError("no probe could be timed in two worker pairs")

@@ -48,6 +48,9 @@ class ProbeSpread(BaseModel):
     """Standard deviation of ln(speedup) between fresh worker pairs, beyond what each pair's
     own interval explains."""
 
+    within: float | None = None
+    """The mean standard deviation (ln scale) of the pairs' own intervals."""
+
 
 class ProcessSpread(BaseModel):
     """One machine's between-pair spread of log speedups on identical code."""
