@@ -19,6 +19,7 @@ from kernelproof.report.commands import VerifyCommand, verify_command
 from kernelproof.report.matrix_view import MatrixView, matrix_view
 from kernelproof.report.summary_text import headline, not_timed_reason, summary_paragraph
 from kernelproof.schema import Finding, Report, Severity, TestOutcome
+from kernelproof.schema.checks import EvidenceBasis
 
 #: The packet's Content-Security-Policy: inline styles and scripts only, images only from
 #: ``data:`` URLs, no connection anywhere. A browser then refuses any network fetch outright.
@@ -40,6 +41,14 @@ class Plots:
     """Whether matplotlib could be imported at all."""
 
 
+#: How each finding's evidence basis reads in the packet (see ``EvidenceBasis``).
+BASIS_TEXT = {
+    EvidenceBasis.OUTSIDE.value: "rests on facts outside the candidate",
+    EvidenceBasis.CANDIDATE.value: "reported from the candidate's process",
+    EvidenceBasis.STATIC.value: "read from the source",
+}
+
+
 def render_html(report: Report) -> str:
     """The whole packet for ``report`` as one HTML document."""
     template = _environment().get_template("packet.html.j2")
@@ -56,6 +65,7 @@ def packet_context(report: Report) -> dict[str, Any]:
         "headline": headline(report),
         "findings": _by_severity(report.findings),
         "open_severities": [s.value for s in OPEN_SEVERITIES],
+        "basis_text": BASIS_TEXT,
         "matrix": _matrix(report),
         "outcomes": [o.value for o in TestOutcome],
         "plots": Plots(
