@@ -98,3 +98,11 @@ class TestStoppingRule:
         assert decision.reason == STOP_CONVERGED
         assert 10 <= rounds < 400
         assert est.low <= 2.0 <= est.high
+
+
+def test_grace_rounds_let_a_thin_budget_reach_an_interval_but_not_run_forever():
+    rule = StoppingRule(budget_s=1.0, grace_rounds=4, min_rounds=6)
+    assert not rule.decide(None, 2, 1.5).stop  # over budget, but no interval yet
+    assert rule.decide(None, 4, 1.5).reason == STOP_BUDGET
+    assert rule.decide(None, 2, 2.0).reason == STOP_BUDGET  # twice the budget ends it
+    assert StoppingRule(budget_s=1.0).decide(None, 1, 1.0).reason == STOP_BUDGET

@@ -45,6 +45,7 @@ from kernelproof.schema import (
     Verdict,
 )
 from kernelproof.tasks.variants import ShapeGroup
+from kernelproof.timing.bootstrap import MIN_BOOTSTRAP_ROUNDS
 from kernelproof.timing.device_lock import device_timing_lock
 from kernelproof.timing.evidence import (
     STOLEN_CPU_SHARE,
@@ -179,7 +180,8 @@ class TimingSession:
         batch = _batch_size(per_call_s)
         rule = StoppingRule(target_half_width=self.settings.target_ci,
                             min_rounds=self.settings.min_rounds,
-                            max_rounds=self.settings.max_rounds, budget_s=budget_s)
+                            max_rounds=self.settings.max_rounds, budget_s=budget_s,
+                            grace_rounds=MIN_BOOTSTRAP_ROUNDS)
         active = [p for p in participants if p.error is None]
         started, rounds = time.monotonic(), 0
         reference, candidate = participants[0], participants[1]
