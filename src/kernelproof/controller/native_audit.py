@@ -51,14 +51,18 @@ class NativeAudit:
             self.passthrough = passthrough_evidence(reference, candidate)
         return section
 
-    def findings(self, candidate_heavy_ops: dict[str, int]) -> list[Finding]:
+    def findings(self, candidate_ops: dict[str, int],
+                 reference_ops: dict[str, int]) -> list[Finding]:
         """A library kernel passthrough seen from outside is ``suspect`` when the in-process op
         audit saw no op that runs such a kernel (it was blinded, or the work ran where the
-        profiler does not look); where it did see one, its own rule (passthrough or rewrite)
-        stands and the stacks are reported as ``info``."""
+        profiler does not look); where it did see one (a GEMM or convolution family, or one of
+        the reference's own heavy ops, such as ``aten::gelu`` for oneDNN's eltwise kernel), its
+        own rule (passthrough, which ``--allow-torch`` allows, or rewrite) stands and the
+        stacks are reported as ``info``."""
         if not self.passthrough:
             return []
-        seen = set(kernel_families(Counter(candidate_heavy_ops))) & set(KERNEL_FAMILIES.values())
+        families = set(kernel_families(Counter(candidate_ops))) & set(KERNEL_FAMILIES.values())
+        seen = families or set(candidate_ops) & set(reference_ops)
         return [Finding(
             check=FindingCheck.NATIVE_STACKS,
             severity=Severity.INFO if seen else Severity.SUSPECT,

@@ -279,7 +279,8 @@ class _Run:
         self.op_audit = audit.summary
         if native is not None and self.op_audit is not None:
             self.op_audit.native = self.native
-            self.findings += native.findings(self.op_audit.candidate_ops)
+            self.findings += native.findings(self.op_audit.candidate_ops,
+                                             self.op_audit.reference_ops)
         if self.settings.timing and decide_verdict(self.findings) in (Verdict.VERIFIED,
                                                                       Verdict.SUSPECT):
             self._time(pair, runnable, policy)
