@@ -10,7 +10,8 @@ import torch
 
 import kernelproof
 from kernelproof.dispatch import CandidateMismatch, GuardError
-from kernelproof.dispatch.incidents import load_saved_inputs, read_incidents
+from kernelproof.dispatch.incidents import read_incidents
+from kernelproof.tasks.saved_inputs import load_arguments
 from kernelproof.schema import Finding, FindingCheck, Report, Severity, Verdict
 
 from .conftest import DEFAULT, GUARD_EXAMPLES, synthetic_report
@@ -194,7 +195,7 @@ def test_an_incident_holds_its_tensors_and_a_replay_command(report: Report, exam
     x = _x()
     guarded(x)
     [(folder, incident)] = read_incidents(tmp_path)
-    [saved] = load_saved_inputs(folder / incident.inputs_file)
+    [saved] = load_arguments(folder / incident.inputs_file)
     assert torch.equal(saved, x)
     outputs = torch.load(folder / "candidate_output.pt", weights_only=True)["args"]
     torch.testing.assert_close(outputs[0], torch.softmax(x, -1) * 1.01)

@@ -74,6 +74,7 @@ from kernelproof.schema import (
 )
 from kernelproof.tasks.formats import load_task
 from kernelproof.tasks.loaded import LoadedTask
+from kernelproof.tasks.saved_inputs import load_arguments
 from kernelproof.tasks.variants import ShapeGroup, draw_seeds, largest_verified, plan_matrix
 from kernelproof.timing.process_spread import widen
 from kernelproof.controller.timing_session import TimingSession
@@ -113,11 +114,12 @@ def verify(
         try:
             settings = resolve_settings(profile=profile, task_policy=loaded.task.policy,
                                         overrides=overrides)
+            saved = load_arguments(settings.inputs_file) if settings.inputs_file else None
         except UsageError as exc:
             return _early_report(Verdict.ERROR, FindingCheck.SETTINGS, str(exc), reference,
                                  candidate, started)
         with _controller_threads():
-            return _Run(loaded=loaded, settings=settings).execute(started)
+            return _Run(loaded=loaded, settings=settings, saved=saved).execute(started)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -158,8 +160,11 @@ def _controller_threads() -> Iterator[None]:
 class _Run:
     """The state of one verification while it runs."""
 
-    def __init__(self, loaded: LoadedTask, settings: Settings) -> None:
+    def __init__(self, loaded: LoadedTask, settings: Settings,
+                 saved: list[Any] | None = None) -> None:
         self.loaded = loaded
+        self.saved = saved
+        """The arguments of ``--inputs``, when given (a replay of a guard incident)."""
         self.task = loaded.task
         self.candidate = loaded.candidate_file
         self.candidate_text = loaded.candidate_text
@@ -242,7 +247,8 @@ class _Run:
             threads=(self.settings.threads or os.cpu_count()) if self.settings.device == "cpu"
             else None,
         )
-        runner = MatrixRunner(pair=pair, policy=policy, init_seed=self.init_seed)
+        runner = MatrixRunner(pair=pair, policy=policy, init_seed=self.init_seed,
+                              saved_arguments=self.saved)
         native = NativeAudit(pair.reference, pair.candidate) if self.settings.native_audit \
             else None
         # The stacks are sampled while the default shape's cells run (the calls the op audit
@@ -271,7 +277,7 @@ class _Run:
         self.findings += degenerate_findings(result.default_calls, policy, str(self.task.path))
         self.findings += _weight_findings(result.weights)
         self.assumptions = infer_assumptions(self.correctness.tests, sizing.knobs, self.findings)
-        if self.settings.shrink and self.assumptions:
+        if self.settings.shrink and self.assumptions and self.saved is None:
             shrinker = Shrinker(pair=pair, loaded=self.loaded, policy=policy,
                                 init_seed=self.init_seed, default_knobs=sizing.knobs,
                                 settings=self.settings, base_seed=self.base_seed)

@@ -30,7 +30,7 @@ from kernelproof.errors import KernelproofError
 from kernelproof.dispatch.incidents import (
     new_incident_folder,
     replay_command,
-    save_tensors,
+    replay_settings,
     utc_now,
     write_incident,
 )
@@ -41,6 +41,7 @@ from kernelproof.schema.envelope import CallSignature
 from kernelproof.schema.incident import Incident, IncidentKind
 from kernelproof.schema.report import Report
 from kernelproof.schema.verdict import Verdict
+from kernelproof.tasks.saved_inputs import save_arguments
 
 MismatchPolicy = Literal["rollback", "raise", "log"]
 
@@ -233,13 +234,14 @@ class GuardedModule(torch.nn.Module):
                   signature: CallSignature) -> Incident:
         call = outcome.call
         folder = new_incident_folder(self.incident_dir, index) if self.incident_dir else None
-        command = None
+        command, replay = None, {}
         if folder is not None:
-            save_tensors(folder / "inputs.pt", call.saved)
+            save_arguments(folder / "inputs.pt", call.saved)
             if call.raised is None:
-                save_tensors(folder / "candidate_output.pt", [call.candidate_output])
-            save_tensors(folder / "reference_output.pt", [call.reference_output])
-            command = replay_command(self.report, knobs, folder / "inputs.pt")
+                save_arguments(folder / "candidate_output.pt", [call.candidate_output])
+            save_arguments(folder / "reference_output.pt", [call.reference_output])
+            replay = replay_settings(self.report, knobs, folder / "inputs.pt")
+            command = replay_command(self.report, replay)
         reference, candidate = self.report.reference, self.report.candidate
         incident = Incident(
             id=folder.name if folder is not None else f"call{index:08d}",
@@ -251,7 +253,7 @@ class GuardedModule(torch.nn.Module):
             candidate_output_file=None if call.raised is not None else "candidate_output.pt",
             reference_path=reference.path if reference else None,
             candidate_path=candidate.path if candidate else None,
-            command=command,
+            command=command, replay_settings=replay,
         )
         if folder is not None:
             write_incident(incident, folder)

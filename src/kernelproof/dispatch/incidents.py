@@ -2,28 +2,25 @@
 
 Each incident is a folder under the guard's ``incident_dir``: ``incident.json`` (an
 :class:`~kernelproof.schema.incident.Incident`), the call's inputs as saved before the
-candidate ran (``inputs.pt``) and both outputs. Tensors are written with ``torch.save`` as
-plain containers of tensors and values, so they load with ``torch.load(weights_only=True)``:
-reading an incident never unpickles code.
+candidate ran (``inputs.pt``) and both outputs, written by
+:func:`kernelproof.tasks.saved_inputs.save_arguments` (they load with
+``torch.load(weights_only=True)``: reading an incident never unpickles code).
 """
 
 from __future__ import annotations
 
 import os
-import shlex
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from kernelproof.config import Settings
 from kernelproof.errors import UsageError
+from kernelproof.report.commands import settings_command
 from kernelproof.schema.incident import INCIDENT_FILE, Incident
 from kernelproof.schema.report import Report
-
-#: The format tag of a saved inputs file (what ``verify --inputs`` reads).
-INPUTS_FORMAT = "kernelproof.inputs/1"
-
 
 def new_incident_folder(directory: Path, call_index: int) -> Path:
     """A fresh folder for one incident, named so that a listing sorts by time."""
@@ -40,63 +37,24 @@ def new_incident_folder(directory: Path, call_index: int) -> Path:
     raise UsageError(f"cannot make a new incident folder in {directory}: 1000 names are taken")
 
 
-def save_tensors(path: Path, values: list[Any]) -> None:
-    """Write a call's arguments (or outputs) as a plain container ``torch.load`` reads back
-    with ``weights_only=True``. Tensors go to the CPU, keeping their strides."""
-    import torch
-
-    def plain(value: Any) -> Any:
-        if isinstance(value, torch.Tensor):
-            return value.detach().cpu()
-        if isinstance(value, (bool, int, float, str, type(None))):
-            return value
-        if isinstance(value, (list, tuple)):
-            return [plain(v) for v in value]
-        return repr(value)[:200]  # not replayable, but what it was stays readable
-
-    torch.save({"format": INPUTS_FORMAT, "args": [plain(v) for v in values]}, path)
+def replay_settings(report: Report, knobs: dict[str, int], inputs: Path) -> dict[str, Any]:
+    """The verify settings that rerun the candidate on saved inputs at these knobs: the
+    report's own (same judging, same base seed, so the same initial weights), the matrix cut
+    down to the default shape's seeds and the saved cell, untimed and unshrunk."""
+    settings = {k: v for k, v in report.settings.items() if k in Settings.model_fields}
+    base_seed = report.correctness.base_seed if report.correctness else settings.get("base_seed")
+    settings.update(default_knobs=dict(knobs), inputs_file=str(inputs), timing=False,
+                    shrink=False, input_seeds=None, base_seed=base_seed)
+    return settings
 
 
-def load_saved_inputs(path: str | Path) -> list[Any]:
-    """The arguments saved in ``path`` (an incident's ``inputs.pt``). Raises
-    :class:`UsageError` naming the file and the fix when it is not such a file."""
-    import pickle
-
-    import torch
-
-    path = Path(path)
-    try:
-        data = torch.load(path, map_location="cpu", weights_only=True)
-    except FileNotFoundError:
-        raise UsageError(f"--inputs {path}: no such file; pass the inputs.pt of an incident "
-                         "(kernelproof incidents DIR lists them)") from None
-    except (pickle.UnpicklingError, RuntimeError, EOFError, OSError) as exc:
-        raise UsageError(f"--inputs {path} is not a saved inputs file ({str(exc)[:200]}); "
-                         "pass the inputs.pt of an incident") from None
-    if not isinstance(data, dict) or data.get("format") != INPUTS_FORMAT or not isinstance(
-            data.get("args"), list):
-        raise UsageError(f"--inputs {path} is not a saved inputs file (no {INPUTS_FORMAT!r} "
-                         "format tag); pass the inputs.pt of an incident")
-    return data["args"]
-
-
-def replay_command(report: Report, knobs: dict[str, int], inputs: Path) -> str | None:
-    """The ``kernelproof verify`` command that reruns the candidate on saved inputs at these
-    knobs, with the report's seed (the same initial weights) and judging settings; None when
-    the report names no files."""
+def replay_command(report: Report, settings: dict[str, Any]) -> str | None:
+    """The ``kernelproof verify`` command for :func:`replay_settings`; None when the report
+    names no files."""
     if report.reference is None or report.candidate is None:
         return None
-    words = ["kernelproof", "verify", report.reference.path, report.candidate.path,
-             "--knobs", ",".join(f"{k}={v}" for k, v in knobs.items()),
-             "--inputs", str(inputs), "--no-timing"]
-    if report.correctness is not None:
-        words += ["--seed", str(report.correctness.base_seed)]
-    settings = report.settings
-    for option in ("device", "dtype", "atol", "rtol"):
-        value = settings.get(option)
-        if value is not None and not (option == "device" and value == "cpu"):
-            words += [f"--{option}", str(value)]
-    return " ".join(shlex.quote(word) for word in words)
+    return settings_command(report.reference.path, report.candidate.path,
+                            settings.get("base_seed"), settings).text
 
 
 def write_incident(incident: Incident, folder: Path) -> Path:
@@ -123,3 +81,50 @@ def read_incidents(directory: str | Path) -> list[tuple[Path, Incident]]:
 
 def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def find_incident(found: list[tuple[Path, Incident]], which: str) -> tuple[Path, Incident]:
+    """The incident ``which`` names: its id (or a unique prefix of it), its 1-based position
+    in the listing, or ``latest``. Raises :class:`UsageError` naming the choices."""
+    if not found:
+        raise UsageError("there are no incidents to replay in this directory")
+    if which == "latest":
+        return found[-1]
+    if which.isdigit() and 1 <= int(which) <= len(found):
+        return found[int(which) - 1]
+    matches = [item for item in found if item[1].id.startswith(which)]
+    if len(matches) == 1:
+        return matches[0]
+    problem = "matches several incidents" if matches else "matches no incident"
+    raise UsageError(f"--replay {which!r} {problem}; pass an id from the listing, its number "
+                     f"(1..{len(found)}) or 'latest'")
+
+
+def replay(folder: Path, incident: Incident) -> Report:
+    """Rerun the incident through ``verify``: the report's candidate and reference files at the
+    call's knobs, with the saved inputs as one more cell. Raises :class:`UsageError` when the
+    incident cannot be replayed (written without a folder, or the report names no files)."""
+    from kernelproof.controller.verify import verify
+
+    if not incident.replay_settings or not incident.reference_path or not (
+            incident.candidate_path):
+        raise UsageError(f"incident {incident.id} cannot be replayed: it names no reference "
+                         "and candidate files (the guard's report named none)")
+    settings = {**incident.replay_settings,
+                # The folder may have moved since it was written: read the inputs from it.
+                "inputs_file": str(folder / incident.inputs_file)}
+    return verify(incident.reference_path, incident.candidate_path, **settings)
+
+
+def replay_meaning(incident: Incident, report: Report) -> str:
+    """One line on what the replay's verdict says about the incident."""
+    cell = next((t for t in (report.correctness.tests if report.correctness else [])
+                 if t.variant.kind.value == "saved"), None)
+    if cell is None:
+        return (f"the replay did not reach the saved inputs (verdict {report.verdict.value}): "
+                f"{report.summary}")
+    if cell.outcome.value == "passed":
+        return ("not reproduced: a fresh candidate is right on these inputs, so the incident "
+                "depends on the guarded module's state (call count, weights, earlier calls), "
+                "which a replay does not rebuild; the saved outputs are the evidence")
+    return f"reproduced: the saved inputs' cell {cell.outcome.value} ({cell.message[:300]})"

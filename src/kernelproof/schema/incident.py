@@ -8,7 +8,7 @@ model) and the tensors it names (``inputs.pt``, ``candidate_output.pt``,
 from __future__ import annotations
 
 from enum import Enum
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -94,6 +94,10 @@ class Incident(BaseModel):
     command: str | None = None
     """A ``kernelproof verify`` command that reruns the candidate on the saved inputs at the
     call's knobs (None when the report names no files)."""
+
+    replay_settings: dict[str, Any] = Field(default_factory=dict)
+    """The same replay as verify settings (``kernelproof incidents DIR --replay`` runs them):
+    the report's own, with the call's knobs and ``inputs_file``; empty when not written."""
 
     def to_json(self) -> str:
         return self.model_dump_json(by_alias=True, indent=2)
