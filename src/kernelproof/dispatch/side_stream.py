@@ -65,6 +65,11 @@ class SideStreamQueue:
             finished.append(check)
         return finished
 
+    def judging(self) -> Any:
+        """The context a finished check is judged in: its comparison kernels go on the side
+        stream too, not on the caller's."""
+        return torch.cuda.stream(self.stream)
+
     def hand_back(self, output: Any) -> Any:
         """An output made on the side stream, made safe to use on the caller's stream."""
         current = torch.cuda.current_stream(self.stream.device)
