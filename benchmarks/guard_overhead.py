@@ -17,8 +17,9 @@ one through ``--knobs``) to get real reports, then prints:
    checked against counts kept by the modules themselves: nothing lost or double-counted.
 
 Everything runs at one intra-op thread (a serving loop of small calls; two threads on a
-shared machine add OpenMP barrier waits of milliseconds). Figures on a loaded machine are
-noisy: the paired blocks cancel slow drift, not bursts.
+shared machine add OpenMP barrier waits of milliseconds), and blocks are timed in the calling
+thread's CPU time, which other processes' load does not inflate (see ``_block_us``). Figures
+on a loaded machine are still noisy (caches, frequency): the paired blocks cancel slow drift.
 """
 
 from __future__ import annotations
@@ -60,10 +61,14 @@ class NoOp(torch.nn.Module):
 
 
 def _block_us(fn: Callable[[Any], Any], x: torch.Tensor, calls: int) -> float:
-    started = time.perf_counter()
+    """Microseconds of this thread's CPU time per call over one block. CPU time, not wall
+    time: on a shared machine the wall clock also counts the time other processes held the
+    core, which lands on one block of a pair and not the other (a ms-scale IQR here); the
+    guard's cost is CPU work on the calling thread (torch runs at one intra-op thread)."""
+    started = time.thread_time_ns()
     for _ in range(calls):
         fn(x)
-    return (time.perf_counter() - started) / calls * 1e6
+    return (time.thread_time_ns() - started) / calls / 1e3
 
 
 def paired_overhead(bare: Callable[[Any], Any], guarded: Callable[[Any], Any], x: torch.Tensor,
@@ -154,7 +159,8 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     blocks = 40 if args.quick else 200
-    print(f"torch {torch.__version__}, 1 intra-op thread; figures are noisy on a loaded machine")
+    print(f"torch {torch.__version__}, 1 intra-op thread, thread CPU time; figures are noisy on "
+          "a loaded machine")
     started = time.monotonic()
     options = dict(seeds=2, base_seed=1234, timing=False, native_audit=False)
     small = verify(EXAMPLES / "reference.py", EXAMPLES / "time_bomb.py", **options)
