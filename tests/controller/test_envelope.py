@@ -83,7 +83,7 @@ def test_a_non_linear_dimension_leaves_exact_matches_only() -> None:
 @pytest.mark.slow
 def test_a_verified_report_carries_its_envelope(verified: Callable[..., Any],
                                                examples: Path) -> None:
-    report = verified(examples / "softmax" / "correct.py")
+    report = verified(examples / "guard" / "time_bomb.py")  # shared with tests/dispatch
     envelope = report.envelope
     assert report.verdict.value == "verified" and envelope is not None
     default = report.correctness.default_knobs

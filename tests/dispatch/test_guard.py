@@ -112,6 +112,34 @@ def test_counters_add_up_over_many_mixed_calls(report: Report, example: Build) -
     assert 40 < stats["shadow_checks"] < 130 and stats["mismatches"] == 0
 
 
+def test_counters_lose_nothing_across_serving_threads(report: Report, example: Build) -> None:
+    import threading
+
+    guarded = kernelproof.guard(example("wrong_outside"), example("reference"), report,
+                                shadow_rate=0.02, seed=4)
+    inside, outside = _x(64), torch.randn(5, 8)
+
+    def serve() -> None:
+        for i in range(500):
+            guarded(inside if i % 2 else outside)
+
+    threads = [threading.Thread(target=serve) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    stats = guarded.stats
+    assert stats["calls"] == 2000 and stats["candidate_calls"] == 1000
+    assert stats["reference_calls"] == stats["out_of_envelope"] == 1000
+    assert stats["mismatches"] == 0 and stats["shadow_checks"] > 0
+
+
+def test_a_report_without_an_envelope_is_refused(report: Report, example: Build) -> None:
+    old = report.model_copy(update={"envelope": None})
+    with pytest.raises(GuardError, match="carries no envelope.*verify the candidate again"):
+        kernelproof.guard(example("time_bomb"), example("reference"), old)
+
+
 def test_keyword_calls_go_to_the_reference(report: Report) -> None:
     class Scaled(torch.nn.Module):
         def forward(self, x: torch.Tensor, scale: float = 1.0) -> torch.Tensor:
@@ -204,6 +232,23 @@ def test_an_incident_holds_its_tensors_and_a_replay_command(report: Report, exam
     assert incident.command.startswith(f"kernelproof verify {GUARD_EXAMPLES / 'reference.py'}")
 
 
+def test_incidents_are_listed_numbered_for_replay(report: Report, example: Build,
+                                                  tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from kernelproof.report.incidents import render_incidents
+
+    guarded = kernelproof.guard(_bomb(example, after=1), example("reference"), report,
+                                shadow_rate=1.0, on_mismatch="log", incident_dir=tmp_path)
+    for _ in range(3):
+        guarded(_x())
+    console = Console(record=True, width=200)
+    render_incidents(read_incidents(tmp_path), tmp_path, console)
+    text = console.export_text()
+    assert "2 incident(s)" in text and text.count("mismatch") == 2
+    assert "--replay N" in text
+
+
 def test_fixed_tolerance_compares_with_the_reference(example: Build) -> None:
     loose = synthetic_report({"mode": "fixed", "atol": 0.1, "rtol": 0.1})
     guarded = kernelproof.guard(_bomb(example, after=0), example("reference"), loose,
@@ -212,6 +257,7 @@ def test_fixed_tolerance_compares_with_the_reference(example: Build) -> None:
     assert guarded.stats["mismatches"] == 0
 
 
+@pytest.mark.slow
 def test_torch_compile_of_a_model_holding_a_guard_works(report: Report,
                                                         example: Build) -> None:
     guarded = kernelproof.guard(example("time_bomb"), example("reference"), report)

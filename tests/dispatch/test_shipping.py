@@ -97,8 +97,7 @@ def test_an_incident_replays_through_verify_and_reproduces(tmp_path: Path,
     x = torch.randn(100, 256)  # inside the batch range, not a verified size
     x[0, 0] = 42.0
     torch.testing.assert_close(guarded(x), torch.softmax(x, -1))
-    listing = kernelproof_cli("incidents", str(incidents))
-    assert listing.returncode == 0 and "mismatch" in listing.stdout, listing.stderr
     replay = kernelproof_cli("incidents", str(incidents), "--replay", "latest")
     assert replay.returncode == 1, replay.stdout + replay.stderr  # incorrect
+    assert "replaying " in replay.stdout and "mismatch at (float32[100, 256]@cpu)" in replay.stdout
     assert "replay: reproduced: the saved inputs' cell failed" in replay.stdout
