@@ -282,9 +282,7 @@ class Harness(TimedCalls):
             )
         data.outputs = [describe(o) for o in outputs]
         if self.spec.role == "reference":
-            from kernelproof.schema.envelope import CallSignature
-
-            data.signature = CallSignature.of(inputs).model_dump(mode="json")
+            data.signature = _signature_of(inputs)
         sendable = [plain_tensor(o) for o in outputs if isinstance(o, torch.Tensor)]
         if self.spec.role == "reference" and request.oracle:
             try:
@@ -365,6 +363,17 @@ HANDLERS: dict[str, Callable[[Harness, Any, list[Any]], tuple[ReplyData, list[An
     "work": Harness.op_work,
     "plan": Harness.op_plan,
 }
+
+
+def _signature_of(inputs: list[Any]) -> dict[str, Any] | None:
+    """The inputs' call signature for the report's envelope, or None when it cannot be read
+    (the cell then stays out of the envelope; the run itself must not fail over it)."""
+    from kernelproof.schema.envelope import CallSignature
+
+    try:
+        return CallSignature.of(inputs).model_dump(mode="json")
+    except Exception:  # noqa: BLE001 - an unreadable signature only narrows the envelope
+        return None
 
 
 def _start_audit(spec: WorkerSpec) -> Any:
