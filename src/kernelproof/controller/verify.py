@@ -271,8 +271,7 @@ class _Run:
             for variant in group.variants:
                 self.correctness.tests.append(_skipped(variant, "over this machine's budget"))
         self.correctness.largest_verified = largest_verified(self.correctness.tests, sizing.knobs)
-        self.envelope = build_envelope(self.correctness.tests, runner.result.signatures,
-                                       sizing.knobs)
+        self.envelope = self._envelope(runner.result.signatures, sizing.knobs)
         self.findings += correctness_findings(self.correctness.tests)
         self.findings += degenerate_findings(result.default_calls, policy, str(self.task.path))
         self.findings += _weight_findings(result.weights)
@@ -292,6 +291,20 @@ class _Run:
         if self.settings.timing and decide_verdict(self.findings) in (Verdict.VERIFIED,
                                                                       Verdict.SUSPECT):
             self._time(pair, runnable, policy)
+
+    def _envelope(self, signatures: dict[str, Any], knobs: dict[str, int]) -> Envelope | None:
+        """The report's envelope; a fault in building it costs the envelope (and says so),
+        never the verification."""
+        assert self.correctness is not None
+        try:
+            return build_envelope(self.correctness.tests, signatures, knobs)
+        except Exception as exc:  # noqa: BLE001 - everything else computed must survive
+            self.findings.append(Finding(
+                check=FindingCheck.COVERAGE, severity=Severity.INFO,
+                message=f"the envelope could not be built ({type(exc).__name__}: "
+                        f"{str(exc)[:200]}); the report carries none, so kernelproof.guard "
+                        "will refuse it. Please report this with the task"))
+            return None
 
     def _task_failure_finding(self, failure: str) -> Finding:
         """The reference failed. At a shape kernelproof chose (scaled down to the budget),
