@@ -5,7 +5,8 @@
 Checks: CUDA-event timing against a host clock; the side-stream exploit timed honestly and
 caught by the stability probe; the L2 flush (size from the device, persisting-L2 limit reset);
 the poisoned caching allocator; a Triton and a load_inline CUDA candidate verified; the GPU-only
-rows of HACKS.md (6: side stream, 25: L2 persistence, 4 on the caching allocator). Exits 0 when
+rows of HACKS.md (6: side stream, 25: L2 persistence, 4 on the caching allocator); the
+guard's side-stream shadow check. Exits 0 when
 every check passes, 1 otherwise, 2 when there is no CUDA device.
 """
 
@@ -166,6 +167,48 @@ def poisoned_allocator() -> tuple[bool, str]:
     return nan_share > 0.99, f"{nan_share:.1%} of a freshly reused block is NaN after poisoning"
 
 
+def guard_side_stream() -> tuple[bool, str]:
+    """The guard's CUDA path (kernelproof.dispatch.side_stream): a sampled call returns without
+    waiting for a slow reference on the side stream, and a time bomb is still rolled back."""
+    import torch
+
+    import kernelproof
+    from kernelproof.controller.verify import verify
+    from kernelproof.tasks.module import import_file
+
+    folder = EXAMPLES / "guard"
+    report = verify(folder / "reference.py", folder / "time_bomb.py", device="cuda", seeds=2,
+                    timing=False, native_audit=False)
+    if report.verdict.value != "verified":
+        return False, f"time_bomb.py on cuda: {report.verdict.value}: {report.summary}"
+    task = import_file(str(folder / "reference.py"), "selfcheck_guard_reference")
+
+    class SlowReference(task.Model):
+        def forward(self, x):
+            torch.cuda._sleep(100_000_000)  # ~50 ms of GPU time on the side stream
+            return super().forward(x)
+
+    bomb = import_file(str(folder / "time_bomb.py"), "selfcheck_time_bomb").ModelNew().cuda()
+    bomb.goes_wrong_after = 3
+    guarded = kernelproof.guard(bomb, SlowReference().cuda(), report, shadow_rate=1.0)
+    x = torch.randn(64, 256, device="cuda")
+    guarded(x)  # warm: the float64 copy, the side stream
+    guarded.flush()
+    torch.cuda.synchronize()
+    started = time.perf_counter()
+    guarded(x)
+    hot_path_s = time.perf_counter() - started
+    for _ in range(10):
+        guarded(x)
+    guarded.flush()
+    stats = guarded.stats
+    after = guarded(x)
+    right = bool(torch.allclose(after, torch.softmax(x, -1), rtol=1e-4, atol=1e-6))
+    passed = hot_path_s < 0.025 and stats["rolled_back"] and stats["mismatches"] >= 1 and right
+    return passed, (f"sampled call returned in {hot_path_s * 1e3:.1f} ms with a ~50 ms "
+                    f"reference queued; stats {stats}; output after rollback right: {right}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="skip torch.compile baselines")
@@ -201,6 +244,8 @@ def main() -> int:
                   verdict_check("gpu/scale/int64_offsets.py", "verified",
                                 reference="gpu/scale/reference.py", timing=False,
                                 memory_limit_gib=48.0)),
+        run_check("guard: shadow check on a side stream, time bomb rolled back",
+                  guard_side_stream),
     ]
     from rich.console import Console
     from rich.table import Table

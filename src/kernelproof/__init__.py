@@ -1,8 +1,9 @@
 """kernelproof: verify and benchmark AI-written kernels against a trusted PyTorch reference.
 
 ``verify(reference_path, candidate_path, **settings)`` and ``evaluate(reference_src,
-candidate_src, **settings)`` return a :class:`kernelproof.schema.Report`. Importing this package
-does not import torch (the schema and the store stay cheap to load).
+candidate_src, **settings)`` return a :class:`kernelproof.schema.Report`;
+``guard(candidate, reference, report)`` serves a verified candidate behind a rollback guard.
+Importing this package does not import torch (the schema and the store stay cheap to load).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from kernelproof.dispatch import GuardedModule
     from kernelproof.schema import Report
 
 __version__ = "0.1.0"
@@ -27,3 +29,11 @@ def evaluate(reference_src: str, candidate_src: str, **settings: Any) -> "Report
     from kernelproof.api import evaluate as run
 
     return run(reference_src, candidate_src, **settings)
+
+
+def guard(candidate: Any, reference: Any, report: Any, **options: Any) -> "GuardedModule":
+    """Serve a verified candidate inside its report's envelope, spot-checked against the
+    reference, rolled back on the first mismatch. See :func:`kernelproof.dispatch.guard`."""
+    from kernelproof.dispatch import guard as wrap
+
+    return wrap(candidate, reference, report, **options)

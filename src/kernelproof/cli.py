@@ -67,12 +67,17 @@ def app() -> None:
 @click.option("--input-seed", "input_seeds", type=int, multiple=True,
               help="Exact input seed(s) for the default shape (repeatable): reruns a repro.")
 @click.option("--no-shrink", is_flag=True, help="Do not shrink failures to minimal repros.")
+@click.option("--inputs", "inputs_file", type=PATH, default=None, metavar="FILE",
+              help="Also run the candidate on these saved arguments (a guard incident's "
+                   "inputs.pt) at the default shape; the matrix is then the default seeds "
+                   "and this cell.")
 def verify(reference: Path, candidate: Path, policy: dict[str, Any], profile: str,
            json_path: Path | None, html_path: Path | None, junit_path: Path | None,
            sarif_path: Path | None, seeds: int | None, seed: int | None,
            budget: float | None, no_timing: bool, stress_shapes: bool, threads: int | None,
            hot: bool, cache_flush: str | None, no_compile_baseline: bool, cuda_graphs: bool,
-           knobs_text: str | None, input_seeds: tuple[int, ...], no_shrink: bool) -> None:
+           knobs_text: str | None, input_seeds: tuple[int, ...], no_shrink: bool,
+           inputs_file: Path | None) -> None:
     """Verify CANDIDATE against REFERENCE. The exit code is the verdict's:
     0 verified, 1 incorrect, 2 suspect, 3 broken, 4 error."""
     from kernelproof.controller.verify import verify as run_verify
@@ -86,6 +91,7 @@ def verify(reference: Path, candidate: Path, policy: dict[str, Any], profile: st
         "compile_baseline": False if no_compile_baseline else None,
         "default_knobs": _parse_knobs(knobs_text), "input_seeds": list(input_seeds) or None,
         "shrink": False if no_shrink else None,
+        "inputs_file": str(inputs_file) if inputs_file else None,
     }
     report = run_verify(reference, candidate, profile=profile, **overrides)
     _present(report, json_path=json_path, html_path=html_path, junit_path=junit_path,
@@ -247,6 +253,35 @@ def compare(run_a: str, run_b: str, db_url: str | None) -> None:
         _fail(exc)
     render_comparison(result, first, second, console)
     sys.exit(int(result.exit_code))
+
+
+@app.command()
+@click.argument("directory", type=PATH)
+@click.option("--replay", "which", default=None, metavar="N|ID|latest",
+              help="Rerun one incident through verify: the saved inputs at the call's knobs.")
+@click.option("--json", "json_path", type=PATH, default=None,
+              help="With --replay, write the replay's JSON report here.")
+def incidents(directory: Path, which: str | None, json_path: Path | None) -> None:
+    """List the incidents a guard wrote to DIRECTORY (kernelproof.guard's incident_dir), or
+    replay one. Exit code: 0 for a listing; a replay's is its verdict's; 4 for a bad
+    directory or incident."""
+    from kernelproof.dispatch.incidents import find_incident, read_incidents, replay, \
+        replay_meaning
+    from kernelproof.report.incidents import render_incidents
+
+    try:
+        found = read_incidents(directory)
+        if which is None:
+            render_incidents(found, directory, console)
+            return
+        folder, incident = find_incident(found, which)
+        console.print(f"replaying {incident.describe()}")
+        report = replay(folder, incident)
+    except KernelproofError as exc:
+        _fail(exc)
+    _present(report, json_path=json_path)
+    console.print(Text(f"replay: {replay_meaning(incident, report)}"))
+    sys.exit(int(report.verdict.exit_code))
 
 
 def _fail(exc: Exception) -> NoReturn:

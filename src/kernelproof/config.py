@@ -42,6 +42,11 @@ class Settings(BaseModel):
     """Knob values for the default shape instead of the task's own (a repro, or a chosen
     size); no automatic scaling down then."""
 
+    inputs_file: str | None = None
+    """Saved call arguments (a guard incident's ``inputs.pt``) to run as one more cell of the
+    default shape (``saved:<file name>``); the matrix is then the default shape's seeds and
+    that cell, and failures are not shrunk (the saved values are the repro)."""
+
     shrink: bool = True
     """Shrink each kind of failure to its smallest failing shape and write its repro."""
 

@@ -16,6 +16,7 @@ from kernelproof.checks.op_policy import CallOps
 from kernelproof.checks.tolerance import Comparison, OwnError, TolerancePolicy, compare_output
 from kernelproof.workers.pair import WorkerPair, prepare_request
 from kernelproof.workers.protocol import PrepareReply, RunReply, RunRequest
+from kernelproof.schema.envelope import CallSignature
 from kernelproof.schema import (
     CorrectnessTest,
     Finding,
@@ -28,6 +29,7 @@ from kernelproof.schema import (
     VariantKind,
     Verdict,
 )
+from kernelproof.tasks.saved_inputs import given_slots
 from kernelproof.tasks.variants import ShapeGroup
 from kernelproof.workers.process import DeathCause, Response, WorkerDeath
 
@@ -82,6 +84,9 @@ class MatrixResult:
     default_calls: list[DefaultCall] = field(default_factory=list)
     """The reference's outputs and oracle on each seed of the default shape, for the cheap
     adequacy check (:mod:`kernelproof.checks.degenerate`)."""
+    signatures: dict[str, CallSignature] = field(default_factory=dict)
+    """Per compared cell (its variant's name), the signature of its inputs as the reference
+    worker read them: the report's envelope is built from those of the passed cells."""
 
 
 @dataclass
@@ -102,6 +107,8 @@ class MatrixRunner:
     """Per output, the reference's largest own error (against the oracle) on seed and shape
     variants: the tolerance of stress variants, which skip the float64 oracle."""
     default_knobs: dict[str, int] = field(default_factory=dict)
+    saved_arguments: list[Any] | None = None
+    """The arguments of ``verify --inputs``, for the ``saved`` cell."""
     first_outputs: list[Any] | None = None
     oracle_fallback_noted: bool = False
     """The candidate's outputs on the first seed, to compare repeated runs with."""
@@ -170,10 +177,14 @@ class MatrixRunner:
         self, group: ShapeGroup, variant: InputVariant, names: list[str], weights: list[Any],
         threads: int | None = None,
     ) -> None:
+        given, tensors = (given_slots(self.saved_arguments)
+                          if variant.kind is VariantKind.SAVED and self.saved_arguments is not None
+                          else (None, []))
         # Past 2x the float64 oracle costs more than it tells: compare with the reference.
         reference = self.pair.ask_reference(RunRequest(variant=variant, threads=threads,
                                                        oracle=not group.stress,
-                                                       oracle_fallback=True))
+                                                       oracle_fallback=True, given=given),
+                                            tensors)
         if not reference.ok:
             if group.is_default and variant.kind is VariantKind.SEED:
                 raise TaskFailure(f"the reference fails on its default inputs: "
@@ -192,7 +203,8 @@ class MatrixRunner:
         # checked calls too, "profiler off" no longer tells a candidate it is being timed.
         candidate = self.pair.ask_candidate(RunRequest(variant=variant, threads=threads,
                                                        record_ops=_recorded(variant),
-                                                       stability_delay_s=delay))
+                                                       stability_delay_s=delay, given=given),
+                                            tensors)
         self._observe(candidate, variant.name)
         if not candidate.ok:
             self._candidate_failed(group, variant, candidate)
@@ -235,6 +247,9 @@ class MatrixRunner:
                  group: ShapeGroup) -> None:
         ref_data = reference.data_as(RunReply)
         cand_data = candidate.data_as(RunReply)
+        if ref_data.signature is not None:
+            self.result.signatures[variant.name] = CallSignature.model_validate(
+                ref_data.signature)
         ref_described = [d for d in ref_data.outputs if d.get("kind") == "tensor"]
         count = len(ref_described)
         ref_outputs = reference.tensors[:count]

@@ -26,6 +26,7 @@ from kernelproof.checks.static_scan import scan_source
 from kernelproof.checks.tolerance import TolerancePolicy
 from kernelproof.config import Settings, resolve_settings
 from kernelproof.controller.confinement import sandbox_section
+from kernelproof.controller.envelope import build_envelope
 from kernelproof.controller.environment import collect_environment
 from kernelproof.controller.native_audit import NativeAudit
 from kernelproof.controller.spread_measurement import spread_for
@@ -51,6 +52,7 @@ from kernelproof.controller.summary import (
 from kernelproof.controller.task_faults import explain_task_failure
 from kernelproof.workers.pair import WorkerPair, prepare_request, worker_threads
 from kernelproof.errors import CandidateFormatError, TaskError, UsageError
+from kernelproof.schema.envelope import Envelope
 from kernelproof.schema import (
     Artifact,
     Assumption,
@@ -73,6 +75,7 @@ from kernelproof.schema import (
 )
 from kernelproof.tasks.formats import load_task
 from kernelproof.tasks.loaded import LoadedTask
+from kernelproof.tasks.saved_inputs import load_arguments
 from kernelproof.tasks.variants import ShapeGroup, draw_seeds, largest_verified, plan_matrix
 from kernelproof.timing.process_spread import FALLBACK_SPREAD, ProcessSpread, widen
 from kernelproof.controller.timing_session import TimingSession
@@ -112,11 +115,12 @@ def verify(
         try:
             settings = resolve_settings(profile=profile, task_policy=loaded.task.policy,
                                         overrides=overrides)
+            saved = load_arguments(settings.inputs_file) if settings.inputs_file else None
         except UsageError as exc:
             return _early_report(Verdict.ERROR, FindingCheck.SETTINGS, str(exc), reference,
                                  candidate, started)
         with _controller_threads():
-            return _Run(loaded=loaded, settings=settings).execute(started)
+            return _Run(loaded=loaded, settings=settings, saved=saved).execute(started)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -157,8 +161,11 @@ def _controller_threads() -> Iterator[None]:
 class _Run:
     """The state of one verification while it runs."""
 
-    def __init__(self, loaded: LoadedTask, settings: Settings) -> None:
+    def __init__(self, loaded: LoadedTask, settings: Settings,
+                 saved: list[Any] | None = None) -> None:
         self.loaded = loaded
+        self.saved = saved
+        """The arguments of ``--inputs``, when given (a replay of a guard incident)."""
         self.task = loaded.task
         self.candidate = loaded.candidate_file
         self.candidate_text = loaded.candidate_text
@@ -177,6 +184,7 @@ class _Run:
         self.assumptions: list[Assumption] = []
         self.repros: list[Repro] = []
         self.sandbox: Sandbox | None = None
+        self.envelope: Envelope | None = None
         self.native: dict[str, Any] = {}
         self.own_errors: dict[int, Any] = {}
         """The reference's own error per output, learned in the matrix (timed outputs are
@@ -241,7 +249,8 @@ class _Run:
             threads=(self.settings.threads or os.cpu_count()) if self.settings.device == "cpu"
             else None,
         )
-        runner = MatrixRunner(pair=pair, policy=policy, init_seed=self.init_seed)
+        runner = MatrixRunner(pair=pair, policy=policy, init_seed=self.init_seed,
+                              saved_arguments=self.saved)
         native = NativeAudit(pair.reference, pair.candidate) if self.settings.native_audit \
             else None
         # The stacks are sampled while the default shape's cells run (the calls the op audit
@@ -264,11 +273,12 @@ class _Run:
             for variant in group.variants:
                 self.correctness.tests.append(_skipped(variant, "over this machine's budget"))
         self.correctness.largest_verified = largest_verified(self.correctness.tests, sizing.knobs)
+        self.envelope = self._envelope(runner.result.signatures, sizing.knobs)
         self.findings += correctness_findings(self.correctness.tests)
         self.findings += degenerate_findings(result.default_calls, policy, str(self.task.path))
         self.findings += _weight_findings(result.weights)
         self.assumptions = infer_assumptions(self.correctness.tests, sizing.knobs, self.findings)
-        if self.settings.shrink and self.assumptions:
+        if self.settings.shrink and self.assumptions and self.saved is None:
             shrinker = Shrinker(pair=pair, loaded=self.loaded, policy=policy,
                                 init_seed=self.init_seed, default_knobs=sizing.knobs,
                                 settings=self.settings, base_seed=self.base_seed)
@@ -284,6 +294,20 @@ class _Run:
         if self.settings.timing and decide_verdict(self.findings) in (Verdict.VERIFIED,
                                                                       Verdict.SUSPECT):
             self._time(pair, runnable, policy)
+
+    def _envelope(self, signatures: dict[str, Any], knobs: dict[str, int]) -> Envelope | None:
+        """The report's envelope; a fault in building it costs the envelope (and says so),
+        never the verification."""
+        assert self.correctness is not None
+        try:
+            return build_envelope(self.correctness.tests, signatures, knobs)
+        except Exception as exc:  # noqa: BLE001 - everything else computed must survive
+            self.findings.append(Finding(
+                check=FindingCheck.COVERAGE, severity=Severity.INFO,
+                message=f"the envelope could not be built ({type(exc).__name__}: "
+                        f"{str(exc)[:200]}); the report carries none, so kernelproof.guard "
+                        "will refuse it. Please report this with the task"))
+            return None
 
     def _task_failure_finding(self, failure: str) -> Finding:
         """The reference failed. At a shape kernelproof chose (scaled down to the budget),
@@ -408,6 +432,7 @@ class _Run:
                 build_s=build_s,
             ),
             sandbox=self.sandbox,
+            envelope=self.envelope,
             environment=collect_environment(self.settings.device, worker_threads(self.settings)),
             candidate=_artifact(self.candidate, self.candidate_text),
             reference=_artifact(self.task.path, self.task.text),

@@ -37,6 +37,7 @@ _FLAGS: dict[str, Callable[[Any], list[str]]] = {
                                 if v else []),
     "input_seeds": lambda v: [w for seed in v or [] for w in ("--input-seed", str(seed))],
     "shrink": lambda v: [] if v else ["--no-shrink"],
+    "inputs_file": lambda v: ["--inputs", str(v)] if v else [],
 }
 
 #: Recorded keys that are not inputs of a run: the seed is written from the correctness

@@ -117,6 +117,9 @@ def _render_correctness(report: Report, console: Console) -> None:
         f"(reproduce with --seed {correctness.base_seed})"))
     if correctness.scaled_down:
         console.print(Text.assemble(("note: ", "yellow"), correctness.scaled_down))
+    if report.envelope is not None and report.envelope.signatures:
+        # Where the verdict holds: what kernelproof.guard and the end-to-end check route by.
+        console.print(Text(f"envelope: {report.envelope.describe()}", style="dim"))
 
 
 def _render_assumptions(report: Report, console: Console) -> None:

@@ -25,6 +25,10 @@ class VariantKind(str, Enum):
     REPEAT = "repeat"
     """The first seed's inputs again: identical runs must give identical-enough answers."""
 
+    SAVED = "saved"
+    """Arguments saved from a real call (a guard incident's ``inputs.pt``, ``verify
+    --inputs``), run at the default shape instead of inputs built from the seed."""
+
 
 class ValueTransform(str, Enum):
     """How floating-point inputs are transformed after generation."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from kernelproof.config import Settings
 from kernelproof.schema.correctness import CorrectnessTest, TestOutcome
@@ -80,6 +81,13 @@ def plan_matrix(
         default.variants.append(
             InputVariant(name=f"seed:{index}", kind=VariantKind.SEED, seed=seed)
         )
+    if settings.inputs_file:
+        # A replay: the saved call is the point; the seeds keep the usual default-shape checks
+        # (a candidate that fails there is broken, the op audit has its reference call).
+        name = Path(settings.inputs_file).name
+        default.variants.append(InputVariant(name=f"saved:{name}", kind=VariantKind.SAVED,
+                                             seed=first))
+        return [default]
     for index in range(1, REPEATS + 1):
         default.variants.append(
             InputVariant(name=f"repeat:{index}", kind=VariantKind.REPEAT, seed=first)

@@ -249,21 +249,16 @@ class Harness(TimedCalls):
         import torch
 
         from kernelproof.checks.op_recorder import OpRecorder
-        from kernelproof.tasks.inputs import build_inputs, oracle_inputs
+        from kernelproof.tasks.inputs import oracle_inputs
 
         assert self.prepared is not None, "run before prepare"
-        variant = request.variant
-        inputs = build_inputs(
-            self.prepared.task, variant, device=self.spec.device, dtype=self.prepared.dtype
-        )
+        inputs = self._inputs(request, tensors)
         data = RunReply()
         if not self.prepared.warmed and self.spec.role == "candidate":
             # One unrecorded call first, so that lazy compilation (torch.compile, numba) is
             # not what the op audit and the probes see.
             with torch.no_grad():
-                self.prepared.model(*build_inputs(self.prepared.task, variant,
-                                                  device=self.spec.device,
-                                                  dtype=self.prepared.dtype))
+                self.prepared.model(*self._inputs(request, tensors))
             synchronize(self.spec.device)
         self.prepared.warmed = True
         state = self.probe.before(inputs) if self.probe is not None else None
@@ -286,6 +281,8 @@ class Harness(TimedCalls):
                 state, inputs, outputs, request.stability_delay_s
             )
         data.outputs = [describe(o) for o in outputs]
+        if self.spec.role == "reference":
+            data.signature = _signature_of(inputs)
         sendable = [plain_tensor(o) for o in outputs if isinstance(o, torch.Tensor)]
         if self.spec.role == "reference" and request.oracle:
             try:
@@ -336,6 +333,18 @@ class Harness(TimedCalls):
 
     # -- helpers ---------------------------------------------------------------------------
 
+    def _inputs(self, request: RunRequest, tensors: list[Any]) -> list[Any]:
+        """A run's inputs: the saved arguments sent with the request, else the variant's,
+        built from its seed."""
+        from kernelproof.tasks.inputs import build_inputs
+        from kernelproof.tasks.saved_inputs import rebuild
+
+        assert self.prepared is not None
+        if request.given is not None:
+            return rebuild(request.given, tensors, self.spec.device)
+        return build_inputs(self.prepared.task, request.variant, device=self.spec.device,
+                            dtype=self.prepared.dtype)
+
     def _task_module(self, knobs: dict[str, int]) -> types.ModuleType:
         from kernelproof.tasks.module import module_from_source
         from kernelproof.tasks.source import parse_task
@@ -359,6 +368,17 @@ HANDLERS: dict[str, Callable[[Harness, Any, list[Any]], tuple[ReplyData, list[An
     "work": Harness.op_work,
     "plan": Harness.op_plan,
 }
+
+
+def _signature_of(inputs: list[Any]) -> dict[str, Any] | None:
+    """The inputs' call signature for the report's envelope, or None when it cannot be read
+    (the cell then stays out of the envelope; the run itself must not fail over it)."""
+    from kernelproof.schema.envelope import CallSignature
+
+    try:
+        return CallSignature.of(inputs).model_dump(mode="json")
+    except Exception:  # noqa: BLE001 - an unreadable signature only narrows the envelope
+        return None
 
 
 def _start_audit(spec: WorkerSpec) -> Any:

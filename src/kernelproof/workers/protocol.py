@@ -97,6 +97,12 @@ class RunRequest(_Request):
     """Run the call with torch's and numba's pools at this many threads; None: the worker's
     own count (the machine's, for correctness)."""
 
+    given: list[dict[str, Any]] | None = None
+    """Saved arguments to call with instead of building the variant's inputs (``verify
+    --inputs``): per positional argument ``{"tensor": i, "strides": [...]}`` (the i-th tensor
+    sent with the request, laid out with these strides) or ``{"value": v}``
+    (:func:`kernelproof.tasks.saved_inputs.given_slots`)."""
+
 
 class TimeRequest(_Request):
     """Time one call per seed, each on freshly built inputs (and, when cold, after a cache
@@ -244,6 +250,11 @@ class RunReply(ReplyData):
 
     input_count: int = 0
     """How many input tensors follow (when ``return_inputs`` was asked)."""
+
+    signature: dict[str, Any] | None = None
+    """Reference only: the :class:`~kernelproof.schema.envelope.CallSignature` of the call's
+    inputs (dumped), for the report's envelope. The candidate's is never asked for: its
+    process is untrusted, and it built the same inputs from the same seed."""
 
     @field_validator("ops", mode="before")
     @classmethod
