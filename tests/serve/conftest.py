@@ -14,12 +14,14 @@ import hashlib
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -209,3 +211,112 @@ def fake_verify(catalog: Any) -> Any:
         return fake_report(source, catalog, task.key)
 
     return run
+
+
+# -- a real server in its own process -------------------------------------------------------------
+
+#: Seconds a real server may take to start listening (imports, migrations, the suite).
+SERVER_START_S = 120
+
+#: Settings of the real verifications in these tests: the quick profile without timing keeps
+#: one verification of a small task to ~10 s on a loaded 2-core machine.
+SERVER_FLAGS = ["--profile", "quick", "--no-timing"]
+
+
+@dataclass
+class ServerProcess:
+    """``kernelproof serve`` running in a subprocess; :meth:`start` again after a crash."""
+
+    database_url: str
+    folder: Path
+    workers: int = 1
+    extra: tuple[str, ...] = ()
+    port: int = 0
+    process: subprocess.Popen[bytes] | None = None
+    token: str = ""
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> ServerProcess:
+        from kernelproof.serve.tokens import create_token
+
+        tokens = self.folder / "tokens.jsonl"
+        if not self.token:
+            self.token = create_token("alice", tokens)
+        self.port = _free_port()
+        log = open(self.folder / f"server-{self.port}.log", "wb")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "kernelproof.cli", "serve", str(SUITE),
+             "--db", self.database_url, "--tokens", str(tokens), "--port", str(self.port),
+             "--workers", str(self.workers), *SERVER_FLAGS, *self.extra],
+            stdout=log, stderr=subprocess.STDOUT, cwd=self.folder)
+        deadline = time.monotonic() + SERVER_START_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                pytest.fail(f"the server exited: {self.log()}", pytrace=False)
+            try:
+                self.get("/api/tasks")
+                return self
+            except OSError:
+                time.sleep(0.3)
+        pytest.fail(f"the server did not listen within {SERVER_START_S} s: {self.log()}",
+                    pytrace=False)
+
+    def log(self) -> str:
+        return (self.folder / f"server-{self.port}.log").read_text(errors="replace")[-3000:]
+
+    def get(self, path: str) -> Any:
+        import json
+        import urllib.request
+
+        with urllib.request.urlopen(self.base + path, timeout=30) as response:
+            return json.loads(response.read())
+
+    def submit(self, task: str, source: str) -> Any:
+        import json
+        import urllib.request
+
+        request = urllib.request.Request(
+            self.base + "/api/submissions", method="POST",
+            data=json.dumps({"task": task, "source": source}).encode(),
+            headers={"Authorization": f"Bearer {self.token}",
+                     "Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.loads(response.read())
+
+    def wait_for(self, submission_id: int, statuses: tuple[str, ...],
+                 within_s: float = 300) -> dict[str, Any]:
+        deadline = time.monotonic() + within_s
+        while time.monotonic() < deadline:
+            view = self.get(f"/api/submissions/{submission_id}")
+            if view["status"] in statuses:
+                return view
+            time.sleep(0.2)
+        raise AssertionError(f"submission {submission_id} never reached {statuses}: {view}\n"
+                             f"{self.log()}")
+
+    def stop(self, sig: int = signal.SIGINT) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(sig)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+@pytest.fixture
+def server_process(tmp_path: Path) -> Iterator[Callable[..., ServerProcess]]:
+    """``server_process(database_url, workers=1)``: a started server, stopped at the end."""
+    started: list[ServerProcess] = []
+
+    def start(database_url: str, workers: int = 1, *extra: str) -> ServerProcess:
+        server = ServerProcess(database_url, tmp_path, workers, extra).start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()

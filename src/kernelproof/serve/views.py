@@ -45,6 +45,9 @@ class SubmissionView(BaseModel):
     status: SubmissionStatus
     submitted_by: str
     attempts: int
+    worker: str | None = None
+    """The worker verifying it (``host:pid`` for a local worker), while it runs."""
+
     created_at: datetime
     started_at: datetime | None = None
     finished_at: datetime | None = None
@@ -79,6 +82,8 @@ def submission_view(submission: Submission, verification: Verification | None,
     return SubmissionView(
         id=submission.id, task=submission.task_key, status=SubmissionStatus(submission.status),
         submitted_by=submission.token_name, attempts=submission.attempts,
+        worker=submission.worker if submission.status == SubmissionStatus.RUNNING.value
+        else None,
         created_at=submission.created_at, started_at=submission.started_at,
         finished_at=submission.finished_at, reused=submission.reused, reason=submission.reason,
         result=_result(verification) if done and verification is not None else None,

@@ -1,0 +1,39 @@
+"""Real verifications of a real suite task through a real ``kernelproof serve`` process: a
+worker killed with SIGKILL mid-verification has its submission requeued and completed, and a
+server killed mid-queue resumes it when started again."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from .conftest import ROOT
+
+pytestmark = pytest.mark.slow
+
+TASK = "level1/19_NewGELU"
+HONEST = (ROOT / "tasks" / "solutions" / "level1" / "19_torch_fused_gelu.py").read_text()
+
+
+def test_a_killed_worker_and_a_killed_server_lose_nothing(server_process, tmp_path):
+    server = server_process(f"sqlite:///{tmp_path / 'kernelproof.db'}")
+    first = server.submit(TASK, HONEST)["id"]
+    second = server.submit(TASK, HONEST + "\n# the same kernel, another submission\n")["id"]
+
+    running = server.wait_for(first, ("running",))
+    os.kill(int(running["worker"].rpartition(":")[2]), signal.SIGKILL)
+    done = server.wait_for(first, ("done", "failed"))
+    assert done["status"] == "done" and done["attempts"] == 2, done
+    assert "killed by SIGKILL" in done["reason"]
+    assert done["result"]["verdict"] == "verified"
+
+    server.wait_for(second, ("running",))
+    server.stop(signal.SIGKILL)  # the whole server dies; its worker dies with it
+    server.start()  # same database, a new process
+    resumed = server.wait_for(second, ("done", "failed"))
+    assert resumed["status"] == "done" and resumed["result"]["verdict"] == "verified", resumed
+    assert resumed["attempts"] == 2 and "was gone when the server started" in resumed["reason"]
+    board = server.get(f"/api/leaderboard/{TASK}")
+    assert sorted(e["submission_id"] for e in board["ranked"]) == [first, second]
