@@ -199,3 +199,26 @@ def test_pages_render_with_a_policy_that_forbids_outside_assets(serve, tmp_path)
     runs = client.http.get("/history?a=1&b=1")
     assert runs.status_code == 200 and 'id="comparison"' in runs.text
     assert client.http.get("/history?a=1&b=99").status_code == 404
+
+
+def test_a_submission_identical_to_a_bench_result_reuses_it_and_the_task_page_shows_bench_runs(
+        serve, tmp_path):
+    from kernelproof.roofline import machine_fingerprint
+    from kernelproof.serve.catalog import SuiteCatalog
+    from kernelproof.suite.store import ResultsStore
+
+    from .conftest import fake_report
+
+    url = f"sqlite:///{tmp_path / 'kp.db'}"
+    catalog = SuiteCatalog.read(SUITE, "quick", {"timing": False}, machine_fingerprint("cpu"))
+    source = fake_source(speedup=1.7, ci=(1.6, 1.8), tag="bench")
+    with ResultsStore(url) as store:  # what `kernelproof bench` leaves behind
+        run = store.start_run(suite=SUITE, solutions="solutions", label="nightly")
+        stored = store.add(run, TASK, 1, "19", 0, fake_report(source, catalog, TASK))
+    client = serve(url, workers=0)
+    reused = client.submit(source)
+    assert reused.status_code == 200 and reused.json()["reused"] is True
+    assert reused.json()["result"]["verification_id"] == stored
+    page = client.http.get(f"/tasks/{TASK}").text
+    bench = page[page.index('id="bench"'):]
+    assert "nightly" in bench and "1.7x" in bench

@@ -26,7 +26,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from kernelproof.errors import CandidateFormatError, KernelproofError, TaskError
 from kernelproof.report import formatting as fmt
 from kernelproof.serve.catalog import SuiteCatalog, UnknownTask
-from kernelproof.serve.config import ServeConfig
+from kernelproof.serve.config import SERVE_RUN_SOLUTIONS, ServeConfig
 from kernelproof.serve.limits import RateLimiter
 from kernelproof.serve.queue import SubmissionQueue
 from kernelproof.serve.tables import SubmissionStatus
@@ -181,7 +181,11 @@ def create_app(server: Server) -> FastAPI:
 
     @app.get("/tasks/{task:path}", response_class=HTMLResponse)
     def task_page(task: str) -> HTMLResponse:
-        return page("task.html.j2", board=_leaderboard(server, task))
+        board = _leaderboard(server, task)
+        runs = {run.id: run for run in server.store.runs()}
+        bench = [v for v in server.store.history(task_key=task, limit=HISTORY_LIMIT)
+                 if v.run_id in runs and runs[v.run_id].solutions != SERVE_RUN_SOLUTIONS]
+        return page("task.html.j2", board=board, bench=bench, runs=runs)
 
     @app.get("/submissions/{submission_id}", response_class=HTMLResponse)
     def submission_page(submission_id: int) -> HTMLResponse:

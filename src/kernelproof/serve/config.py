@@ -9,7 +9,11 @@ from pydantic import BaseModel, Field
 
 from kernelproof.serve.limits import Limits
 
-__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "ServeConfig"]
+__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "SERVE_RUN_SOLUTIONS", "ServeConfig"]
+
+#: The ``solutions`` of the run a server records in the store: what tells a server's
+#: verifications from a bench run's.
+SERVE_RUN_SOLUTIONS = "submissions (kernelproof serve)"
 
 #: Loopback: only this machine's users can submit until the operator chooses otherwise.
 DEFAULT_HOST = "127.0.0.1"

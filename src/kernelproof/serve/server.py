@@ -8,7 +8,7 @@ from collections.abc import Callable
 from kernelproof.config import resolve_settings
 from kernelproof.serve.app import Server, create_app
 from kernelproof.serve.catalog import SuiteCatalog
-from kernelproof.serve.config import ServeConfig
+from kernelproof.serve.config import SERVE_RUN_SOLUTIONS, ServeConfig
 from kernelproof.serve.database import open_store
 from kernelproof.serve.queue import SubmissionQueue
 from kernelproof.serve.supervisor import (LocalWorkers, RayWorkers, WorkerPool,
@@ -47,7 +47,7 @@ def open_server(config: ServeConfig, pool_factory: PoolFactory = default_pool) -
     catalog = SuiteCatalog.read(config.suite, config.profile, config.overrides, fingerprint)
     store = open_store(config.db_url)
     queue = SubmissionQueue(store)
-    run_id = store.start_run(suite=catalog.suite, solutions="submissions (kernelproof serve)",
+    run_id = store.start_run(suite=catalog.suite, solutions=SERVE_RUN_SOLUTIONS,
                              settings=settings.model_dump(mode="json"), fingerprint=fingerprint,
                              device=settings.device, label="serve")
     server = Server(config=config, store=store, queue=queue, catalog=catalog, run_id=run_id)
