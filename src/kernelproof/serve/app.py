@@ -28,7 +28,7 @@ from kernelproof.report import formatting as fmt
 from kernelproof.serve.catalog import SuiteCatalog, UnknownTask
 from kernelproof.serve.config import SERVE_RUN_SOLUTIONS, ServeConfig
 from kernelproof.serve.limits import RateLimiter
-from kernelproof.serve.queue import SubmissionQueue
+from kernelproof.serve.queue import QueueFull, SubmissionQueue
 from kernelproof.serve.tables import SubmissionStatus
 from kernelproof.serve.tokens import TokenBook
 from kernelproof.serve.views import (SubmissionView, TaskLeaderboard, TaskSummary,
@@ -276,6 +276,12 @@ def _submit(server: Server, name: str, payload: SubmissionRequest) -> Submission
     size = len(payload.source.encode("utf-8"))
     if size > limits.max_source_bytes:
         raise _too_large(size, limits.max_source_bytes, "the source")
+    wait = server.limiter.take(name)
+    if wait:
+        raise ApiError(429, f"token {name!r} is over its rate limit of "
+                            f"{limits.submissions_per_minute:g} submissions per minute "
+                            f"(bursts of {limits.burst}); retry in {wait:g} s",
+                       {"Retry-After": str(max(1, round(wait)))})
     try:
         identity = server.catalog.identity(payload.task, payload.source)
     except UnknownTask as exc:
@@ -289,19 +295,14 @@ def _submit(server: Server, name: str, payload: SubmissionRequest) -> Submission
     # One submission at a time from this server: the reuse lookup and the insert then see
     # each other, so a burst of identical submissions is verified once.
     with server.submit_lock:
-        queued = server.queue.queued_count(name)
-        if queued >= limits.max_queued_per_token:
-            raise ApiError(429, f"token {name!r} already has {queued} submissions queued or "
-                                f"running, the most it may have ({limits.max_queued_per_token}); "
-                                "wait for some to finish (GET /api/submissions/ID)")
-        wait = server.limiter.take(name)
-        if wait:
-            raise ApiError(429, f"token {name!r} is over its rate limit of "
-                                f"{limits.submissions_per_minute:g} submissions per minute "
-                                f"(bursts of {limits.burst}); retry in {wait:g} s",
-                           {"Retry-After": str(max(1, round(wait)))})
-        row = server.queue.submit(name, payload.task, payload.source, identity)
-    return _view(server, row.id, None)  # the submitter has the source: no need to echo it
+        try:
+            row = server.queue.submit(name, payload.task, payload.source, identity,
+                                      max_queued=limits.max_queued_per_token)
+        except QueueFull as exc:
+            raise ApiError(429, str(exc)) from None
+    verification = (server.queue.verification(row.verification_id)
+                    if row.verification_id is not None else None)
+    return submission_view(row, verification)  # the submitter has the source: not echoed
 
 
 def _without_paths(message: str) -> str:

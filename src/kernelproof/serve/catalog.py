@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import tempfile
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,10 @@ from kernelproof.suite.layout import read_suite
 from kernelproof.suite.store import settings_hash
 
 __all__ = ["SuiteCatalog", "UnknownTask", "candidate_file_name"]
+
+#: Identities remembered by (task, source hash): a burst of identical submissions (a retry
+#: loop, a team sharing a kernel) is parsed once. Deterministic, so caching cannot change one.
+IDENTITY_CACHE_SIZE = 1024
 
 
 class UnknownTask(KernelproofError, LookupError):
@@ -42,6 +48,9 @@ class SuiteCatalog:
     fingerprint: str = ""
     layout: str = ""
     tasks: dict[str, BenchTask] = field(default_factory=dict)
+    _identities: OrderedDict[tuple[str, str], SubmissionIdentity] = field(
+        default_factory=OrderedDict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
     def read(cls, suite: Path, profile: str = "default",
@@ -68,9 +77,22 @@ class SuiteCatalog:
     def identity(self, key: str, source: str) -> SubmissionIdentity:
         """The identity of ``source`` submitted to task ``key``. A candidate its task's format
         refuses (no entry point, a syntax error) raises :class:`CandidateFormatError`."""
+        task = self.task(key)
+        cache_key = (key, hashlib.sha256(source.encode()).hexdigest())
+        with self._lock:
+            if cache_key in self._identities:
+                self._identities.move_to_end(cache_key)
+                return self._identities[cache_key]
+        identity = self._identity(task, source)
+        with self._lock:
+            self._identities[cache_key] = identity
+            while len(self._identities) > IDENTITY_CACHE_SIZE:
+                self._identities.popitem(last=False)
+        return identity
+
+    def _identity(self, task: BenchTask, source: str) -> SubmissionIdentity:
         from kernelproof.tasks.formats import load_task
 
-        task = self.task(key)
         with tempfile.TemporaryDirectory(prefix="kernelproof-serve-") as scratch:
             candidate = Path(scratch) / "submission.py"
             candidate.write_text(source, encoding="utf-8")

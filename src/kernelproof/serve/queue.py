@@ -27,7 +27,7 @@ from kernelproof.schema import Report
 from kernelproof.serve.tables import Submission, SubmissionStatus, utcnow
 from kernelproof.suite.store import ResultsStore, Verification, verification_row
 
-__all__ = ["MAX_ATTEMPTS", "Claim", "SubmissionIdentity", "SubmissionQueue"]
+__all__ = ["MAX_ATTEMPTS", "Claim", "QueueFull", "SubmissionIdentity", "SubmissionQueue"]
 
 #: Claims per submission: the first attempt and one retry after its worker died. A candidate
 #: that kills its verifier twice is not given a third machine to kill.
@@ -38,6 +38,15 @@ CLAIM_RACES = 8
 
 _QUEUED, _RUNNING = SubmissionStatus.QUEUED.value, SubmissionStatus.RUNNING.value
 _DONE, _FAILED = SubmissionStatus.DONE.value, SubmissionStatus.FAILED.value
+
+
+class QueueFull(Exception):
+    """A token has as many submissions queued or running as it may."""
+
+    def __init__(self, token_name: str, queued: int, limit: int) -> None:
+        super().__init__(f"token {token_name!r} already has {queued} submissions queued or "
+                         f"running, the most it may have ({limit}); wait for some to finish "
+                         "(GET /api/submissions/ID)")
 
 
 class _NotOwned(Exception):
@@ -76,8 +85,11 @@ class SubmissionQueue:
     # -- submitting --------------------------------------------------------------------------
 
     def submit(self, token_name: str, task_key: str, source: str,
-               identity: SubmissionIdentity) -> Submission:
+               identity: SubmissionIdentity, max_queued: int | None = None) -> Submission:
         """Add a submission and return it.
+
+        With ``max_queued``, a token that already has that many submissions queued or running
+        gets :class:`QueueFull` instead, and nothing is added.
 
         When the store already holds a verification with the same identity, the submission is
         ``done`` at once with that result (``reused``). When an identical submission is queued
@@ -85,6 +97,12 @@ class SubmissionQueue:
         twice.
         """
         with self.store.transaction() as session:
+            if max_queued is not None:
+                queued = session.scalar(select(func.count()).select_from(Submission).where(
+                    Submission.token_name == token_name,
+                    Submission.status.in_((_QUEUED, _RUNNING)))) or 0
+                if queued >= max_queued:
+                    raise QueueFull(token_name, queued, max_queued)
             stored = session.scalars(
                 select(Verification.id).where(
                     Verification.candidate_sha256 == identity.candidate_sha256,
