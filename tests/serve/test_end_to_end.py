@@ -1,6 +1,6 @@
 """Real verifications of a real suite task through a real ``kernelproof serve`` process: a
-worker killed with SIGKILL mid-verification has its submission requeued and completed, and a
-server killed mid-queue resumes it when started again."""
+worker killed with SIGKILL mid-verification has its submission requeued and completed, a
+server killed mid-queue resumes it when started again, and Ray actors drain the queue too."""
 
 from __future__ import annotations
 
@@ -37,3 +37,15 @@ def test_a_killed_worker_and_a_killed_server_lose_nothing(server_process, tmp_pa
     assert resumed["attempts"] == 2 and "was gone when the server started" in resumed["reason"]
     board = server.get(f"/api/leaderboard/{TASK}")
     assert sorted(e["submission_id"] for e in board["ranked"]) == [first, second]
+
+
+def test_ray_actors_drain_the_queue(server_process, tmp_path):
+    server = server_process(f"sqlite:///{tmp_path / 'kernelproof.db'}", 1, "--ray")
+    submitted = server.submit(TASK, HONEST + "\n# verified by a Ray actor\n")["id"]
+    running = server.wait_for(submitted, ("running", "done", "failed"))
+    assert running["status"] != "failed", running
+    done = server.wait_for(submitted, ("done", "failed"))
+    assert done["status"] == "done" and done["result"]["verdict"] == "verified", done
+    assert done["attempts"] == 1
+    queue_page = server.get("/api/queue")
+    assert queue_page["counts"]["done"] == 1
