@@ -5,7 +5,6 @@ the reason, a restart resumes, and identical submissions reuse one result."""
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
 import pytest
 

@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
+from sqlalchemy.engine import make_url
 
 from kernelproof.config import resolve_settings
 from kernelproof.errors import UsageError
@@ -22,7 +24,7 @@ __all__ = ["serve_from_cli"]
 def serve_from_cli(suite: Path, *, db_url: str | None, host: str, port: int, workers: int,
                    ray: str | None, tokens: Path, profile: str, overrides: dict[str, Any],
                    limits: dict[str, Any], private_code: bool, console: Console) -> None:
-    from kernelproof.serve.server import run_server
+    from kernelproof.serve.server import open_server, run_server
 
     try:
         config = ServeConfig(suite=suite, db_url=db_url or default_url(), tokens=tokens,
@@ -34,6 +36,8 @@ def serve_from_cli(suite: Path, *, db_url: str | None, host: str, port: int, wor
     settings = resolve_settings(profile=profile, overrides=overrides)
     gaps = None if is_loopback(host) else sandbox_gaps()
     check_exposure(host, gaps, sandboxed=settings.sandbox)
+    server = open_server(config)  # the store's URL is valid from here on
+    store = make_url(config.db_url).render_as_string(hide_password=True)
     console.print(f"kernelproof serve: http://{host}:{port}/ ({workers} worker(s)"
-                  f"{', on Ray' if ray else ''}; store {config.db_url.split('@')[-1]})")
-    run_server(config)
+                  f"{', on Ray' if ray else ''}; store {escape(store)})")
+    run_server(server)

@@ -56,10 +56,9 @@ def open_server(config: ServeConfig, pool_factory: PoolFactory = default_pool) -
     return server
 
 
-def run_server(config: ServeConfig) -> None:
+def run_server(server: Server) -> None:
     """Serve until interrupted (Ctrl-C or SIGTERM stop the workers and record the run)."""
     import uvicorn
 
-    server = open_server(config)
-    uvicorn.run(create_app(server), host=config.host, port=config.port, log_level="warning",
-                access_log=False)
+    uvicorn.run(create_app(server), host=server.config.host, port=server.config.port,
+                log_level="warning", access_log=False)
