@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -50,6 +51,9 @@ JSON_ENVELOPE_BYTES = 4096
 #: Rows a history page shows.
 HISTORY_LIMIT = 200
 
+#: Rendered packets kept in memory (each a few hundred KiB with its plots).
+PACKET_CACHE_SIZE = 64
+
 
 class ApiError(Exception):
     """An error answered as JSON with ``status``; the message says what to fix."""
@@ -84,6 +88,12 @@ class Server:
     """The :class:`~kernelproof.serve.supervisor.WorkerPool`, started with the app."""
 
     limiter: RateLimiter = field(init=False)
+    _packets: OrderedDict[int, str] = field(default_factory=OrderedDict)
+    """Rendered packets by verification id: a stored report never changes, and rendering one
+    (its plots) costs far more than serving it."""
+
+    _packets_lock: threading.Lock = field(default_factory=threading.Lock)
+
     _tokens: TokenBook | None = None
     _tokens_stamp: float = -1.0
     submit_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -91,6 +101,20 @@ class Server:
     def __post_init__(self) -> None:
         self.limiter = RateLimiter(self.config.limits.submissions_per_minute,
                                    self.config.limits.burst)
+
+    def packet(self, verification_id: int) -> str:
+        """The review packet of a stored verification, rendered once."""
+        from kernelproof.report.html import render_html
+
+        with self._packets_lock:
+            cached = self._packets.get(verification_id)
+        if cached is None:
+            cached = render_html(self.store.report(verification_id))
+            with self._packets_lock:
+                self._packets[verification_id] = cached
+                while len(self._packets) > PACKET_CACHE_SIZE:
+                    self._packets.popitem(last=False)
+        return cached
 
     def tokens(self) -> TokenBook:
         """The tokens file, read again when it changed (a token made while serving works)."""
@@ -339,9 +363,7 @@ _CODE_SECTION = re.compile(r'<section id="code">.*?</section>', re.DOTALL)
 
 
 def _packet_response(server: Server, verification_id: int, *, private: bool) -> HTMLResponse:
-    from kernelproof.report.html import render_html
-
-    html = render_html(server.store.report(verification_id))
+    html = server.packet(verification_id)
     if private:
         html, hidden = _CODE_SECTION.subn(
             '<section id="code"><h2>Code facts</h2><p class="muted">Private: this server shows '

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from kernelproof.serve.catalog import SuiteCatalog
 from kernelproof.serve.queue import SubmissionQueue
 from kernelproof.serve.worker import (CONFIG_ENV, STALE_AFTER_S, VerifyFunction, WorkerConfig,
-                                      WorkerLoop)
+                                      WorkerLoop, worker_name)
 
 __all__ = ["LocalWorkers", "RayWorkers", "ThreadWorkers", "WorkerPool", "describe_exit",
            "recover_dead_local_workers"]
@@ -71,12 +71,11 @@ def recover_dead_local_workers(queue: SubmissionQueue) -> list[int]:
     """At start: submissions left running by a worker process of this host that no longer
     exists (the previous server and its workers died) are abandoned now, not after their
     heartbeat goes stale."""
-    host = os.uname().nodename
     recovered = []
     for _submission, worker in queue.running_workers().items():
-        name, _, pid = (worker or "").rpartition(":")
-        if name != host or not pid.isdigit() or _alive(int(pid)):
-            continue
+        pid = (worker or "").rpartition(":")[2]
+        if not pid.isdigit() or worker != worker_name(int(pid)) or _alive(int(pid)):
+            continue  # another host's worker, a Ray actor, or alive
         recovered += queue.abandon(worker, f"its worker {worker} was gone when the server "
                                            "started (the previous server stopped or died)")
     return recovered
@@ -125,7 +124,7 @@ class LocalWorkers:
         environment[CONFIG_ENV] = self.config.model_dump_json()
         process = subprocess.Popen([sys.executable, "-m", "kernelproof.serve.worker"],
                                    env=environment, stdin=subprocess.DEVNULL)
-        return _Process(process, f"{os.uname().nodename}:{process.pid}", time.monotonic())
+        return _Process(process, worker_name(process.pid), time.monotonic())
 
     def _watch(self) -> None:
         while not self._stopping.wait(WATCH_S):

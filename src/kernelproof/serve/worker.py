@@ -63,9 +63,11 @@ class WorkerConfig(BaseModel):
     """The worker's name in the queue; empty: :func:`worker_name` of its process."""
 
 
-def worker_name(prefix: str = "") -> str:
-    """``host:pid``, the name a local worker claims under (the supervisor knows it by pid)."""
-    return f"{prefix}{socket.gethostname()}:{os.getpid()}"
+def worker_name(pid: int | None = None) -> str:
+    """``host:pid``: the name a local worker process claims under; the supervisor, which
+    knows its workers by pid, and a restarted server, which checks whether that pid is alive,
+    derive the same name."""
+    return f"{socket.gethostname()}:{os.getpid() if pid is None else pid}"
 
 
 def real_verification(profile: str, overrides: dict[str, Any]) -> VerifyFunction:
