@@ -58,6 +58,9 @@ CONNECTIONS_PER_TOKEN = 4
 #: Seconds the server may take to listen.
 START_S = 120
 
+#: Seconds the issue allows for posting the 300 submissions.
+POST_TARGET_S = 10.0
+
 #: Timed API requests at most while the queue drains, and the pause between them.
 MAX_TIMED_REQUESTS = 2000
 TIMED_PAUSE_S = 0.02
@@ -197,8 +200,9 @@ def main() -> None:
     texts = sources(options.submissions, options.distinct)
     ids, posting_s, codes = post_all(server, tokens, texts)
     print(f"posted {options.submissions} submissions from {len(TOKENS)} tokens in "
-          f"{posting_s:.2f} s ({options.distinct} distinct sources, the rest identical copies); "
-          f"status codes {dict(sorted(codes.items()))}")
+          f"{posting_s:.2f} s ({'within' if posting_s <= POST_TARGET_S else 'OVER'} the "
+          f"{POST_TARGET_S:.0f} s target; {options.distinct} distinct sources, the rest "
+          f"identical copies); status codes {dict(sorted(codes.items()))}")
     if len(ids) != options.submissions:
         raise SystemExit(f"only {len(ids)} of {options.submissions} were accepted")
 

@@ -46,6 +46,12 @@ STALE_AFTER_S = 60.0
 #: Seconds an idle worker waits before asking the queue again.
 POLL_S = 0.5
 
+#: A worker process (and so its verifications' worker processes, which inherit it) yields
+#: the CPU to the API process: a status request must answer in milliseconds while a
+#: verification takes seconds. Reference and candidate inherit the same niceness, so their
+#: comparison is unaffected; on an idle machine niceness changes nothing.
+WORKER_NICENESS = 5
+
 #: One verification: the task and the candidate file -> the report. Never raises for a bad
 #: candidate (that is a verdict); an exception means the verifier itself failed.
 VerifyFunction = Callable[[BenchTask, Path], Report]
@@ -170,6 +176,7 @@ def main() -> None:
     from kernelproof.serve.database import open_store
 
     _die_with_parent()
+    os.nice(WORKER_NICENESS)
     config = WorkerConfig.model_validate_json(os.environ[CONFIG_ENV])
     store = open_store(config.db_url)
     catalog = SuiteCatalog.read(config.suite, config.profile, config.overrides)
