@@ -15,6 +15,7 @@ import json
 import re
 import shutil
 import subprocess
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -73,6 +74,8 @@ class Browser:
             line = self.process.stderr.readline()
             match = re.search(r"DevTools listening on ws://([^/]+)/", line)
             if match:
+                # Keep reading what Chromium writes afterwards, so a full pipe never blocks it.
+                threading.Thread(target=self.process.stderr.read, daemon=True).start()
                 return match.group(1)
             if not line and self.process.poll() is not None:
                 break
