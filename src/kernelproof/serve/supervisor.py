@@ -105,11 +105,14 @@ class LocalWorkers:
     queue: SubmissionQueue
     config: WorkerConfig
     count: int = 1
-    _processes: list[_Process] = field(default_factory=list)
+    _processes: list[_Process | None] = field(default_factory=list)
+    """One slot per worker; ``None`` while its restart backs off."""
+
     _stopping: threading.Event = field(default_factory=threading.Event)
     _watcher: threading.Thread | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _quick_deaths: int = 0
+    _respawn_at: float = 0.0
 
     def start(self) -> None:
         with self._lock:
@@ -130,19 +133,28 @@ class LocalWorkers:
         while not self._stopping.wait(WATCH_S):
             with self._lock:
                 for index, entry in enumerate(self._processes):
-                    code = entry.process.poll()
-                    if code is None or self._stopping.is_set():
+                    if entry is None:  # backing off after failed starts
+                        if time.monotonic() >= self._respawn_at:
+                            self._processes[index] = self._spawn()
                         continue
-                    self.queue.abandon(entry.name, f"its worker {entry.name} "
-                                                   f"{describe_exit(code)} while verifying it")
-                    self._quick_deaths = (self._quick_deaths + 1
-                                          if time.monotonic() - entry.started < QUICK_DEATH_S
-                                          else 0)
+                    code = entry.process.poll()
+                    if code is None:
+                        continue
+                    try:
+                        self.queue.abandon(entry.name, f"its worker {entry.name} "
+                                                       f"{describe_exit(code)} while verifying it")
+                    except Exception as exc:  # noqa: BLE001 - the stale sweep retries later
+                        print(f"kernelproof serve: could not requeue the work of {entry.name}: "
+                              f"{exc}", file=sys.stderr)
+                    quick = time.monotonic() - entry.started < QUICK_DEATH_S
+                    self._quick_deaths = self._quick_deaths + 1 if quick else 0
                     if self._quick_deaths >= MAX_QUICK_DEATHS:
-                        print(f"kernelproof serve: workers keep dying at start ({describe_exit(code)}); "
-                              f"retrying in {RESTART_BACKOFF_S:.0f} s", file=sys.stderr)
-                        self._stopping.wait(RESTART_BACKOFF_S)
-                    if not self._stopping.is_set():
+                        print(f"kernelproof serve: workers keep dying at start "
+                              f"({describe_exit(code)}); next start in "
+                              f"{RESTART_BACKOFF_S:.0f} s", file=sys.stderr)
+                        self._respawn_at = time.monotonic() + RESTART_BACKOFF_S
+                        self._processes[index] = None
+                    else:
                         self._processes[index] = self._spawn()
             _sweep(self.queue)
 
@@ -151,11 +163,12 @@ class LocalWorkers:
         if self._watcher is not None:
             self._watcher.join()
         with self._lock:
-            for entry in self._processes:
+            running = [entry for entry in self._processes if entry is not None]
+            for entry in running:
                 if entry.process.poll() is None:
                     entry.process.terminate()
             deadline = time.monotonic() + STOP_GRACE_S
-            for entry in self._processes:
+            for entry in running:
                 try:
                     entry.process.wait(max(0.0, deadline - time.monotonic()))
                 except subprocess.TimeoutExpired:
@@ -167,6 +180,7 @@ class LocalWorkers:
         with self._lock:
             return [{"name": e.name, "pid": e.process.pid,
                      "state": "alive" if e.process.poll() is None else "exited"}
+                    if e is not None else {"name": "(restarting)", "state": "backing off"}
                     for e in self._processes]
 
 
