@@ -3,10 +3,10 @@
 #   * A torch that already works is kept: in .venv, or the system's (the venv then sees it).
 #   * Otherwise torch==2.13.0 is pinned: the CPU wheel on this kind of machine. An unpinned
 #     torch would pull a multi-GB CUDA build.
-# Usage: scripts/bootstrap.sh [extras]   (extras default: kernels,test)
+# Usage: scripts/bootstrap.sh [extras]   (extras default: kernels,test,serve)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
-extras="${1:-kernels,test}"
+extras="${1:-kernels,test,serve}"
 python="${PYTHON:-python3}"
 
 if [ ! -x "$KP_VENV/bin/python" ]; then

@@ -6,6 +6,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 "$KP_ROOT/scripts/bootstrap.sh"
 cd "$KP_ROOT"
 "$KP_ROOT/scripts/install_chromium.sh"  # the HTML packet's browser tests need chromium
+"$KP_ROOT/scripts/install_postgresql.sh"  # the server's tests run a real PostgreSQL
 set +e
 # Two pytest workers by default: verifications spend much of their time waiting on their
 # worker processes, so two in flight use the two cores better than one.

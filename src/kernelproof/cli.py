@@ -335,6 +335,73 @@ def bench(suite_dir: Path, solutions: Path, db_url: str | None, policy: dict[str
     sys.exit(130 if outcome.interrupted else 0)
 
 
+@app.command()
+@click.argument("suite_dir", type=PATH)
+@DB_OPTION
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on. Beyond loopback only where the candidate sandbox "
+                   "is complete on this machine.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8600, show_default=True)
+@click.option("--workers", type=click.IntRange(min=0), default=1, show_default=True,
+              help="Workers draining the queue (0: none; another server's drain it).")
+@click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None,
+              help="Workers as Ray actors: alone, start a local cluster; with an ADDRESS, join.")
+@click.option("--tokens", "tokens_path", type=PATH, required=True,
+              help="The tokens file (`kernelproof token create NAME --tokens FILE`).")
+@policy_options
+@PROFILE_OPTION
+@click.option("--budget", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Timing budget per verification, seconds.")
+@click.option("--seeds", type=click.IntRange(min=1), default=None)
+@click.option("--no-timing", is_flag=True)
+@click.option("--max-source-bytes", type=click.IntRange(min=1), default=None,
+              help="Largest source accepted (default 262144); larger ones get 413.")
+@click.option("--rate", "per_minute", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Submissions per token per minute (default 30).")
+@click.option("--burst", type=click.IntRange(min=1), default=None,
+              help="Submissions a token may send at once (default 10).")
+@click.option("--max-queued", type=click.IntRange(min=1), default=None,
+              help="Submissions per token queued or running at once (default 20).")
+@click.option("--private-code", is_flag=True,
+              help="Show each packet's code section only to the token that submitted it.")
+def serve(suite_dir: Path, db_url: str | None, host: str, port: int, workers: int,
+          ray_address: str | None, tokens_path: Path, policy: dict[str, Any], profile: str,
+          budget: float | None, seeds: int | None, no_timing: bool,
+          max_source_bytes: int | None, per_minute: float | None, burst: int | None,
+          max_queued: int | None, private_code: bool) -> None:
+    """Serve SUITE_DIR: submissions over HTTP (JSON API under /api), a queue in the results
+    store drained by sandboxed workers, and pages with leaderboards, review packets, history
+    and the queue."""
+    from kernelproof.serve.launch import serve_from_cli
+
+    overrides = {**policy, "budget_s": budget, "seeds": seeds,
+                 "timing": False if no_timing else None}
+    limits = {"max_source_bytes": max_source_bytes, "submissions_per_minute": per_minute,
+              "burst": burst, "max_queued_per_token": max_queued}
+    serve_from_cli(suite_dir, db_url=db_url, host=host, port=port, workers=workers,
+                   ray=ray_address, tokens=tokens_path, profile=profile,
+                   overrides={k: v for k, v in overrides.items() if v is not None},
+                   limits={k: v for k, v in limits.items() if v is not None},
+                   private_code=private_code, console=console)
+
+
+@app.group()
+def token() -> None:
+    """Manage the API tokens of `kernelproof serve`."""
+
+
+@token.command("create")
+@click.argument("name")
+@click.option("--tokens", "tokens_path", type=PATH, required=True,
+              help="The tokens file; created when missing. Only the token's hash is stored.")
+def token_create(name: str, tokens_path: Path) -> None:
+    """Make a token called NAME. The token is printed alone on stdout, once: keep it; the file
+    keeps only its hash."""
+    from kernelproof.serve.tokens import create_token
+
+    click.echo(create_token(name, tokens_path))
+
+
 def main() -> None:
     """Console entry point. Usage errors exit with the ``error`` verdict's code (4), not click's
     2, because 2 means ``suspect`` in kernelproof's contract."""

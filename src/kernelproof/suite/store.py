@@ -77,6 +77,7 @@ __all__ = [
     "Verification",
     "default_url",
     "settings_hash",
+    "verification_row",
 ]
 
 #: Environment variable naming the store's SQLAlchemy URL when no ``--db`` is given.
@@ -260,15 +261,18 @@ class ResultsStore:
     processes may write one SQLite file.
 
     ``url`` is any SQLAlchemy URL; ``None`` means :func:`default_url`. The tables are created
-    when missing. With ``must_exist`` a SQLite file that does not exist yet is an error instead
-    of a new empty store (for commands that only read).
+    when missing, unless ``create_tables`` is false (the server creates them with its Alembic
+    migrations instead). With ``must_exist`` a SQLite file that does not exist yet is an error
+    instead of a new empty store (for commands that only read).
     """
 
-    def __init__(self, url: str | None = None, *, must_exist: bool = False) -> None:
+    def __init__(self, url: str | None = None, *, must_exist: bool = False,
+                 create_tables: bool = True) -> None:
         self.url = url or default_url()
         self._engine = _create_engine(self.url, must_exist=must_exist)
         self._sessions = sessionmaker(self._engine, expire_on_commit=False)
-        _create_tables(self._engine, self.url)
+        if create_tables:
+            _create_tables(self._engine, self.url)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -284,6 +288,19 @@ class ResultsStore:
 
     def __repr__(self) -> str:
         return f"ResultsStore({self._engine.url.render_as_string(hide_password=True)!r})"
+
+    @property
+    def engine(self) -> Engine:
+        """The store's engine (SQLite pragmas applied), for tables that live beside the store's
+        own: the server's queue and its migrations."""
+        return self._engine
+
+    @contextmanager
+    def transaction(self) -> Iterator[Session]:
+        """One session, committed on success and rolled back on an exception. For code that
+        must write the store's rows and its own in one transaction (the server's queue)."""
+        with self._session() as session:
+            yield session
 
     @contextmanager
     def _session(self) -> Iterator[Session]:
@@ -318,33 +335,15 @@ class ResultsStore:
             run.status, run.finished_at = status.value, _utcnow()
 
     def add(self, run_id: int, task_key: str, level: int | None, problem: str | int,
-            sample: int, report: Report, *, settings_hash: str | None = None) -> None:
-        """Store one verification in its own committed transaction.
+            sample: int, report: Report, *, settings_hash: str | None = None) -> int:
+        """Store one verification in its own committed transaction and return its id.
 
         ``settings_hash`` defaults to :func:`settings_hash` of ``report.settings``; pass the
         value used for :meth:`find_done` if the two were computed from different dicts.
         """
-        record = record_from_report(report, task_key, level, problem, sample)
-        ci = record.speedup_ci
-        row = Verification(
-            run_id=run_id, task_key=task_key, level=level, problem=str(problem), sample=sample,
-            candidate_path=report.candidate.path if report.candidate else None,
-            candidate_sha256=report.candidate.sha256 if report.candidate else None,
-            reference_sha256=report.reference.sha256 if report.reference else None,
-            fingerprint=report.environment.fingerprint,
-            device=report.environment.device_name or report.environment.device,
-            settings_hash=settings_hash or _hash_settings(report.settings),
-            verdict=report.verdict.value, exit_code=int(report.verdict.exit_code),
-            speedup=_finite(record.speedup),
-            speedup_ci_low=_finite(ci[0]) if ci else None,
-            speedup_ci_high=_finite(ci[1]) if ci else None,
-            speedup_vs_compile=_finite(record.speedup_vs_compile),
-            per_shape_speedups={k: v for k, v in record.per_shape_speedups.items()
-                                if math.isfinite(v)},
-            floor_clamped=record.floor_clamped, duration_s=report.duration_s,
-            report_json=report.to_json(), created_at=_utcnow(),
-        )
-        self._insert(row, run_id)
+        row = verification_row(run_id, task_key, level, problem, sample, report,
+                               settings_hash=settings_hash)
+        return self._insert(row, run_id)
 
     def reuse(self, run_id: int, done: Verification, task_key: str | None = None,
               level: int | None = None, problem: str | int | None = None,
@@ -365,10 +364,12 @@ class ResultsStore:
                 values[key] = value
         self._insert(Verification(**values), run_id)
 
-    def _insert(self, row: Verification, run_id: int) -> None:
+    def _insert(self, row: Verification, run_id: int) -> int:
         try:
             with self._session() as session:
                 session.add(row)
+                session.flush()
+                return row.id
         except IntegrityError:
             raise self._unknown_run(run_id) from None
 
@@ -458,6 +459,36 @@ class ResultsStore:
             for run in self.runs()
         ) or "none yet (kernelproof bench records one per invocation)"
         return UsageError(f"no run with id {run_id!r} in {self!r}; known runs: {known}")
+
+
+def verification_row(run_id: int, task_key: str, level: int | None, problem: str | int,
+                     sample: int, report: Report, *,
+                     settings_hash: str | None = None) -> Verification:
+    """The :class:`Verification` row that stores ``report``, not yet added to any session.
+
+    :meth:`ResultsStore.add` inserts it on its own; the server's queue adds it in the same
+    transaction that marks its submission done, so a result is never stored twice.
+    """
+    record = record_from_report(report, task_key, level, problem, sample)
+    ci = record.speedup_ci
+    return Verification(
+        run_id=run_id, task_key=task_key, level=level, problem=str(problem), sample=sample,
+        candidate_path=report.candidate.path if report.candidate else None,
+        candidate_sha256=report.candidate.sha256 if report.candidate else None,
+        reference_sha256=report.reference.sha256 if report.reference else None,
+        fingerprint=report.environment.fingerprint,
+        device=report.environment.device_name or report.environment.device,
+        settings_hash=settings_hash or _hash_settings(report.settings),
+        verdict=report.verdict.value, exit_code=int(report.verdict.exit_code),
+        speedup=_finite(record.speedup),
+        speedup_ci_low=_finite(ci[0]) if ci else None,
+        speedup_ci_high=_finite(ci[1]) if ci else None,
+        speedup_vs_compile=_finite(record.speedup_vs_compile),
+        per_shape_speedups={k: v for k, v in record.per_shape_speedups.items()
+                            if math.isfinite(v)},
+        floor_clamped=record.floor_clamped, duration_s=report.duration_s,
+        report_json=report.to_json(), created_at=_utcnow(),
+    )
 
 
 def _kernelproof_version() -> str:

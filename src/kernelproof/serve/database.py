@@ -1,0 +1,53 @@
+"""The server's database: the results store, brought to the newest schema by Alembic.
+
+``bench`` creates the store's tables itself; the server instead runs the migrations in
+``serve/migrations`` (the store's tables, adopted when they exist, then the submissions table),
+so a store shared by both is upgraded in place as the schema grows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+
+from kernelproof.suite.store import ResultsStore
+
+__all__ = ["HEAD", "migrate", "open_store", "revision"]
+
+#: The migration scripts, shipped inside the package.
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+
+
+def _config() -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    return config
+
+
+#: The newest revision: what :func:`migrate` brings a database to.
+HEAD: str = ScriptDirectory.from_config(_config()).get_current_head() or ""
+
+
+def migrate(store: ResultsStore) -> None:
+    """Upgrade the store's database to :data:`HEAD`, in one transaction."""
+    config = _config()
+    with store.engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "head")
+
+
+def revision(store: ResultsStore) -> str | None:
+    """The database's current revision, or ``None`` before any migration."""
+    with store.engine.connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision()
+
+
+def open_store(url: str) -> ResultsStore:
+    """The results store at ``url``, migrated to :data:`HEAD`."""
+    store = ResultsStore(url, create_tables=False)
+    migrate(store)
+    return store
