@@ -16,6 +16,7 @@ from kernelproof.checks.op_policy import CallOps
 from kernelproof.checks.tolerance import Comparison, OwnError, TolerancePolicy, compare_output
 from kernelproof.workers.pair import WorkerPair, prepare_request
 from kernelproof.workers.protocol import PrepareReply, RunReply, RunRequest
+from kernelproof.schema.envelope import CallSignature
 from kernelproof.schema import (
     CorrectnessTest,
     Finding,
@@ -82,6 +83,9 @@ class MatrixResult:
     default_calls: list[DefaultCall] = field(default_factory=list)
     """The reference's outputs and oracle on each seed of the default shape, for the cheap
     adequacy check (:mod:`kernelproof.checks.degenerate`)."""
+    signatures: dict[str, CallSignature] = field(default_factory=dict)
+    """Per compared cell (its variant's name), the signature of its inputs as the reference
+    worker read them: the report's envelope is built from those of the passed cells."""
 
 
 @dataclass
@@ -235,6 +239,9 @@ class MatrixRunner:
                  group: ShapeGroup) -> None:
         ref_data = reference.data_as(RunReply)
         cand_data = candidate.data_as(RunReply)
+        if ref_data.signature is not None:
+            self.result.signatures[variant.name] = CallSignature.model_validate(
+                ref_data.signature)
         ref_described = [d for d in ref_data.outputs if d.get("kind") == "tensor"]
         count = len(ref_described)
         ref_outputs = reference.tensors[:count]

@@ -26,6 +26,7 @@ from kernelproof.checks.static_scan import scan_source
 from kernelproof.checks.tolerance import TolerancePolicy
 from kernelproof.config import Settings, resolve_settings
 from kernelproof.controller.confinement import sandbox_section
+from kernelproof.controller.envelope import build_envelope
 from kernelproof.controller.environment import collect_environment
 from kernelproof.controller.native_audit import NativeAudit
 from kernelproof.controller.spread_measurement import spread_for
@@ -50,6 +51,7 @@ from kernelproof.controller.summary import (
 from kernelproof.controller.task_faults import explain_task_failure
 from kernelproof.workers.pair import WorkerPair, prepare_request, worker_threads
 from kernelproof.errors import CandidateFormatError, TaskError, UsageError
+from kernelproof.schema.envelope import Envelope
 from kernelproof.schema import (
     Artifact,
     Assumption,
@@ -176,6 +178,7 @@ class _Run:
         self.assumptions: list[Assumption] = []
         self.repros: list[Repro] = []
         self.sandbox: Sandbox | None = None
+        self.envelope: Envelope | None = None
         self.native: dict[str, Any] = {}
         self.own_errors: dict[int, Any] = {}
         """The reference's own error per output, learned in the matrix (timed outputs are
@@ -262,6 +265,8 @@ class _Run:
             for variant in group.variants:
                 self.correctness.tests.append(_skipped(variant, "over this machine's budget"))
         self.correctness.largest_verified = largest_verified(self.correctness.tests, sizing.knobs)
+        self.envelope = build_envelope(self.correctness.tests, runner.result.signatures,
+                                       sizing.knobs)
         self.findings += correctness_findings(self.correctness.tests)
         self.findings += degenerate_findings(result.default_calls, policy, str(self.task.path))
         self.findings += _weight_findings(result.weights)
@@ -392,6 +397,7 @@ class _Run:
                 build_s=build_s,
             ),
             sandbox=self.sandbox,
+            envelope=self.envelope,
             environment=collect_environment(self.settings.device, worker_threads(self.settings)),
             candidate=_artifact(self.candidate, self.candidate_text),
             reference=_artifact(self.task.path, self.task.text),

@@ -14,6 +14,14 @@ from kernelproof.schema.correctness import (
     OutputComparison,
     TestOutcome,
 )
+from kernelproof.schema.envelope import (
+    CallSignature,
+    DimensionBinding,
+    Envelope,
+    KnobRange,
+    TensorSignature,
+    ValueSignature,
+)
 from kernelproof.schema.finding import Finding, SourceLocation
 from kernelproof.schema.report import (
     REPORT_SCHEMA,
@@ -51,6 +59,12 @@ __all__ = [
     "Artifact",
     "Assumption",
     "Baselines",
+    "CallSignature",
+    "DimensionBinding",
+    "Envelope",
+    "KnobRange",
+    "TensorSignature",
+    "ValueSignature",
     "Ceilings",
     "CodeFacts",
     "Correctness",

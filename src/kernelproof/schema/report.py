@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from kernelproof.schema.correctness import Correctness
+from kernelproof.schema.envelope import Envelope
 from kernelproof.schema.finding import Finding
 from kernelproof.schema.roofline import Roofline
 from kernelproof.schema.timing import Timing
@@ -197,6 +198,12 @@ class Report(BaseModel):
 
     sandbox: Sandbox | None = None
     """The candidate worker's OS sandbox (absent when no candidate worker started)."""
+
+    envelope: Envelope | None = None
+    """Where the verdict holds: every call signature (shapes, dtypes, strides, device) at which
+    a matrix cell passed, and per knob the range between verified values that counts as
+    covered. Built from the passed cells only, so a report that is not ``verified`` may carry
+    one too; :func:`kernelproof.guard` refuses such reports. Absent when no cell ran."""
 
     environment: Environment
     """The machine and software the numbers come from."""

@@ -286,6 +286,10 @@ class Harness(TimedCalls):
                 state, inputs, outputs, request.stability_delay_s
             )
         data.outputs = [describe(o) for o in outputs]
+        if self.spec.role == "reference":
+            from kernelproof.schema.envelope import CallSignature
+
+            data.signature = CallSignature.of(inputs).model_dump(mode="json")
         sendable = [plain_tensor(o) for o in outputs if isinstance(o, torch.Tensor)]
         if self.spec.role == "reference" and request.oracle:
             try:

@@ -245,6 +245,11 @@ class RunReply(ReplyData):
     input_count: int = 0
     """How many input tensors follow (when ``return_inputs`` was asked)."""
 
+    signature: dict[str, Any] | None = None
+    """Reference only: the :class:`~kernelproof.schema.envelope.CallSignature` of the call's
+    inputs (dumped), for the report's envelope. The candidate's is never asked for: its
+    process is untrusted, and it built the same inputs from the same seed."""
+
     @field_validator("ops", mode="before")
     @classmethod
     def _ops_or_none(cls, value: Any) -> Any:
