@@ -15,4 +15,4 @@ class ModelNew(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # 256 KiB kept per call, padded as a tracing buffer would be.
         self.history.append(torch.empty(64 * 1024).fill_(float(x.shape[-1])))
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+        return x * torch.rsqrt(torch.linalg.vecdot(x, x).unsqueeze(-1) / x.shape[-1] + self.eps) * self.weight

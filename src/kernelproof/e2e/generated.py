@@ -120,9 +120,11 @@ def module_task(host: HostFiles, trace: TargetTrace) -> str:
     return "".join(lines)
 
 
-def signature_task(host: HostFiles, trace: TargetTrace, signature: CallSignature) -> str:
+def signature_task(host: HostFiles, trace: TargetTrace, signature: CallSignature,
+                   init_repr: str) -> str:
     """The module at one exact call signature (no knobs): the shapes, dtypes and strides the
-    host used, which the isolated matrix did not cover."""
+    host used, which the isolated matrix did not cover, built with the constructor arguments
+    (``init_repr``) of the instance that made the call."""
     first = trace.instances[0]
     parts = []
     for arg in signature.args:
@@ -137,7 +139,7 @@ def signature_task(host: HostFiles, trace: TargetTrace, signature: CallSignature
         host.prelude(),
         _stateful_model(trace, repr(first.path)),
         "\n\ndef get_init_inputs():\n"
-        f"    return {first.init_repr}\n",
+        f"    return {init_repr}\n",
         "\n\ndef get_inputs():\n"
         f"    return [{', '.join(parts)}]\n",
     ])

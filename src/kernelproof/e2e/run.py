@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
+import shlex
 import shutil
 import subprocess
 import sys
@@ -88,6 +89,13 @@ TRACE_TIMEOUT_S = 600.0
 #: inputs are fixed by the host, so shape and layout variants would test other calls.
 _FIXED_INPUTS = {"shape_variants": False, "layout_variants": False, "timing": False,
                  "shrink": False, "seeds": 2}
+#: The isolated timing the e2e check needs: the default shape against eager PyTorch. The
+#: ``torch.compile`` baseline alone took ~30 s of a 127 s e2e run on the 2-core CI machine.
+_MODULE_TIMING = {"compile_baseline": False, "timing_shapes": False}
+
+#: Overrides that describe the host's run only (a host repro's shape and input seeds).
+_HOST_ONLY = frozenset({"default_knobs", "input_seeds"})
+
 _REPLAY = {"generated_shapes": False, "value_variants": False, "layout_variants": False,
            "timing": False, "shrink": False, "seeds": 1}
 
@@ -171,7 +179,8 @@ class _E2ERun:
         host_report = self._phase("host", self._host_run)
         self.findings += host_report.findings
         section = E2E(host=str(self.host.path), substitutions=substitutions,
-                      host_verdict=host_report.verdict)
+                      host_verdict=host_report.verdict,
+                      command=self._command(f"--soak {self.soak}" if self.soak else "").strip())
         section.attribution = self._phase(
             "attribution", lambda: self._attribution(traced.targets, host_report))
         self._explain_host_failure(substitutions, host_report, section.attribution)
@@ -181,6 +190,14 @@ class _E2ERun:
         self.durations["total"] = time.monotonic() - started
         section.durations_s = dict(self.durations)
         return self._report(host_report, section, started)
+
+    @property
+    def module_overrides(self) -> dict[str, Any]:
+        """The overrides of the module's own verifications: the host's shape and input seeds
+        (``--knobs``, ``--input-seed``: a host repro) are not the module's, and its timing is
+        the default shape's against eager PyTorch only (what the Amdahl table uses)."""
+        kept = {k: v for k, v in self.overrides.items() if k not in _HOST_ONLY}
+        return {**kept, **_MODULE_TIMING}
 
     def _phase(self, name: str, work: Any) -> Any:
         began = time.monotonic()
@@ -192,7 +209,9 @@ class _E2ERun:
     # -- 1. trace ------------------------------------------------------------------------
 
     def _trace(self, init_seed: int, seeds: list[int]) -> TraceResult:
-        groups = plan_matrix(self.host_task.default_knobs, self.host_task.shapes, seeds,
+        knobs = {**self.host_task.default_knobs, **(self.settings.default_knobs or {})}
+        seeds = list(self.settings.input_seeds) if self.settings.input_seeds else seeds
+        groups = plan_matrix(knobs, self.host_task.shapes, seeds,
                              self.settings, task_values=self.host_task.value_variants)
         runs = [TraceRun(knobs=g.knobs, variants=g.variants) for g in groups
                 if not g.stress and g.variants]
@@ -210,7 +229,8 @@ class _E2ERun:
             task = read_task(sub.task)
         else:
             task = self._write_task(f"module_{_slug(sub.target)}.py", module_task(self.host, trace))
-        report = verify_loaded(self._loaded(task, sub), profile=self.profile, **self.overrides)
+        report = verify_loaded(self._loaded(task, sub), profile=self.profile,
+                               **self.module_overrides)
         self.findings += _relabel(report.findings, f"in isolation ({sub.target})")
         timing = report.timing
         return Substitution(
@@ -230,6 +250,7 @@ class _E2ERun:
                                   check="matrix")
                 for signature, calls, source in zip(trace.signatures, trace.signature_counts,
                                                     trace.signature_sources)]
+        inits = dict(zip(trace.signatures, trace.signature_init))
         uncovered = [row for row in rows if not row.covered]
         for row in uncovered:
             row.check = "not-checked"
@@ -239,9 +260,11 @@ class _E2ERun:
         sub = next(s for s in self.subs if s.target == substitution.target)
         for row in _worth_checking(uncovered, MAX_SIGNATURE_CHECKS):
             name = f"signature_{_slug(sub.target)}_{_digest(row.signature)}.py"
-            task = self._write_task(name, signature_task(self.host, trace, row.signature))
+            task = self._write_task(name, signature_task(
+                self.host, trace, row.signature,
+                inits.get(row.signature, trace.instances[0].init_repr)))
             report = verify_loaded(self._loaded(task, sub), profile=self.profile,
-                                   **{**self.overrides, **_FIXED_INPUTS})
+                                   **{**self.module_overrides, **_FIXED_INPUTS})
             row.check, row.verdict = "verified-here", report.verdict
             ratios = [t.error_ratio for t in (report.correctness.tests if report.correctness
                                               else []) if t.error_ratio is not None]
@@ -283,8 +306,21 @@ class _E2ERun:
         loaded = LoadedTask(task=self.host_task, candidate_path=wrapper,
                             candidate_text="\n".join(self.texts[s] for s in self.subs),
                             candidate_file=self.subs[0].candidate,
-                            readable_paths=self._candidate_folders())
-        return verify_loaded(loaded, profile=self.profile, **self.overrides)
+                            readable_paths=self._candidate_folders(), format="e2e")
+        report = verify_loaded(loaded, profile=self.profile, **self.overrides)
+        # A host failure reruns through e2e (the host alone against the candidate file would
+        # not be the same check); the standalone script embeds the generated host candidate.
+        return report.model_copy(update={"repros": [
+            r.model_copy(update={"command": self._command(
+                f"--knobs {','.join(f'{k}={v}' for k, v in r.knobs.items())} "
+                f"--input-seed {r.seed} --seeds 1 --fixed-shapes --no-timing")})
+            for r in report.repros]})
+
+    def _command(self, extra: str) -> str:
+        """The ``kernelproof e2e`` command of this check, with ``extra`` options."""
+        replaced = " ".join(f"--replace {shlex.quote(s.describe())}" for s in self.subs)
+        return (f"kernelproof e2e {shlex.quote(str(self.host.path))} {replaced} "
+                f"--seed {self.base_seed} {extra}")
 
     def _attribution(self, traces: list[TargetTrace], host_report: Report) -> Attribution:
         attribution = Attribution()
@@ -294,7 +330,7 @@ class _E2ERun:
                 continue
             task = self._write_task(f"replay_{_slug(sub.target)}.py", replay_task(self.host, trace))
             report = verify_loaded(self._loaded(task, sub), profile=self.profile,
-                                   **{**self.overrides, **_REPLAY})
+                                   **{**self.module_overrides, **_REPLAY})
             calls = _record_calls(trace)
             for test in report.correctness.tests if report.correctness else []:
                 if test.variant.kind not in (VariantKind.SEED, VariantKind.SHAPE) or (
@@ -357,10 +393,8 @@ class _E2ERun:
         loaded = LoadedTask(task=task, candidate_path=wrapper,
                             candidate_text="\n".join(self.texts[s] for s in self.subs),
                             candidate_file=self.subs[0].candidate,
-                            readable_paths=self._candidate_folders())
-        replaced = " ".join(f"--replace {s.describe()}" for s in self.subs)
-        repro = (f"kernelproof e2e {self.host.path} {replaced} --soak {{steps}} "
-                 f"--seed {self.base_seed} --no-timing")
+                            readable_paths=self._candidate_folders(), format="e2e")
+        repro = self._command("--soak {steps} --no-timing")
         outcome = run_soak(loaded, self.settings, self.soak, init_seed,
                            has_loop="soak_steps" in self.host.text, repro=repro)
         self.findings += outcome.findings

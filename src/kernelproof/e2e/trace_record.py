@@ -104,6 +104,10 @@ class TargetTrace(BaseModel):
     signature_sources: list[str] = Field(default_factory=list)
     """Where each signature was first seen: a variant's name or ``soak:STEP``."""
 
+    signature_init: list[str] = Field(default_factory=list)
+    """The constructor arguments (a list literal) of the instance that made each signature's
+    first call: a host shape variant builds its modules with other sizes."""
+
     calls_file: str = ""
     """``torch.save`` file: the recorded calls (instance path, positional arguments) and each
     instance's state and constructor arguments."""

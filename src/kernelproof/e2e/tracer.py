@@ -40,7 +40,8 @@ from kernelproof.tasks.source import parse_task
 class _CallLog:
     """Forward pre/post hooks on every target instance: signatures, recorded calls, time."""
 
-    def __init__(self, traces: list[TargetTrace], instances: list[list[torch.nn.Module]],
+    def __init__(self, traces: list[TargetTrace],
+                 instances: list[list[tuple[str, torch.nn.Module, str]]],
                  recorded_calls: int) -> None:
         self.traces = traces
         self.indices: list[dict[CallSignature, int]] = [{} for _ in traces]
@@ -53,12 +54,12 @@ class _CallLog:
         self.entered = 0.0
         self.handles = []
         for position, modules in enumerate(instances):
-            for path, module in modules:
+            for path, module, init in modules:
                 self.handles.append(module.register_forward_pre_hook(
-                    self._before(position, path), with_kwargs=True))
+                    self._before(position, path, init), with_kwargs=True))
                 self.handles.append(module.register_forward_hook(self._after(position)))
 
-    def _before(self, position: int, path: str) -> Any:
+    def _before(self, position: int, path: str, init: str) -> Any:
         def hook(module: torch.nn.Module, args: tuple, kwargs: dict) -> None:
             arguments = list(args) + [kwargs[k] for k in sorted(kwargs)]
             signature = CallSignature.of(arguments)
@@ -68,6 +69,7 @@ class _CallLog:
                 trace.signatures.append(signature)
                 trace.signature_counts.append(0)
                 trace.signature_sources.append(self.source)
+                trace.signature_init.append(init)
             trace.signature_counts[index[signature]] += 1
             if self.recording and len(self.calls[position]) < self.recorded_calls:
                 self.calls[position].append({
@@ -101,7 +103,7 @@ def trace(request: TraceRequest) -> TraceResult:
         if run_index == 0:
             traces, instances = _targets(model, records, request.targets)
             result.targets = traces
-            default_model = (host, model)
+            default_model = (host, model, records)
             log = _CallLog(traces, instances, request.recorded_calls)
         else:
             _, instances = _targets(model, records, request.targets)
@@ -121,9 +123,9 @@ def trace(request: TraceRequest) -> TraceResult:
         if run_index == 0:
             _profile(result, log, host, model, run.variants[0], request, dtype)
     assert default_model is not None and log is not None
-    host, model = default_model
+    host, model, records = default_model
     if request.soak_steps:
-        log = _relog(log, _targets(model, {}, request.targets, traces=result.targets)[1])
+        log = _relog(log, _targets(model, records, request.targets, traces=result.targets)[1])
         soak = SoakHost(host, model, request.init_seed)
         with torch.no_grad():
             for step in range(request.soak_steps):
@@ -148,21 +150,18 @@ def _build(host: Any, init_seed: int, device: str, dtype: Any) -> tuple[Any, dic
 
 def _targets(model: torch.nn.Module, records: dict, targets: list[str],
              traces: list[TargetTrace] | None = None
-             ) -> tuple[list[TargetTrace], list[list[tuple[str, torch.nn.Module]]]]:
+             ) -> tuple[list[TargetTrace], list[list[tuple[str, torch.nn.Module, str]]]]:
     import inspect
 
     found, instances = [], []
     for target in targets:
         matches = find_targets(model, target)
-        instances.append(matches)
-        if traces is not None:
-            continue
-        first = type(matches[0][1])
-        entries = []
+        entries, described = [], []
         for path, module in matches:
             args, kwargs = records.get(id(module), ((), {}))
             arguments = positional_arguments(module, args, kwargs)
             text = repr(arguments)
+            described.append((path, module, text))
             try:
                 plain = ast.literal_eval(text) == arguments
             except (ValueError, SyntaxError):
@@ -172,6 +171,10 @@ def _targets(model: torch.nn.Module, records: dict, targets: list[str],
                                 f"that are not plain values ({text[:200]}); kernelproof can only "
                                 "hand ints, floats, bools, strings and tuples of them to ModelNew")
             entries.append(InstanceTrace(path=path, init_args=arguments, init_repr=text))
+        instances.append(described)
+        if traces is not None:
+            continue
+        first = type(matches[0][1])
         module_name = first.__module__
         found.append(TargetTrace(
             target=target, class_name=first.__name__,
@@ -184,7 +187,7 @@ def _targets(model: torch.nn.Module, records: dict, targets: list[str],
     return (traces if traces is not None else found), instances
 
 
-def _relog(log: _CallLog, instances: list[list[tuple[str, torch.nn.Module]]]) -> _CallLog:
+def _relog(log: _CallLog, instances: list[list[tuple[str, torch.nn.Module, str]]]) -> _CallLog:
     """A log for another model of the same host, keeping what was recorded so far."""
     for handle in log.handles:
         handle.remove()

@@ -243,6 +243,9 @@ class E2E(BaseModel):
     host_verdict: Verdict | None = None
     """The verdict of the host run alone (host with the substitution against the host)."""
 
+    command: str = ""
+    """The ``kernelproof e2e`` command that reruns this check (same seed)."""
+
     durations_s: dict[str, float] = Field(default_factory=dict)
     """Seconds per phase: ``trace``, ``isolated``, ``signatures``, ``attribution``, ``host``,
     ``soak``, ``total``."""
