@@ -53,8 +53,8 @@ class TraceRequest(BaseModel):
     recorded_calls: int = 8
     """Calls per target whose inputs are saved, from the default call (for attribution)."""
 
-    profile_repeats: int = 5
-    """Host calls timed to measure the targets' share of host time."""
+    profile_repeats: int = 21
+    """Host calls timed to measure the targets' share of host time (odd: a true median)."""
 
     out_dir: str
     """Folder the tracer writes its files into (created by the controller)."""
@@ -129,7 +129,8 @@ class TraceResult(BaseModel):
     """Median seconds of one host call at the default shape (forward hooks attached)."""
 
     target_call_s: list[float] = Field(default_factory=list)
-    """Per target, median seconds inside its modules during one host call."""
+    """Per target, seconds inside its modules during one host call: the median share of a
+    call times the median call."""
 
     rejected: list[str] = Field(default_factory=list)
     """Variants the host itself rejected (skipped, as the matrix skips them)."""

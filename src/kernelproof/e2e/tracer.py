@@ -198,21 +198,24 @@ def _relog(log: _CallLog, instances: list[list[tuple[str, torch.nn.Module, str]]
 
 def _profile(result: TraceResult, log: _CallLog, host: Any, model: torch.nn.Module,
              variant: Any, request: TraceRequest, dtype: Any) -> None:
-    """Median time of one host call and of the targets inside it (forward hooks)."""
+    """Median time of one host call, and of each target's share of it (forward hooks). The
+    share is a median of per-call ratios: on a loaded machine a call's total and its inside
+    time are slowed together, so their ratio is steadier than a ratio of medians."""
     log.recording = False
     inputs = build_inputs(host, variant, device=request.device, dtype=dtype)
-    totals, insides = [], [[] for _ in log.traces]
+    totals, shares = [], [[] for _ in log.traces]
     with torch.no_grad():
         model(*inputs)  # warm
         for _ in range(request.profile_repeats):
             log.inside = [0.0 for _ in log.traces]
             started = time.perf_counter()
             model(*inputs)
-            totals.append(time.perf_counter() - started)
+            total = time.perf_counter() - started
+            totals.append(total)
             for position, spent in enumerate(log.inside):
-                insides[position].append(spent)
+                shares[position].append(spent / total if total > 0 else 0.0)
     result.host_call_s = statistics.median(totals)
-    result.target_call_s = [statistics.median(s) for s in insides]
+    result.target_call_s = [statistics.median(s) * result.host_call_s for s in shares]
 
 
 def _save_calls(result: TraceResult, log: _CallLog, model: torch.nn.Module, out_dir: Path) -> None:
