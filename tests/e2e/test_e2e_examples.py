@@ -124,19 +124,20 @@ def test_a_constructor_mismatch_names_both_signatures(e2e_report, tmp_path) -> N
 
 
 @pytest.mark.slow
-def test_an_isolated_speedup_is_set_against_the_host_measurement(e2e_report) -> None:
-    report = e2e_report(CONVBLOCK / "host.py", f"act={CONVBLOCK / 'gelu_fused.py'}",
-                        timing=True, budget_s=2.0, compile_baseline=False)
+def test_the_replaced_modules_share_of_host_time_feeds_the_amdahl_table(e2e_report) -> None:
+    # Timing is off here (an unloaded machine is needed for speedups: see
+    # benchmarks/e2e_amdahl.py, which prints the measured table); the share is measured by the
+    # trusted tracer either way, and a given task replaces the generated one.
+    report = e2e_report(CONVBLOCK / "host.py",
+                        f"act={CONVBLOCK / 'gelu_fused.py'}:{CONVBLOCK / 'gelu_task.py'}")
+    substitution = report.e2e.substitutions[0]
+    assert substitution.task == str(CONVBLOCK / "gelu_task.py")
+    assert substitution.isolated_verdict is Verdict.VERIFIED
     speed = report.e2e.speed
-    row = speed.rows[0]
-    timing_notes = [f.message for f in report.findings if "timing" in f.check.value]
-    assert 0.0 < row.share < 1.0 and row.isolated_speedup is not None, timing_notes
-    assert speed.predicted_speedup == pytest.approx(
-        1 / ((1 - row.share) + row.share / row.isolated_speedup))
-    # Amdahl bounds the host's gain by the module's share, whatever the kernel's own speedup.
-    assert speed.predicted_speedup < min(row.isolated_speedup, 1 / (1 - row.share))
-    assert speed.measured_speedup is not None
-    assert f"{row.isolated_speedup:.2f}x in isolation" in speed.explanation
+    assert [row.target for row in speed.rows] == ["act"]
+    assert 0.02 < speed.rows[0].share < 0.9
+    assert speed.predicted_speedup is None and speed.measured_speedup is None
+    assert "no isolated speedup was measured" in speed.explanation
 
 
 def test_a_malformed_replace_is_an_error_exit_with_the_fix() -> None:

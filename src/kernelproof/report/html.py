@@ -40,6 +40,13 @@ class Plots:
     """Whether matplotlib could be imported at all."""
 
 
+@dataclass(frozen=True)
+class E2EPlots:
+    """The e2e section's plots (``kernelproof e2e`` reports only)."""
+
+    soak: plots.Plot | None
+
+
 def render_html(report: Report) -> str:
     """The whole packet for ``report`` as one HTML document."""
     template = _environment().get_template("packet.html.j2")
@@ -67,6 +74,7 @@ def packet_context(report: Report) -> dict[str, Any]:
         "not_timed": (f"Not timed: {not_timed_reason(report)}." if report.timing is None
                       else ""),
         "intensity": _intensity(report),
+        "e2e_plots": E2EPlots(soak=plots.soak_curves(report.e2e.soak if report.e2e else None)),
         "command": command,
         "command_note": _command_note(command),
         "fmt": fmt,
