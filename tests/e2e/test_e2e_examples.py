@@ -69,6 +69,25 @@ def test_an_honest_norm_holds_in_the_decoder_and_over_its_loop(e2e_report) -> No
 
 
 @pytest.mark.slow
+def test_the_packet_and_the_terminal_show_the_e2e_section(e2e_report) -> None:
+    from rich.console import Console
+
+    from kernelproof.report.html import render_html
+    from kernelproof.report.terminal import render_report
+
+    report = e2e_report(DECODER / "host.py", f"RMSNorm={DECODER / 'rmsnorm_honest.py'}",
+                        soak=SOAK_STEPS)
+    html = render_html(report)
+    assert 'id="e2e"' in html and 'data-plot="soak"' in html
+    assert "Amdahl" in html and "Error attribution" in html
+    console = Console(record=True, width=200)
+    render_report(report, console)
+    text = console.export_text()
+    assert "e2e RMSNorm (RMSNorm, 5 instance(s)): verified in isolation" in text
+    assert "reproduce: kernelproof e2e" in text and f"--soak {SOAK_STEPS}" in text
+
+
+@pytest.mark.slow
 def test_a_small_biased_error_compounds_over_the_decode_steps(e2e_report) -> None:
     report = e2e_report(DECODER / "host.py", f"RMSNorm={DECODER / 'rmsnorm_fixed_point.py'}",
                         soak=SOAK_STEPS)

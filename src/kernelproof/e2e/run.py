@@ -74,7 +74,7 @@ from kernelproof.schema.e2e import (
 )
 from kernelproof.schema.envelope import CallSignature, TensorSignature
 from kernelproof.tasks.loaded import LoadedTask
-from kernelproof.tasks.source import parse_task, read_candidate, read_task
+from kernelproof.tasks.source import parse_task, read_candidate, read_task, top_level_names
 from kernelproof.tasks.variants import draw_seeds, plan_matrix
 
 #: Uncovered host signatures verified in isolation per target, at most: each costs one small
@@ -396,7 +396,8 @@ class _E2ERun:
                             readable_paths=self._candidate_folders(), format="e2e")
         repro = self._command("--soak {steps} --no-timing")
         outcome = run_soak(loaded, self.settings, self.soak, init_seed,
-                           has_loop="soak_steps" in self.host.text, repro=repro)
+                           has_loop="soak_steps" in top_level_names(self.host.path),
+                           repro=repro)
         self.findings += outcome.findings
         return outcome.soak
 
