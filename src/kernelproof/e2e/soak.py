@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy
 
+from kernelproof.checks.observations import findings_from_observations, merge_findings
 from kernelproof.checks.tolerance import TolerancePolicy, compare_output
 from kernelproof.config import Settings
 from kernelproof.schema import Finding, FindingCheck, InputVariant, Severity, VariantKind, Verdict
@@ -95,6 +96,9 @@ def run_soak(loaded: LoadedTask, settings: Settings, steps: int, init_seed: int,
                 break
             cand = pair.ask_candidate(RunRequest(variant=variant, record_ops=False,
                                                  stability_delay_s=0.0))
+            if cand.reply is not None:  # the probes run on every step, as in the matrix
+                findings += findings_from_observations(cand.reply.observations,
+                                                       variant=variant.name)
             if not cand.ok:
                 findings.append(_broken(f"the host with the substitution fails at soak step "
                                         f"{step}: {cand.failure}", step=step))
@@ -110,6 +114,7 @@ def run_soak(loaded: LoadedTask, settings: Settings, steps: int, init_seed: int,
         if kept and _prepare(pair, init_seed, names, weights, findings):
             soak.repeated_steps, soak.nondeterminism = _repeat(pair, kept)
     soak.latency = {side: _latency(samples) for side, samples in times.items()}
+    findings = merge_findings(findings)
     findings += _memory_findings(soak, steps)
     findings += _drift_findings(soak, repro)
     findings += _nondeterminism_findings(soak)
