@@ -73,6 +73,11 @@ def test_constructor_mismatch_names_both_signatures() -> None:
     assert constructor_mismatch(candidate, [64, 4], "X(self, a, b)") is None
     assert constructor_mismatch("class ModelNew:\n    def __init__(self, *a):\n        pass\n",
                                 [1, 2, 3], "X(self, a, b, c)") is None
+    # What the source alone does not decide (a decorator, a __new__) is left to the worker.
+    decorated = "@wrap\nclass ModelNew:\n    def __init__(self, dim, heads):\n        pass\n"
+    assert constructor_mismatch(decorated, [64], "X(self, a)") is None
+    with_new = candidate + "    def __new__(cls, *a):\n        pass\n"
+    assert constructor_mismatch(with_new, [64], "X(self, a)") is None
 
 
 def test_substitution_hands_each_instance_its_own_arguments_and_state() -> None:

@@ -50,8 +50,13 @@ def constructor_mismatch(candidate_text: str, arguments: list[object],
         return None
     init = next((node for node in model.body
                  if isinstance(node, ast.FunctionDef) and node.name == "__init__"), None)
-    if init is None:
-        return None
+    rebinds = any(isinstance(node, (ast.FunctionDef, ast.Assign)) and (
+        getattr(node, "name", None) == "__new__" or any(
+            isinstance(t, ast.Name) and t.id in ("__new__", "__init__")
+            for t in getattr(node, "targets", []))) for node in model.body)
+    if init is None or model.decorator_list or model.keywords or init.decorator_list or (
+            rebinds):
+        return None  # construction the source alone does not decide: the worker tries it
     spec = init.args
     positional = [*spec.posonlyargs, *spec.args][1:]  # without self
     required = len(positional) - len(spec.defaults)
