@@ -138,7 +138,8 @@ def test_a_constructor_mismatch_names_both_signatures(e2e_report, tmp_path) -> N
                          "    def __init__(self, dim, heads, scale):\n        super().__init__()\n")
     report = e2e_report(DECODER / "host.py", f"RMSNorm={candidate}")
     assert report.verdict is Verdict.BROKEN
-    message = report.findings[0].message
+    assert report.e2e.substitutions[0].isolated_verdict is Verdict.BROKEN  # the worker's word
+    message = next(f.message for f in report.findings if f.check is FindingCheck.SUBSTITUTION)
     assert "ModelNew(dim, heads, scale)" in message and "RMSNorm(self, hidden" in message
 
 

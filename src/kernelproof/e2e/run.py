@@ -169,11 +169,17 @@ class _E2ERun:
         mismatches = [m for sub, trace in zip(self.subs, traced.targets)
                       if (m := constructor_mismatch(self.texts[sub], trace.instances[0].init_args,
                                                     trace.init_signature))]
-        if mismatches:
-            return _early(Verdict.BROKEN, FindingCheck.SUBSTITUTION, "; ".join(mismatches),
-                          self.host.path, self.subs[0].candidate, started)
         substitutions = [self._phase("isolated", lambda s=sub, t=trace: self._isolated(s, t))
                          for sub, trace in zip(self.subs, traced.targets)]
+        if mismatches:
+            # Read from the source, so evidence only: the isolated run's construction in the
+            # worker decides. When it failed there, nothing further can run.
+            self.findings.append(Finding(check=FindingCheck.SUBSTITUTION, severity=Severity.WARN,
+                                         message="; ".join(mismatches)))
+            if any(s.isolated_verdict is Verdict.BROKEN for s in substitutions):
+                return _early(Verdict.BROKEN, FindingCheck.SUBSTITUTION, "", self.host.path,
+                              self.subs[0].candidate, started, findings=self.findings,
+                              section=E2E(host=str(self.host.path), substitutions=substitutions))
         for substitution, trace in zip(substitutions, traced.targets):
             self._phase("signatures", lambda s=substitution, t=trace: self._coverage(s, t))
         host_report = self._phase("host", self._host_run)
@@ -542,11 +548,16 @@ def _artifact(path: Path, text: str) -> Artifact:
 
 
 def _early(verdict: Verdict, check: FindingCheck, message: str, host: Path,
-           candidate: Path | None, started: float) -> Report:
-    """A report for an e2e check that stopped before the host ran."""
+           candidate: Path | None, started: float, *, findings: list[Finding] | None = None,
+           section: E2E | None = None) -> Report:
+    """A report for an e2e check that stopped before the host ran: one finding of ``check``
+    forcing ``verdict``, or the ``findings`` gathered so far (which decide the verdict)."""
     from kernelproof.controller.environment import collect_environment
 
-    findings = [Finding(check=check, severity=Severity.FAIL, forces=verdict, message=message)]
+    if findings is None:
+        findings = [Finding(check=check, severity=Severity.FAIL, forces=verdict,
+                            message=message)]
+    verdict = decide_verdict(findings)
 
     def artifact(path: Path | None) -> Artifact | None:
         try:
@@ -557,5 +568,5 @@ def _early(verdict: Verdict, check: FindingCheck, message: str, host: Path,
     environment: Environment = collect_environment("cpu", None)
     return Report(verdict=verdict, summary=summarize(verdict, findings, None), findings=findings,
                   environment=environment, candidate=artifact(candidate),
-                  reference=artifact(host), e2e=E2E(host=str(host)),
+                  reference=artifact(host), e2e=section or E2E(host=str(host)),
                   duration_s=time.monotonic() - started)
