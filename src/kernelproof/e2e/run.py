@@ -40,6 +40,7 @@ from kernelproof.controller.summary import summarize
 from kernelproof.controller.verify import verify_loaded
 from kernelproof.e2e.amdahl import explain, predicted_speedup
 from kernelproof.e2e.generated import (
+    CALL_BASE,
     HostFiles,
     host_candidate,
     module_task,
@@ -342,7 +343,7 @@ class _E2ERun:
                 if test.variant.kind not in (VariantKind.SEED, VariantKind.SHAPE) or (
                         "@" in test.variant.name) or test.outcome is TestOutcome.SKIPPED:
                     continue
-                index = test.variant.knobs.get("call", 0)
+                index = test.variant.knobs.get("call", CALL_BASE) - CALL_BASE
                 errors = [o.candidate_error for o in test.outputs
                           if o.candidate_error is not None]
                 attribution.calls.append(CallAttribution(
