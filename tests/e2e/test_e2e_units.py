@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from kernelproof.e2e.amdahl import explain, predicted_speedup
-from kernelproof.e2e.generated import HostFiles, module_task, signature_task
+from kernelproof.e2e.generated import CALL_BASE, HostFiles, module_task, signatures_task
 from kernelproof.e2e.host_runtime import build_substituted, load_host, tensor_in_order
 from kernelproof.e2e.replacement import Replacement, constructor_mismatch
 from kernelproof.e2e.trace_record import InstanceTrace, TargetTrace
@@ -147,14 +147,21 @@ def test_the_module_task_ties_sizes_to_constructor_arguments(tmp_path) -> None:
     assert namespace["get_init_inputs"]() == [5, 1e-6]
 
 
-def test_the_signature_task_rebuilds_the_exact_strides(tmp_path) -> None:
+def test_the_signatures_task_rebuilds_each_exact_signature(tmp_path) -> None:
     trace = _trace(tmp_path)
-    text = signature_task(HostFiles(path=tmp_path / "host.py", text=HOST), trace,
-                          trace.signatures[0], "[8, 1e-06]")
-    namespace: dict = {}
-    exec(compile(text, str(tmp_path / "signature.py"), "exec"), namespace)  # trusted test text
-    (x,) = namespace["get_inputs"]()
-    assert CallSignature.of([x]) == trace.signatures[0]
+    other = CallSignature.of([torch.randn(3, 4, 8)[:, ::2]])
+    text = signatures_task(HostFiles(path=tmp_path / "host.py", text=HOST), trace,
+                           [(trace.signatures[0], "[8, 1e-06]"), (other, "[4, 1e-05]")])
+    task = parse_task(text, tmp_path / "signatures.py")
+    assert task.default_knobs == {"signature": CALL_BASE}
+    assert task.shapes == [{"signature": CALL_BASE + 1}]
+    for index, (signature, init) in enumerate([(trace.signatures[0], [8, 1e-6]),
+                                               (other, [4, 1e-5])]):
+        namespace: dict = {}
+        source = task.render({"signature": CALL_BASE + index})
+        exec(compile(source, str(tmp_path / "signatures.py"), "exec"), namespace)  # test text
+        assert CallSignature.of(namespace["get_inputs"]()) == signature
+        assert namespace["get_init_inputs"]() == init
     assert tensor_in_order((2, 3, 4), (0, 2, 1), "float32").stride() == (12, 1, 3)
 
 

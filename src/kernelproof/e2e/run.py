@@ -45,7 +45,7 @@ from kernelproof.e2e.generated import (
     host_candidate,
     module_task,
     replay_task,
-    signature_task,
+    signatures_task,
     soak_task,
 )
 from kernelproof.e2e.replacement import Replacement, constructor_mismatch
@@ -78,18 +78,20 @@ from kernelproof.tasks.loaded import LoadedTask
 from kernelproof.tasks.source import parse_task, read_candidate, read_task, top_level_names
 from kernelproof.tasks.variants import draw_seeds, plan_matrix
 
-#: Uncovered host signatures verified in isolation per target, at most: each costs one small
-#: verification (seconds). A decode loop with a growing cache has a new signature per step;
-#: one per layout class first, then the largest, is where a kernel breaks.
-MAX_SIGNATURE_CHECKS = 4
+#: Uncovered host signatures verified in isolation per target, at most, all in one
+#: verification (one shape group each: two calls and the oracle, well under a second here).
+#: A decode loop with a growing cache has a new signature per step: past this, one per layout
+#: class first, then the largest, is where a kernel breaks.
+MAX_SIGNATURE_CHECKS = 32
 
 #: Seconds the tracer may take: it runs the host once per matrix cell and soak step.
 TRACE_TIMEOUT_S = 600.0
 
-#: Settings of the small verifications e2e adds (one exact signature, replayed calls): the
-#: inputs are fixed by the host, so shape and layout variants would test other calls.
-_FIXED_INPUTS = {"shape_variants": False, "layout_variants": False, "timing": False,
-                 "shrink": False, "seeds": 2}
+#: Settings of the verifications e2e adds (exact signatures, replayed calls): the inputs are
+#: fixed by the host, so generated shapes and layouts would test other calls; the declared
+#: SHAPES (one per signature or call) are what runs.
+_SIGNATURES = {"generated_shapes": False, "layout_variants": False, "timing": False,
+               "shrink": False, "seeds": 2}
 #: The isolated timing the e2e check needs: the default shape against eager PyTorch. The
 #: ``torch.compile`` baseline alone took ~30 s of a 127 s e2e run on the 2-core CI machine.
 _MODULE_TIMING = {"compile_baseline": False, "timing_shapes": False}
@@ -265,30 +267,9 @@ class _E2ERun:
             substitution.coverage = rows
             return  # already failing alone: checking more signatures adds nothing
         sub = next(s for s in self.subs if s.target == substitution.target)
-        for row in _worth_checking(uncovered, MAX_SIGNATURE_CHECKS):
-            name = f"signature_{_slug(sub.target)}_{_digest(row.signature)}.py"
-            task = self._write_task(name, signature_task(
-                self.host, trace, row.signature,
-                inits.get(row.signature, trace.instances[0].init_repr)))
-            report = verify_loaded(self._loaded(task, sub), profile=self.profile,
-                                   **{**self.module_overrides, **_FIXED_INPUTS})
-            row.check, row.verdict = "verified-here", report.verdict
-            ratios = [t.error_ratio for t in (report.correctness.tests if report.correctness
-                                              else []) if t.error_ratio is not None]
-            row.error_ratio = max(ratios) if ratios else None
-            if report.verdict is not Verdict.VERIFIED:
-                self.findings.append(Finding(
-                    check=FindingCheck.E2E_ENVELOPE, severity=Severity.FAIL,
-                    forces=report.verdict if report.verdict is not Verdict.ERROR
-                    else Verdict.ERROR,
-                    message=f"the host calls {sub.target} with {row.signature.describe()} "
-                            f"(first in {row.first_seen}), outside the isolated matrix; "
-                            f"verified there in isolation it is {report.verdict.value}: "
-                            f"{report.summary}",
-                    evidence={"signature": row.signature.describe(), "calls": row.calls,
-                              "first_seen": row.first_seen,
-                              "findings": [f.message for f in report.findings
-                                           if f.severity is Severity.FAIL][:3]}))
+        chosen = _worth_checking(uncovered, MAX_SIGNATURE_CHECKS)
+        if chosen:
+            self._check_signatures(sub, trace, chosen, inits)
         substitution.coverage = rows
         checked = [r for r in uncovered if r.check == "verified-here"]
         skipped = [r for r in uncovered if r.check == "not-checked"]
@@ -303,6 +284,48 @@ class _E2ERun:
                            f"{MAX_SIGNATURE_CHECKS})" if skipped else ""),
                 evidence={"uncovered": [r.signature.describe() for r in uncovered][:20],
                           "checked": [r.signature.describe() for r in checked]}))
+
+    def _check_signatures(self, sub: Replacement, trace: TargetTrace,
+                          rows: list[SignatureCoverage], inits: dict[CallSignature, str]) -> None:
+        """One verification of the module at every chosen signature (one shape group each);
+        each row gets the verdict of its own cells."""
+        task = self._write_task(f"signatures_{_slug(sub.target)}.py", signatures_task(
+            self.host, trace,
+            [(r.signature, inits.get(r.signature, trace.instances[0].init_repr)) for r in rows]))
+        report = verify_loaded(self._loaded(task, sub), profile=self.profile,
+                               **{**self.module_overrides, **_SIGNATURES})
+        cells: dict[int, list[Any]] = {}
+        for test in report.correctness.tests if report.correctness else []:
+            index = test.variant.knobs.get("signature", CALL_BASE) - CALL_BASE
+            cells.setdefault(index, []).append(test)
+        failing: dict[Verdict, list[tuple[SignatureCoverage, Any]]] = {}
+        for index, row in enumerate(rows):
+            verdict = _cells_verdict(cells.get(index, []))
+            if verdict is None:
+                continue  # not run: the verification stopped before it (its findings say why)
+            ratios = [t.error_ratio for t in cells[index] if t.error_ratio is not None]
+            row.check, row.verdict = "verified-here", verdict
+            row.error_ratio = max(ratios) if ratios else None
+            if verdict is not Verdict.VERIFIED:
+                first = next(t for t in cells[index] if t.outcome is not TestOutcome.PASSED
+                             and t.outcome is not TestOutcome.SKIPPED)
+                failing.setdefault(verdict, []).append((row, first))
+        for verdict, found in failing.items():
+            row, first = found[0]
+            self.findings.append(Finding(
+                check=FindingCheck.E2E_ENVELOPE, severity=Severity.FAIL, forces=verdict,
+                message=f"the host calls {sub.target} at {len(found)} signature(s) outside the "
+                        f"isolated matrix where it is {verdict.value}; first "
+                        f"{row.signature.describe()} (first in {row.first_seen}): "
+                        f"{first.message[:300]}",
+                evidence={"signatures": [r.signature.describe() for r, _ in found][:20],
+                          "first_seen": [r.first_seen for r, _ in found][:20],
+                          "calls": sum(r.calls for r, _ in found)}))
+        # What is not about one cell (integrity, a crash that stopped the run) is reported too.
+        self.findings += _relabel([f for f in report.findings
+                                   if f.severity in (Severity.FAIL, Severity.SUSPECT)
+                                   and f.check is not FindingCheck.CORRECTNESS],
+                                  f"at the host's signatures ({sub.target})")
 
     # -- 4. host, 5. attribution -----------------------------------------------------------
 
@@ -509,6 +532,19 @@ def _worth_checking(rows: list[SignatureCoverage], limit: int) -> list[Signature
         if row not in chosen:
             chosen.append(row)
     return chosen[:limit]
+
+
+def _cells_verdict(tests: list[Any]) -> Verdict | None:
+    """The verdict of one signature's cells: a crash or a raise (the host would crash there
+    too) is ``broken``, a wrong answer ``incorrect``; None when none ran."""
+    outcomes = {t.outcome for t in tests} - {TestOutcome.SKIPPED}
+    if not outcomes:
+        return None
+    if outcomes & {TestOutcome.CRASHED, TestOutcome.RAISED}:
+        return Verdict.BROKEN
+    if TestOutcome.FAILED in outcomes:
+        return Verdict.INCORRECT
+    return Verdict.VERIFIED
 
 
 def _record_calls(trace: TargetTrace) -> dict[int, str]:
