@@ -75,7 +75,13 @@ from kernelproof.schema.e2e import (
 )
 from kernelproof.schema.envelope import CallSignature, TensorSignature
 from kernelproof.tasks.loaded import LoadedTask
-from kernelproof.tasks.source import parse_task, read_candidate, read_task, top_level_names
+from kernelproof.tasks.source import (
+    TaskSource,
+    parse_task,
+    read_candidate,
+    read_task,
+    top_level_names,
+)
 from kernelproof.tasks.variants import draw_seeds, plan_matrix
 
 #: Uncovered host signatures verified in isolation per target, at most, all in one
@@ -150,7 +156,7 @@ class _E2ERun:
     """The state of one e2e check while it runs."""
 
     host: HostFiles
-    host_task: Any
+    host_task: TaskSource
     subs: list[Replacement]
     texts: dict[Replacement, str]
     settings: Settings
@@ -452,12 +458,12 @@ class _E2ERun:
 
     # -- helpers ---------------------------------------------------------------------------
 
-    def _write_task(self, name: str, text: str) -> Any:
+    def _write_task(self, name: str, text: str) -> TaskSource:
         path = self.scratch / name
         path.write_text(text)
         return parse_task(text, path)
 
-    def _loaded(self, task: Any, sub: Replacement) -> LoadedTask:
+    def _loaded(self, task: TaskSource, sub: Replacement) -> LoadedTask:
         # The generated tasks load the tracer's record (replayed inputs) in both workers.
         return LoadedTask(task=task, candidate_path=sub.candidate, candidate_text=self.texts[sub],
                           candidate_file=sub.candidate, readable_paths=[str(self.scratch)])
