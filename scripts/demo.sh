@@ -32,7 +32,20 @@ db="sqlite:///$KP_ROOT/reports/kernelproof.db"
 "${kp[@]}" bench examples --solutions examples/showcase --profile "$profile" --db "$db" \
   --packets reports/showcase --json reports/showcase/summary.json --label "showcase-$profile" \
   "${extra[@]}"
-echo "review packets: reports/suite/*.html and reports/showcase/*.html"
+# One end-to-end check: an RMSNorm that passes verify alone, inside a small decoder and over
+# 64 steps of its generation loop, where its small one-signed error compounds. Its verdict is
+# incorrect (exit 1); any other exit code is a failure of the demo.
+mkdir -p reports/e2e
+e2e_status=0
+"${kp[@]}" e2e examples/e2e/decoder/host.py \
+  --replace RMSNorm=examples/e2e/decoder/rmsnorm_fixed_point.py --soak 64 --profile "$profile" \
+  --json reports/e2e/decoder_fixed_point.json --html reports/e2e/decoder_fixed_point.html \
+  || e2e_status=$?
+if [ "$e2e_status" -ne 1 ]; then
+  echo "e2e example: expected exit code 1 (incorrect), got $e2e_status" >&2
+  exit 1
+fi
+echo "review packets: reports/suite/*.html, reports/showcase/*.html and reports/e2e/*.html"
 tokens="$KP_ROOT/reports/tokens.jsonl"
 serve_command=("${kp[@]}" serve tasks --db "$db" --tokens "$tokens" --profile "$profile")
 echo "serve these results (leaderboards, packets, history, submissions over HTTP):"

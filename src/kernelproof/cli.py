@@ -99,6 +99,55 @@ def verify(reference: Path, candidate: Path, policy: dict[str, Any], profile: st
     sys.exit(int(report.verdict.exit_code))
 
 
+@app.command("e2e")
+@click.argument("host", type=PATH)
+@click.option("--replace", "replacements", multiple=True, required=True,
+              metavar="TARGET=CANDIDATE[:TASK]",
+              help="Replace a submodule path (layers.0.norm) or every instance of a module "
+                   "class (RMSNorm) by CANDIDATE's ModelNew; TASK, when given, is the task of "
+                   "the isolated check. Repeatable.")
+@click.option("--soak", type=click.IntRange(min=0), default=0, metavar="STEPS",
+              help="Also run STEPS steps of the host's loop (its soak_steps, else fresh "
+                   "inputs) and watch memory, drift, nondeterminism and latency.")
+@policy_options
+@PROFILE_OPTION
+@click.option("--json", "json_path", type=PATH, default=None, help="Write the JSON report here.")
+@click.option("--html", "html_path", type=PATH, default=None, help="Write the HTML packet here.")
+@click.option("--seeds", type=click.IntRange(min=1), default=None,
+              help="Seeds at the default shape (default 5).")
+@click.option("--seed", type=int, default=None, help="Base seed: reproduces an earlier run.")
+@click.option("--budget", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Timing budget in seconds, per timing phase.")
+@click.option("--no-timing", is_flag=True, help="Skip the timing phases.")
+@THREADS_OPTION
+@click.option("--knobs", "knobs_text", default=None, metavar="K=V,...",
+              help="The host's default shape instead of its own (a repro).")
+@click.option("--input-seed", "input_seeds", type=int, multiple=True,
+              help="Exact input seed(s) of the host's default shape (a repro).")
+@click.option("--no-shrink", is_flag=True, help="Do not shrink failures to minimal repros.")
+@click.option("--no-compile-baseline", is_flag=True,
+              help="Do not time torch.compile of the host.")
+def e2e_command(host: Path, replacements: tuple[str, ...], soak: int, policy: dict[str, Any],
+                profile: str, json_path: Path | None, html_path: Path | None,
+                seeds: int | None, seed: int | None, budget: float | None, no_timing: bool,
+                threads: int | None, knobs_text: str | None, input_seeds: tuple[int, ...],
+                no_shrink: bool, no_compile_baseline: bool) -> None:
+    """Verify kernels inside the HOST model that will run them (a KernelBench task file), and
+    soak them over its loop. Exit code as for verify: 0 verified, 1 incorrect, 2 suspect,
+    3 broken, 4 error."""
+    from kernelproof.e2e.run import e2e
+
+    overrides = {**policy, "seeds": seeds, "base_seed": seed, "budget_s": budget,
+                 "timing": False if no_timing else None, "threads": threads,
+                 "default_knobs": _parse_knobs(knobs_text),
+                 "input_seeds": list(input_seeds) or None,
+                 "shrink": False if no_shrink else None,
+                 "compile_baseline": False if no_compile_baseline else None}
+    report = e2e(host, list(replacements), soak=soak, profile=profile, **overrides)
+    _present(report, json_path=json_path, html_path=html_path)
+    sys.exit(int(report.verdict.exit_code))
+
+
 def _parse_knobs(text: str | None) -> dict[str, int] | None:
     if not text:
         return None

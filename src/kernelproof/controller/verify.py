@@ -112,17 +112,25 @@ def verify(
         except TaskError as exc:
             return _early_report(Verdict.ERROR, FindingCheck.TASK, str(exc), reference,
                                  candidate, started)
-        try:
-            settings = resolve_settings(profile=profile, task_policy=loaded.task.policy,
-                                        overrides=overrides)
-            saved = load_arguments(settings.inputs_file) if settings.inputs_file else None
-        except UsageError as exc:
-            return _early_report(Verdict.ERROR, FindingCheck.SETTINGS, str(exc), reference,
-                                 candidate, started)
-        with _controller_threads():
-            return _Run(loaded=loaded, settings=settings, saved=saved).execute(started)
+        return verify_loaded(loaded, profile=profile, started=started, **overrides)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def verify_loaded(loaded: LoadedTask, *, profile: str = "default", started: float | None = None,
+                  **overrides: Any) -> Report:
+    """Verify a task and candidate already loaded (or generated, as ``kernelproof e2e``
+    generates them) and return the report; bad settings are an ``error`` report."""
+    started = time.monotonic() if started is None else started
+    try:
+        settings = resolve_settings(profile=profile, task_policy=loaded.task.policy,
+                                    overrides=overrides)
+        saved = load_arguments(settings.inputs_file) if settings.inputs_file else None
+    except UsageError as exc:
+        return _early_report(Verdict.ERROR, FindingCheck.SETTINGS, str(exc), loaded.task.path,
+                             loaded.candidate_file, started)
+    with _controller_threads():
+        return _Run(loaded=loaded, settings=settings, saved=saved).execute(started)
 
 
 def _settings_or_none(profile: str, overrides: dict[str, Any]) -> Settings | None:

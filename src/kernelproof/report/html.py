@@ -47,6 +47,11 @@ BASIS_TEXT = {
     EvidenceBasis.CANDIDATE.value: "reported from the candidate's process",
     EvidenceBasis.STATIC.value: "read from the source",
 }
+@dataclass(frozen=True)
+class E2EPlots:
+    """The e2e section's plots (``kernelproof e2e`` reports only)."""
+
+    soak: plots.Plot | None
 
 
 def render_html(report: Report) -> str:
@@ -77,6 +82,7 @@ def packet_context(report: Report) -> dict[str, Any]:
         "not_timed": (f"Not timed: {not_timed_reason(report)}." if report.timing is None
                       else ""),
         "intensity": _intensity(report),
+        "e2e_plots": E2EPlots(soak=plots.soak_curves(report.e2e.soak if report.e2e else None)),
         "command": command,
         "command_note": _command_note(command),
         "fmt": fmt,

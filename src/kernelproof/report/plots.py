@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Callable, ParamSpec, Sequence, TypeVar
 
 from kernelproof.report import formatting as fmt
 from kernelproof.schema import Roofline, Timing
+from kernelproof.schema.e2e import Soak
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -300,3 +301,45 @@ def _plain(text: str) -> str:
 
 def _positive(value: float | None) -> bool:
     return value is not None and math.isfinite(value) and value > 0
+
+
+@_styled
+def soak_curves(soak: Soak | None) -> Plot | None:
+    """The e2e soak over its steps: each worker's resident memory, the candidate's drift ratio
+    against the float64 oracle (with the tolerance limit), and each side's step time."""
+    if soak is None or soak.steps == 0:
+        return None
+    from matplotlib.figure import Figure
+
+    height = 5.4
+    figure = Figure(figsize=(FIGURE_WIDTH_IN, height))
+    figure.subplots_adjust(left=0.9 / FIGURE_WIDTH_IN, right=1 - 0.25 / FIGURE_WIDTH_IN,
+                           bottom=BOTTOM_MARGIN_IN / height, top=1 - 0.15 / height, hspace=0.35)
+    memory, drift, latency = figure.subplots(3, 1, sharex=True)
+    colours = {"reference": REFERENCE_COLOUR, "candidate": CANDIDATE_COLOUR}
+    for side, values in soak.rss_bytes.items():
+        memory.plot(range(len(values)), [v / 2**20 for v in values], color=colours[side],
+                    label=side, linewidth=1.2)
+    memory.set_ylabel("RSS (MiB)")
+    memory.legend(loc="best", fontsize=8, frameon=False)
+    ratios = [(i, r) for i, r in enumerate(soak.drift_ratios) if r is not None]
+    if ratios:
+        drift.plot([i for i, _ in ratios], [r for _, r in ratios], color=CANDIDATE_COLOUR,
+                   linewidth=1.2)
+    drift.axhline(1.0, color="#57606a", linestyle="--", linewidth=1)
+    if soak.first_drift_step is not None:
+        drift.axvline(soak.first_drift_step, color=SLOWER_COLOUR, linewidth=1)
+    drift.set_ylabel("error ratio")
+    for side, curve in soak.latency.items():
+        if curve.samples_s:
+            latency.plot(range(len(curve.samples_s)), [s * 1e3 for s in curve.samples_s],
+                         color=colours[side], linewidth=1.0)
+    latency.set_ylabel("step (ms)")
+    latency.set_xlabel("soak step (drift: 1.0 is the tolerance; a vertical line marks the "
+                       "first step beyond it)")
+    growth = soak.growth_bytes_per_step.get("excess")
+    alt = (f"Soak over {soak.steps} steps: memory growth beyond the reference "
+           f"{'unknown' if growth is None else f'{growth / 1024:.0f} KiB per step'}; "
+           f"largest drift ratio {soak.max_drift_ratio}; first step beyond tolerance "
+           f"{soak.first_drift_step}.")
+    return Plot(svg=_svg(figure, "soak"), alt=alt)

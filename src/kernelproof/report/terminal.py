@@ -69,6 +69,7 @@ def render_report(report: Report, console: Console | None = None) -> None:
     _render_repros(report, console)
     _render_timing(report, console)
     _render_roofline(report, console)
+    _render_e2e(report, console)
     _render_reproduce(report, console)
     environment = report.environment
     console.print(Text(
@@ -207,7 +208,19 @@ def _render_roofline(report: Report, console: Console) -> None:
         f"{fmt.percent(fraction.candidate)} (ceilings: {roofline.ceilings.source})"))
 
 
+def _render_e2e(report: Report, console: Console) -> None:
+    from kernelproof.report.e2e_text import e2e_lines
+
+    if report.e2e is not None:
+        for line in e2e_lines(report.e2e):
+            console.print(Text.assemble(("e2e ", "bold"), line), soft_wrap=True)
+
+
 def _render_reproduce(report: Report, console: Console) -> None:
+    if report.e2e is not None and report.e2e.command:
+        console.print(Text.assemble(("reproduce: ", "bold"), report.e2e.command),
+                      soft_wrap=True)
+        return
     command = verify_command(report)
     console.print(Text.assemble(("reproduce: ", "bold"), command.text), soft_wrap=True)
     if command.unexpressed:

@@ -14,6 +14,7 @@ from kernelproof.schema.correctness import (
     OutputComparison,
     TestOutcome,
 )
+from kernelproof.schema.e2e import E2E
 from kernelproof.schema.envelope import (
     CallSignature,
     DimensionBinding,
@@ -60,6 +61,7 @@ __all__ = [
     "Assumption",
     "Baselines",
     "CallSignature",
+    "E2E",
     "DimensionBinding",
     "Envelope",
     "KnobRange",

@@ -231,6 +231,30 @@ class FindingCheck(str, Enum):
     THREAD_COUNT = "thread-count"
     """The candidate ran on more threads than the fixed, reported count."""
 
+    # -- end to end (kernelproof e2e) ------------------------------------------------------
+    SUBSTITUTION = "substitution"
+    """The candidate cannot take the replaced module's place in the host (constructor
+    arguments or state do not match), or the target names nothing in the host."""
+
+    E2E_ENVELOPE = "e2e-envelope"
+    """The host calls a replaced module at signatures the isolated matrix did not cover; each
+    was verified in isolation, or the limit of such checks was reached."""
+
+    E2E_CORRECTNESS = "e2e-correctness"
+    """The host's outputs with the substitution are wrong although the module passed alone."""
+
+    SOAK_MEMORY = "soak-memory"
+    """The candidate's worker grows in memory over the host's loop, beyond the reference's."""
+
+    SOAK_DRIFT = "soak-drift"
+    """The host's outputs drift beyond tolerance over the steps of its loop."""
+
+    SOAK_NONDETERMINISM = "soak-nondeterminism"
+    """Two runs of the same steps gave different outputs."""
+
+    E2E_SPEED = "e2e-speed"
+    """The host's measured speedup against what the isolated speedup predicts (Amdahl)."""
+
     def __str__(self) -> str:
         return self.value
 

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from kernelproof.schema.correctness import Correctness
+from kernelproof.schema.e2e import E2E
 from kernelproof.schema.envelope import Envelope
 from kernelproof.schema.finding import Finding
 from kernelproof.schema.roofline import Roofline
@@ -204,6 +205,10 @@ class Report(BaseModel):
     a matrix cell passed, and per knob the range between verified values that counts as
     covered. Built from the passed cells only, so a report that is not ``verified`` may carry
     one too; :func:`kernelproof.guard` refuses such reports. Absent when no cell ran."""
+
+    e2e: E2E | None = None
+    """The end-to-end check (``kernelproof e2e``): isolated verdicts and envelopes against the
+    host's calls, error attribution, soak, and the Amdahl table. Absent for ``verify``."""
 
     environment: Environment
     """The machine and software the numbers come from."""

@@ -1,0 +1,615 @@
+"""``kernelproof e2e``: verify a kernel inside the host model that will run it, and soak it.
+
+The pipeline (docs/e2e.md):
+
+1. **Trace** the host in a trusted subprocess (:mod:`kernelproof.e2e.tracer`) over the same
+   matrix ``verify`` runs (seeds, host knobs, value and layout variants) and the soak's steps:
+   each target's constructor arguments and state, every call signature, its share of time.
+2. **Isolated**: ``verify`` of the candidate against the replaced module, posed as a task
+   (generated, or the ``:TASK`` given), which yields its envelope.
+3. **Envelope**: every host signature the envelope does not contain is verified in isolation
+   at that exact signature (up to :data:`MAX_SIGNATURE_CHECKS`).
+4. **Host**: ``verify`` of the host with the substitution against the host: the same matrix,
+   float64 oracle, probes, and the interleaved timing with its CI.
+5. **Attribution**: the candidate replayed on the calls the reference host made, against the
+   module's float64 oracle on those inputs; the host's error over the worst local error.
+6. **Soak** (``--soak STEPS``) and **speed** (Amdahl's prediction against the measurement).
+
+The controller never imports candidate code: every candidate call runs in the sandboxed
+candidate workers of the verifications and of the soak.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import kernelproof
+from kernelproof.config import Settings, resolve_settings
+from kernelproof.controller.summary import summarize
+from kernelproof.controller.verify import verify_loaded
+from kernelproof.e2e.amdahl import explain, predicted_speedup
+from kernelproof.e2e.generated import (
+    CALL_BASE,
+    HostFiles,
+    host_candidate,
+    module_task,
+    replay_task,
+    signatures_task,
+    soak_task,
+)
+from kernelproof.e2e.replacement import Replacement, constructor_mismatch
+from kernelproof.e2e.soak import run_soak
+from kernelproof.e2e.trace_record import TargetTrace, TraceRequest, TraceResult, TraceRun
+from kernelproof.errors import CandidateFormatError, TaskError, UsageError
+from kernelproof.schema import (
+    Artifact,
+    Environment,
+    Finding,
+    FindingCheck,
+    Report,
+    Severity,
+    TestOutcome,
+    Verdict,
+    VariantKind,
+    decide_verdict,
+)
+from kernelproof.schema.e2e import (
+    E2E,
+    AmdahlRow,
+    Attribution,
+    CallAttribution,
+    SignatureCoverage,
+    Speed,
+    Substitution,
+)
+from kernelproof.schema.envelope import CallSignature, TensorSignature
+from kernelproof.tasks.loaded import LoadedTask
+from kernelproof.tasks.source import (
+    TaskSource,
+    parse_task,
+    read_candidate,
+    read_task,
+    top_level_names,
+)
+from kernelproof.tasks.variants import draw_seeds, plan_matrix
+
+#: Uncovered host signatures verified in isolation per target, at most, all in one
+#: verification (one shape group each: two calls and the oracle, well under a second here).
+#: A decode loop with a growing cache has a new signature per step: past this, one per layout
+#: class first, then the largest, is where a kernel breaks.
+MAX_SIGNATURE_CHECKS = 32
+
+#: Seconds the tracer may take: it runs the host once per matrix cell and soak step.
+TRACE_TIMEOUT_S = 600.0
+
+#: Settings of the verifications e2e adds (exact signatures, replayed calls): the inputs are
+#: fixed by the host, so generated shapes and layouts would test other calls; the declared
+#: SHAPES (one per signature or call) are what runs.
+_SIGNATURES = {"generated_shapes": False, "layout_variants": False, "timing": False,
+               "shrink": False, "seeds": 2}
+#: The isolated timing the e2e check needs: the default shape against eager PyTorch. The
+#: ``torch.compile`` baseline alone took ~30 s of a 127 s e2e run on the 2-core CI machine.
+_MODULE_TIMING = {"compile_baseline": False, "timing_shapes": False}
+
+#: Overrides that describe the host's run only (a host repro's shape and input seeds).
+_HOST_ONLY = frozenset({"default_knobs", "input_seeds"})
+
+_REPLAY = {"generated_shapes": False, "value_variants": False, "layout_variants": False,
+           "timing": False, "shrink": False, "seeds": 1}
+
+
+def e2e(host: str | Path, replacements: Sequence[str | Replacement], *, soak: int = 0,
+        profile: str = "default", **overrides: Any) -> Report:
+    """Verify each replacement inside ``host`` (and, with ``soak``, over that many steps of its
+    loop). Returns one report: the host run's sections, an ``e2e`` section, and the findings
+    of every verification it ran. Never raises for a bad host or candidate: those are
+    ``error`` and ``broken`` verdicts with their reason."""
+    started = time.monotonic()
+    host = Path(host)
+    subs: list[Replacement] = []
+    try:
+        subs = [r if isinstance(r, Replacement) else Replacement.parse(r) for r in replacements]
+        if not subs:
+            raise UsageError("e2e needs at least one --replace TARGET=CANDIDATE")
+        host_task = read_task(host)
+        settings = resolve_settings(profile=profile, task_policy=host_task.policy,
+                                    overrides=overrides)
+        for sub in subs:
+            if sub.task is not None:
+                read_task(sub.task)
+    except (UsageError, TaskError) as exc:
+        check = FindingCheck.SETTINGS if isinstance(exc, UsageError) else FindingCheck.TASK
+        return _early(Verdict.ERROR, check, str(exc), host,
+                      subs[0].candidate if subs else None, started)
+    texts = {}
+    for sub in subs:
+        try:
+            texts[sub] = read_candidate(sub.candidate)
+        except CandidateFormatError as exc:
+            return _early(Verdict.BROKEN, FindingCheck.CANDIDATE_FILE, str(exc), host,
+                          sub.candidate, started)
+    base_seed = settings.base_seed if settings.base_seed is not None else secrets.randbits(31)
+    scratch = Path(tempfile.mkdtemp(prefix="kernelproof-e2e-"))
+    try:
+        run = _E2ERun(host=HostFiles(path=host.resolve(), text=host_task.text),
+                      host_task=host_task, subs=subs, texts=texts, settings=settings,
+                      profile=profile, overrides={**overrides, "base_seed": base_seed},
+                      base_seed=base_seed, soak=soak, scratch=scratch)
+        return run.execute(started)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+@dataclass
+class _E2ERun:
+    """The state of one e2e check while it runs."""
+
+    host: HostFiles
+    host_task: TaskSource
+    subs: list[Replacement]
+    texts: dict[Replacement, str]
+    settings: Settings
+    profile: str
+    overrides: dict[str, Any]
+    base_seed: int
+    soak: int
+    scratch: Path
+    findings: list[Finding] = field(default_factory=list)
+    durations: dict[str, float] = field(default_factory=dict)
+
+    def execute(self, started: float) -> Report:
+        init_seed, seeds = draw_seeds(self.base_seed, self.settings.seeds)
+        traced = self._phase("trace", lambda: self._trace(init_seed, seeds))
+        if not traced.ok:
+            return _early(Verdict.ERROR, FindingCheck.SUBSTITUTION,
+                          f"{self.host.path}: the host cannot be traced: {traced.error}",
+                          self.host.path, self.subs[0].candidate, started)
+        mismatches = [m for sub, trace in zip(self.subs, traced.targets)
+                      if (m := constructor_mismatch(self.texts[sub], trace.instances[0].init_args,
+                                                    trace.init_signature))]
+        substitutions = [self._phase("isolated", lambda s=sub, t=trace: self._isolated(s, t))
+                         for sub, trace in zip(self.subs, traced.targets)]
+        if mismatches:
+            # Read from the source, so evidence only: the isolated run's construction in the
+            # worker decides. When it failed there, nothing further can run.
+            self.findings.append(Finding(check=FindingCheck.SUBSTITUTION, severity=Severity.WARN,
+                                         message="; ".join(mismatches)))
+            if any(s.isolated_verdict is Verdict.BROKEN for s in substitutions):
+                return _early(Verdict.BROKEN, FindingCheck.SUBSTITUTION, "", self.host.path,
+                              self.subs[0].candidate, started, findings=self.findings,
+                              section=E2E(host=str(self.host.path), substitutions=substitutions))
+        for substitution, trace in zip(substitutions, traced.targets):
+            self._phase("signatures", lambda s=substitution, t=trace: self._coverage(s, t))
+        host_report = self._phase("host", self._host_run)
+        self.findings += host_report.findings
+        section = E2E(host=str(self.host.path), substitutions=substitutions,
+                      host_verdict=host_report.verdict,
+                      command=self._command(f"--soak {self.soak}" if self.soak else "").strip())
+        section.attribution = self._phase(
+            "attribution", lambda: self._attribution(traced.targets, host_report))
+        self._explain_host_failure(substitutions, host_report, section.attribution)
+        if self.soak:
+            section.soak = self._phase("soak", lambda: self._soak(init_seed))
+        section.speed = self._speed(traced, substitutions, host_report)
+        self.durations["total"] = time.monotonic() - started
+        section.durations_s = dict(self.durations)
+        return self._report(host_report, section, started)
+
+    @property
+    def module_overrides(self) -> dict[str, Any]:
+        """The overrides of the module's own verifications: the host's shape and input seeds
+        (``--knobs``, ``--input-seed``: a host repro) are not the module's, and its timing is
+        the default shape's against eager PyTorch only (what the Amdahl table uses)."""
+        kept = {k: v for k, v in self.overrides.items() if k not in _HOST_ONLY}
+        return {**kept, **_MODULE_TIMING}
+
+    def _phase(self, name: str, work: Any) -> Any:
+        began = time.monotonic()
+        try:
+            return work()
+        finally:
+            self.durations[name] = self.durations.get(name, 0.0) + time.monotonic() - began
+
+    # -- 1. trace ------------------------------------------------------------------------
+
+    def _trace(self, init_seed: int, seeds: list[int]) -> TraceResult:
+        knobs = {**self.host_task.default_knobs, **(self.settings.default_knobs or {})}
+        seeds = list(self.settings.input_seeds) if self.settings.input_seeds else seeds
+        groups = plan_matrix(knobs, self.host_task.shapes, seeds,
+                             self.settings, task_values=self.host_task.value_variants)
+        runs = [TraceRun(knobs=g.knobs, variants=g.variants) for g in groups
+                if not g.stress and g.variants]
+        request = TraceRequest(host_path=str(self.host.path), host_source=self.host.text,
+                               targets=[s.target for s in self.subs], runs=runs,
+                               init_seed=init_seed, device=self.settings.device,
+                               dtype=self.settings.dtype, soak_steps=self.soak,
+                               out_dir=str(self.scratch))
+        return run_tracer(request, self.scratch)
+
+    # -- 2. isolated, 3. envelope ----------------------------------------------------------
+
+    def _isolated(self, sub: Replacement, trace: TargetTrace) -> Substitution:
+        if sub.task is not None:
+            task = read_task(sub.task)
+        else:
+            task = self._write_task(f"module_{_slug(sub.target)}.py", module_task(self.host, trace))
+        report = verify_loaded(self._loaded(task, sub), profile=self.profile,
+                               **self.module_overrides)
+        self.findings += _relabel(report.findings, f"in isolation ({sub.target})")
+        timing = report.timing
+        return Substitution(
+            target=sub.target, candidate=str(sub.candidate),
+            task=str(sub.task) if sub.task else None, class_name=trace.class_name,
+            paths=[i.path for i in trace.instances], init_signature=trace.init_signature,
+            init_args=list(trace.instances[0].init_args), isolated_verdict=report.verdict,
+            isolated_summary=report.summary,
+            isolated_speedup=timing.speedup if timing else None,
+            isolated_speedup_ci=tuple(timing.speedup_ci) if timing else None,
+            isolated_duration_s=report.duration_s, envelope=report.envelope)
+
+    def _coverage(self, substitution: Substitution, trace: TargetTrace) -> None:
+        envelope = substitution.envelope
+        rows = [SignatureCoverage(signature=signature, calls=calls, first_seen=source,
+                                  covered=bool(envelope and envelope.contains(signature)),
+                                  check="matrix")
+                for signature, calls, source in zip(trace.signatures, trace.signature_counts,
+                                                    trace.signature_sources)]
+        inits = dict(zip(trace.signatures, trace.signature_init))
+        uncovered = [row for row in rows if not row.covered]
+        for row in uncovered:
+            row.check = "not-checked"
+        if substitution.isolated_verdict is not Verdict.VERIFIED:
+            substitution.coverage = rows
+            return  # already failing alone: checking more signatures adds nothing
+        sub = next(s for s in self.subs if s.target == substitution.target)
+        chosen = _worth_checking(uncovered, MAX_SIGNATURE_CHECKS)
+        if chosen:
+            self._check_signatures(sub, trace, chosen, inits)
+        substitution.coverage = rows
+        checked = [r for r in uncovered if r.check == "verified-here"]
+        skipped = [r for r in uncovered if r.check == "not-checked"]
+        if uncovered:
+            self.findings.append(Finding(
+                check=FindingCheck.E2E_ENVELOPE,
+                severity=Severity.WARN if skipped else Severity.INFO,
+                message=f"the host calls {sub.target} with {len(uncovered)} of {len(rows)} "
+                        f"signature(s) outside the isolated matrix; {len(checked)} verified in "
+                        f"isolation at the exact signature"
+                        + (f", {len(skipped)} not checked (over the limit of "
+                           f"{MAX_SIGNATURE_CHECKS})" if skipped else ""),
+                evidence={"uncovered": [r.signature.describe() for r in uncovered][:20],
+                          "checked": [r.signature.describe() for r in checked]}))
+
+    def _check_signatures(self, sub: Replacement, trace: TargetTrace,
+                          rows: list[SignatureCoverage], inits: dict[CallSignature, str]) -> None:
+        """One verification of the module at every chosen signature (one shape group each);
+        each row gets the verdict of its own cells."""
+        task = self._write_task(f"signatures_{_slug(sub.target)}.py", signatures_task(
+            self.host, trace,
+            [(r.signature, inits.get(r.signature, trace.instances[0].init_repr)) for r in rows]))
+        report = verify_loaded(self._loaded(task, sub), profile=self.profile,
+                               **{**self.module_overrides, **_SIGNATURES})
+        cells: dict[int, list[Any]] = {}
+        for test in report.correctness.tests if report.correctness else []:
+            index = test.variant.knobs.get("signature", CALL_BASE) - CALL_BASE
+            cells.setdefault(index, []).append(test)
+        failing: dict[Verdict, list[tuple[SignatureCoverage, Any]]] = {}
+        for index, row in enumerate(rows):
+            verdict = _cells_verdict(cells.get(index, []))
+            if verdict is None:
+                continue  # not run: the verification stopped before it (its findings say why)
+            ratios = [t.error_ratio for t in cells[index] if t.error_ratio is not None]
+            row.check, row.verdict = "verified-here", verdict
+            row.error_ratio = max(ratios) if ratios else None
+            if verdict is not Verdict.VERIFIED:
+                first = next(t for t in cells[index] if t.outcome is not TestOutcome.PASSED
+                             and t.outcome is not TestOutcome.SKIPPED)
+                failing.setdefault(verdict, []).append((row, first))
+        for verdict, found in failing.items():
+            row, first = found[0]
+            self.findings.append(Finding(
+                check=FindingCheck.E2E_ENVELOPE, severity=Severity.FAIL, forces=verdict,
+                message=f"the host calls {sub.target} at {len(found)} signature(s) outside the "
+                        f"isolated matrix where it is {verdict.value}; first "
+                        f"{row.signature.describe()} (first in {row.first_seen}): "
+                        f"{first.message[:300]}",
+                evidence={"signatures": [r.signature.describe() for r, _ in found][:20],
+                          "first_seen": [r.first_seen for r, _ in found][:20],
+                          "calls": sum(r.calls for r, _ in found)}))
+        # What is not about one cell (integrity, a crash that stopped the run) is reported too.
+        self.findings += _relabel([f for f in report.findings
+                                   if f.severity in (Severity.FAIL, Severity.SUSPECT)
+                                   and f.check is not FindingCheck.CORRECTNESS],
+                                  f"at the host's signatures ({sub.target})")
+
+    # -- 4. host, 5. attribution -----------------------------------------------------------
+
+    def _host_run(self) -> Report:
+        wrapper = self.scratch / "host_with_substitution.py"
+        wrapper.write_text(host_candidate(
+            self.host, [(s.target, s.candidate.resolve()) for s in self.subs]))
+        loaded = LoadedTask(task=self.host_task, candidate_path=wrapper,
+                            candidate_text="\n".join(self.texts[s] for s in self.subs),
+                            candidate_file=self.subs[0].candidate,
+                            readable_paths=self._candidate_folders(), format="e2e")
+        report = verify_loaded(loaded, profile=self.profile, **self.overrides)
+        # A host failure reruns through e2e (the host alone against the candidate file would
+        # not be the same check); the standalone script embeds the generated host candidate.
+        return report.model_copy(update={"repros": [
+            r.model_copy(update={"command": self._command(
+                f"--knobs {','.join(f'{k}={v}' for k, v in r.knobs.items())} "
+                f"--input-seed {r.seed} --seeds 1 --fixed-shapes --no-timing")})
+            for r in report.repros]})
+
+    def _command(self, extra: str) -> str:
+        """The ``kernelproof e2e`` command of this check, with ``extra`` options."""
+        replaced = " ".join(f"--replace {shlex.quote(s.describe())}" for s in self.subs)
+        return (f"kernelproof e2e {shlex.quote(str(self.host.path))} {replaced} "
+                f"--seed {self.base_seed} {extra}")
+
+    def _attribution(self, traces: list[TargetTrace], host_report: Report) -> Attribution:
+        attribution = Attribution()
+        local_errors: list[float] = []
+        for sub, trace in zip(self.subs, traces):
+            if trace.recorded_calls == 0:
+                continue
+            task = self._write_task(f"replay_{_slug(sub.target)}.py", replay_task(self.host, trace))
+            report = verify_loaded(self._loaded(task, sub), profile=self.profile,
+                                   **{**self.module_overrides, **_REPLAY})
+            calls = _record_calls(trace)
+            for test in report.correctness.tests if report.correctness else []:
+                if test.variant.kind not in (VariantKind.SEED, VariantKind.SHAPE) or (
+                        "@" in test.variant.name) or test.outcome is TestOutcome.SKIPPED:
+                    continue
+                index = test.variant.knobs.get("call", CALL_BASE) - CALL_BASE
+                errors = [o.candidate_error for o in test.outputs
+                          if o.candidate_error is not None]
+                attribution.calls.append(CallAttribution(
+                    target=sub.target, call=index, path=calls.get(index, ""),
+                    error_ratio=test.error_ratio, error=max(errors) if errors else None,
+                    passed=test.outcome is TestOutcome.PASSED))
+                local_errors += errors
+        local = [c.error_ratio for c in attribution.calls if c.error_ratio is not None]
+        attribution.max_local_error_ratio = max(local) if local else None
+        attribution.max_local_error = max(local_errors) if local_errors else None
+        host_tests = [t for t in (host_report.correctness.tests if host_report.correctness
+                                  else [])
+                      if t.variant.kind is VariantKind.SEED and not t.variant.knobs]
+        host = [t.error_ratio for t in host_tests if t.error_ratio is not None]
+        attribution.host_error_ratio = max(host) if host else None
+        host_errors = [o.candidate_error for t in host_tests for o in t.outputs
+                       if o.candidate_error is not None]
+        attribution.host_error = max(host_errors) if host_errors else None
+        if attribution.host_error is not None and attribution.max_local_error:
+            attribution.amplification = attribution.host_error / attribution.max_local_error
+        attribution.calls.sort(key=lambda c: (c.target, c.call))
+        return attribution
+
+    def _explain_host_failure(self, substitutions: list[Substitution], host_report: Report,
+                              attribution: Attribution) -> None:
+        """A module that passes alone but breaks the host: say so, with the attribution."""
+        alone = all(s.isolated_verdict is Verdict.VERIFIED for s in substitutions)
+        if not alone or host_report.verdict is not Verdict.INCORRECT:
+            return
+        failed = [t for t in host_report.correctness.tests  # type: ignore[union-attr]
+                  if t.outcome is TestOutcome.FAILED]
+        repro = host_report.repros[0].command if host_report.repros else None
+        local = attribution.max_local_error_ratio
+        self.findings.append(Finding(
+            check=FindingCheck.E2E_CORRECTNESS, severity=Severity.FAIL, forces=Verdict.INCORRECT,
+            message=f"{', '.join(s.target for s in substitutions)} passes in isolation but the "
+                    f"host's outputs are wrong on {len(failed)} variant(s), first "
+                    f"{failed[0].variant.name if failed else '?'}; the worst local error ratio "
+                    f"at the replaced calls is {_ratio(local)}, at the host's outputs "
+                    f"{_ratio(attribution.host_error_ratio)}"
+                    + (f". Reproduce: {repro}" if repro else ""),
+            evidence={"failed_variants": [t.variant.name for t in failed][:10],
+                      "max_local_error_ratio": local,
+                      "host_error_ratio": attribution.host_error_ratio, "repro": repro}))
+
+    # -- 6. soak and speed -----------------------------------------------------------------
+
+    def _soak(self, init_seed: int) -> Any:
+        task = self._write_task("soak_task.py", soak_task(self.host, init_seed))
+        wrapper = self.scratch / "soak_with_substitution.py"
+        wrapper.write_text(host_candidate(
+            self.host, [(s.target, s.candidate.resolve()) for s in self.subs],
+            soak_seed=init_seed))
+        loaded = LoadedTask(task=task, candidate_path=wrapper,
+                            candidate_text="\n".join(self.texts[s] for s in self.subs),
+                            candidate_file=self.subs[0].candidate,
+                            readable_paths=self._candidate_folders(), format="e2e")
+        repro = self._command("--soak {steps} --no-timing")
+        outcome = run_soak(loaded, self.settings, self.soak, init_seed,
+                           has_loop="soak_steps" in top_level_names(self.host.path),
+                           repro=repro)
+        self.findings += outcome.findings
+        return outcome.soak
+
+    def _speed(self, traced: TraceResult, substitutions: list[Substitution],
+               host_report: Report) -> Speed:
+        host_s = traced.host_call_s or 0.0
+        speed = Speed(host_call_s=traced.host_call_s, rows=[
+            AmdahlRow(target=s.target, share=(spent / host_s) if host_s else 0.0,
+                      isolated_speedup=s.isolated_speedup)
+            for s, spent in zip(substitutions, traced.target_call_s)])
+        speed.predicted_speedup = predicted_speedup(speed.rows)
+        if host_report.timing is not None:
+            speed.measured_speedup = host_report.timing.speedup
+            speed.measured_speedup_ci = tuple(host_report.timing.speedup_ci)
+        speed.explanation = explain(speed)
+        if speed.predicted_speedup is not None or speed.measured_speedup is not None:
+            self.findings.append(Finding(check=FindingCheck.E2E_SPEED, severity=Severity.INFO,
+                                         message=speed.explanation,
+                                         evidence=speed.model_dump(mode="json",
+                                                                   exclude={"explanation"})))
+        return speed
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _write_task(self, name: str, text: str) -> TaskSource:
+        path = self.scratch / name
+        path.write_text(text)
+        return parse_task(text, path)
+
+    def _loaded(self, task: TaskSource, sub: Replacement) -> LoadedTask:
+        # The generated tasks load the tracer's record (replayed inputs) in both workers.
+        return LoadedTask(task=task, candidate_path=sub.candidate, candidate_text=self.texts[sub],
+                          candidate_file=sub.candidate, readable_paths=[str(self.scratch)])
+
+    def _candidate_folders(self) -> list[str]:
+        return sorted({str(s.candidate.resolve().parent) for s in self.subs})
+
+    def _report(self, host_report: Report, section: E2E, started: float) -> Report:
+        verdict = decide_verdict(self.findings)
+        correctness = host_report.correctness
+        return host_report.model_copy(update={
+            "verdict": verdict,
+            "summary": _summary(verdict, self.findings, correctness, section),
+            "findings": self.findings,
+            "e2e": section,
+            "reference": _artifact(self.host.path, self.host.text),
+            "duration_s": time.monotonic() - started,
+        })
+
+
+def run_tracer(request: TraceRequest, scratch: Path) -> TraceResult:
+    """Run the tracer in its own process (trusted host code only) and read its answer."""
+    request_path, result_path = scratch / "trace_request.json", scratch / "trace_result.json"
+    request_path.write_text(request.model_dump_json())
+    package_root = str(Path(kernelproof.__file__).resolve().parents[1])
+    environment = {**os.environ, "OMP_NUM_THREADS": "1",
+                   "PYTHONPATH": os.pathsep.join(
+                       p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
+    log = scratch / "tracer.log"
+    try:
+        with log.open("w") as output:
+            completed = subprocess.run(
+                [sys.executable, "-m", "kernelproof.e2e.tracer", str(request_path),
+                 str(result_path)], env=environment, stdout=output, stderr=subprocess.STDOUT,
+                timeout=TRACE_TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired:
+        return TraceResult(ok=False, error=f"the host did not finish tracing within "
+                                           f"{TRACE_TIMEOUT_S:.0f} s")
+    if completed.returncode != 0 or not result_path.exists():
+        tail = log.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
+        return TraceResult(ok=False, error=f"the tracer exited with status "
+                                           f"{completed.returncode}: {tail[0][:300]}")
+    return TraceResult.model_validate_json(result_path.read_text())
+
+
+def _worth_checking(rows: list[SignatureCoverage], limit: int) -> list[SignatureCoverage]:
+    """One signature per layout class (dtype, rank, strides order, contiguity) first, then
+    the largest; a kernel that breaks on a layout breaks on its first signature."""
+    def layout(row: SignatureCoverage) -> tuple:
+        return tuple((a.dtype, len(a.shape), a.contiguous,
+                      tuple(sorted(range(len(a.strides)), key=lambda d: -a.strides[d])))
+                     if isinstance(a, TensorSignature) else ("value", a.type)
+                     for a in row.signature.args)
+
+    def size(row: SignatureCoverage) -> int:
+        total = 0
+        for a in row.signature.args:
+            if isinstance(a, TensorSignature):
+                count = 1
+                for s in a.shape:
+                    count *= s
+                total += count
+        return total
+
+    chosen: list[SignatureCoverage] = []
+    seen: set[tuple] = set()
+    for row in sorted(rows, key=size, reverse=True):
+        if layout(row) not in seen:
+            seen.add(layout(row))
+            chosen.append(row)
+    for row in sorted(rows, key=size, reverse=True):
+        if row not in chosen:
+            chosen.append(row)
+    return chosen[:limit]
+
+
+def _cells_verdict(tests: list[Any]) -> Verdict | None:
+    """The verdict of one signature's cells: a crash or a raise (the host would crash there
+    too) is ``broken``, a wrong answer ``incorrect``; None when none ran."""
+    outcomes = {t.outcome for t in tests} - {TestOutcome.SKIPPED}
+    if not outcomes:
+        return None
+    if outcomes & {TestOutcome.CRASHED, TestOutcome.RAISED}:
+        return Verdict.BROKEN
+    if TestOutcome.FAILED in outcomes:
+        return Verdict.INCORRECT
+    return Verdict.VERIFIED
+
+
+def _record_calls(trace: TargetTrace) -> dict[int, str]:
+    import torch
+
+    record = torch.load(trace.calls_file, weights_only=True)
+    return {index: call["path"] for index, call in enumerate(record["calls"])}
+
+
+def _relabel(findings: list[Finding], where: str) -> list[Finding]:
+    """Findings of another verification, said to come from it."""
+    return [f.model_copy(update={"message": f"{where}: {f.message}",
+                                 "variant": f"{where}: {f.variant}" if f.variant else where})
+            for f in findings]
+
+
+def _summary(verdict: Verdict, findings: list[Finding], correctness: Any, section: E2E) -> str:
+    isolated = ", ".join(f"{s.target} {s.isolated_verdict.value} alone" for s in
+                         section.substitutions)
+    host = section.host_verdict.value if section.host_verdict else "not run"
+    return f"{summarize(verdict, findings, correctness)} ({isolated}; host run {host})"
+
+
+def _ratio(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:.2f}x"
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in text)[:40]
+
+
+def _digest(signature: CallSignature) -> str:
+    return hashlib.sha256(signature.model_dump_json().encode()).hexdigest()[:10]
+
+
+def _artifact(path: Path, text: str) -> Artifact:
+    return Artifact(path=str(path), sha256=hashlib.sha256(text.encode()).hexdigest())
+
+
+def _early(verdict: Verdict, check: FindingCheck, message: str, host: Path,
+           candidate: Path | None, started: float, *, findings: list[Finding] | None = None,
+           section: E2E | None = None) -> Report:
+    """A report for an e2e check that stopped before the host ran: one finding of ``check``
+    forcing ``verdict``, or the ``findings`` gathered so far (which decide the verdict)."""
+    from kernelproof.controller.environment import collect_environment
+
+    if findings is None:
+        findings = [Finding(check=check, severity=Severity.FAIL, forces=verdict,
+                            message=message)]
+    verdict = decide_verdict(findings)
+
+    def artifact(path: Path | None) -> Artifact | None:
+        try:
+            return _artifact(path, path.read_text()) if path is not None else None
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    environment: Environment = collect_environment("cpu", None)
+    return Report(verdict=verdict, summary=summarize(verdict, findings, None), findings=findings,
+                  environment=environment, candidate=artifact(candidate),
+                  reference=artifact(host), e2e=section or E2E(host=str(host)),
+                  duration_s=time.monotonic() - started)

@@ -1,0 +1,255 @@
+"""The soak: many steps of the host's loop, with and without the substitution, watched from
+outside.
+
+Both sides run in the ordinary workers (the candidate's sandboxed), one ``run`` request per
+step of the generated soak task (:func:`kernelproof.e2e.generated.soak_task`). Per step the
+controller reads each worker's resident memory from /proc, compares the candidate's outputs
+with the float64 oracle of the same steps (the tolerance model, against the reference's own
+error at that step), and keeps each side's step time. A fresh candidate model then repeats the
+first steps to look for nondeterminism.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy
+
+from kernelproof.checks.observations import findings_from_observations, merge_findings
+from kernelproof.checks.tolerance import TolerancePolicy, compare_output
+from kernelproof.config import Settings
+from kernelproof.schema import Finding, FindingCheck, InputVariant, Severity, VariantKind, Verdict
+from kernelproof.schema.e2e import LatencyCurve, Soak
+from kernelproof.tasks.loaded import LoadedTask
+from kernelproof.workers.pair import WorkerPair, prepare_request
+from kernelproof.workers.protocol import PrepareReply, RunReply, RunRequest
+
+#: Growth of the candidate's memory beyond the reference's, over the second half of a soak,
+#: below which it is noise: glibc arenas and torch's allocator move resident memory by a few
+#: MiB between steps of an honest loop.
+SIGNIFICANT_GROWTH_BYTES = 4 << 20
+
+#: A leak that would exhaust the machine's memory within this many steps is ``broken``: a
+#: decode service makes about 10^7 steps a day (100 tokens a second), so a leak that kills it
+#: within that horizon kills it in production.
+FAILURE_HORIZON_STEPS = 10_000_000
+
+#: Steps a fresh candidate model repeats to look for nondeterminism.
+REPEATED_STEPS = 16
+
+
+@dataclass
+class SoakOutcome:
+    """The soak section and the findings it supports."""
+
+    soak: Soak | None
+    findings: list[Finding] = field(default_factory=list)
+
+
+def machine_memory_bytes() -> int:
+    """Total memory of the machine (/proc/meminfo), what a leak runs out of."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def run_soak(loaded: LoadedTask, settings: Settings, steps: int, init_seed: int, *,
+             has_loop: bool, repro: str) -> SoakOutcome:
+    """Run ``steps`` steps on both sides and judge memory growth, drift, nondeterminism."""
+    policy = TolerancePolicy.from_settings(settings)
+    soak = Soak(steps=0, loop="soak_steps" if has_loop else "fresh-inputs",
+                rss_bytes={"candidate": [], "reference": []})
+    findings: list[Finding] = []
+    times: dict[str, list[float]] = {"candidate": [], "reference": []}
+    kept: list[list[Any]] = []
+    with WorkerPair(task=loaded.task, candidate_path=loaded.candidate_path, settings=settings,
+                    readable_paths=loaded.readable_paths) as pair:
+        pair.start_reference()
+        built = pair.start_candidate()
+        if not built.ok:
+            return SoakOutcome(None, [_broken(f"the soak's candidate does not build: "
+                                              f"{built.failure}")])
+        reference = pair.ask_reference(prepare_request({}, init_seed))
+        if not reference.ok:
+            return SoakOutcome(None, [Finding(
+                check=FindingCheck.TASK, severity=Severity.FAIL, forces=Verdict.ERROR,
+                message=f"the host's loop cannot be built: {reference.failure}")])
+        names, weights = list(reference.data_as(PrepareReply).state_names), reference.tensors
+        if not _prepare(pair, init_seed, names, weights, findings):
+            return SoakOutcome(None, findings)
+        for step in range(steps):
+            variant = InputVariant(name=f"soak:{step}", kind=VariantKind.SEED, seed=step)
+            ref = pair.ask_reference(RunRequest(variant=variant, oracle=True,
+                                                oracle_fallback=True, record_ops=False))
+            if not ref.ok:
+                findings.append(Finding(
+                    check=FindingCheck.TASK, severity=Severity.FAIL, forces=Verdict.ERROR,
+                    message=f"the host's loop fails at step {step} without the substitution: "
+                            f"{ref.failure}"))
+                break
+            cand = pair.ask_candidate(RunRequest(variant=variant, record_ops=False,
+                                                 stability_delay_s=0.0))
+            if cand.reply is not None:  # the probes run on every step, as in the matrix
+                findings += findings_from_observations(cand.reply.observations,
+                                                       variant=variant.name)
+            if not cand.ok:
+                findings.append(_broken(f"the host with the substitution fails at soak step "
+                                        f"{step}: {cand.failure}", step=step))
+                break
+            soak.steps = step + 1
+            soak.rss_bytes["reference"].append(pair.reference.tree.resident_bytes())
+            soak.rss_bytes["candidate"].append(pair.candidate.tree.resident_bytes())
+            times["reference"].append(ref.data_as(RunReply).call_s or 0.0)
+            times["candidate"].append(cand.data_as(RunReply).call_s or 0.0)
+            soak.drift_ratios.append(_drift(ref, cand, policy, soak, step))
+            if step < REPEATED_STEPS:
+                kept.append([t.clone() for t in cand.tensors])
+        if kept and _prepare(pair, init_seed, names, weights, findings):
+            soak.repeated_steps, soak.nondeterminism = _repeat(pair, kept)
+    soak.latency = {side: _latency(samples) for side, samples in times.items()}
+    findings = merge_findings(findings)
+    findings += _memory_findings(soak, steps)
+    findings += _drift_findings(soak, repro)
+    findings += _nondeterminism_findings(soak)
+    return SoakOutcome(soak, findings)
+
+
+def _prepare(pair: WorkerPair, init_seed: int, names: list[str], weights: list[Any],
+             findings: list[Finding]) -> bool:
+    response = pair.ask_candidate(prepare_request({}, init_seed, names), weights)
+    if not response.ok:
+        findings.append(_broken(f"the host with the substitution cannot be built for the soak: "
+                                f"{response.failure}"))
+    return response.ok
+
+
+def _drift(ref: Any, cand: Any, policy: TolerancePolicy, soak: Soak, step: int) -> float | None:
+    data = ref.data_as(RunReply)
+    count = len([d for d in data.outputs if d.get("kind") == "tensor"])
+    outputs, oracle = ref.tensors[:count], ref.tensors[count:count + data.oracle_count]
+    if len(cand.tensors) != count or len(oracle) != count:
+        if soak.first_drift_step is None:
+            soak.first_drift_step = step
+        return None
+    ratios, passed = [], True
+    for c, r, o in zip(cand.tensors, outputs, oracle):
+        result = compare_output(c, r, o, policy=policy)
+        passed = passed and result.passed
+        if result.error_ratio is not None:
+            ratios.append(result.error_ratio)
+    worst = max(ratios) if ratios else None
+    if worst is not None:
+        soak.max_drift_ratio = max(soak.max_drift_ratio or 0.0, worst)
+    if not passed and soak.first_drift_step is None:
+        soak.first_drift_step = step
+    return worst
+
+
+def _repeat(pair: WorkerPair, kept: list[list[Any]]) -> tuple[int, float | None]:
+    """Run the first steps again on the freshly prepared candidate; the largest difference."""
+    import torch
+
+    worst = 0.0
+    for step, before in enumerate(kept):
+        variant = InputVariant(name=f"soak-repeat:{step}", kind=VariantKind.SEED, seed=step)
+        again = pair.ask_candidate(RunRequest(variant=variant, record_ops=False,
+                                              stability_delay_s=0.0))
+        if not again.ok or len(again.tensors) != len(before):
+            return step, None
+        for a, b in zip(again.tensors, before):
+            if a.shape != b.shape:
+                return step + 1, float("inf")
+            both_nan = torch.isnan(a) & torch.isnan(b)
+            difference = (a.double() - b.double()).abs().masked_fill(both_nan, 0.0)
+            if difference.numel():
+                worst = max(worst, float(difference.nan_to_num(float("inf")).max()))
+    return len(kept), worst
+
+
+def _slope(values: list[int]) -> float:
+    """Bytes per step over the second half (the first steps fill caches and pools)."""
+    half = values[len(values) // 2:]
+    if len(half) < 2:
+        return 0.0
+    return float(numpy.polyfit(numpy.arange(len(half)), numpy.array(half, dtype=float), 1)[0])
+
+
+def _memory_findings(soak: Soak, steps: int) -> list[Finding]:
+    rss = soak.rss_bytes
+    if len(rss["candidate"]) < 4:
+        return []
+    slopes = {side: _slope(values) for side, values in rss.items()}
+    slopes["excess"] = slopes["candidate"] - slopes["reference"]
+    soak.growth_bytes_per_step = slopes
+    soak.memory_limit_bytes = machine_memory_bytes()
+    half = len(rss["candidate"]) - len(rss["candidate"]) // 2
+    if slopes["excess"] * half < SIGNIFICANT_GROWTH_BYTES:
+        return []
+    left = soak.memory_limit_bytes - rss["candidate"][-1]
+    soak.projected_failure_step = soak.steps + int(max(left, 0) / slopes["excess"])
+    evidence = {"excess_bytes_per_step": slopes["excess"], "rss_bytes_last": rss["candidate"][-1],
+                "memory_limit_bytes": soak.memory_limit_bytes,
+                "projected_failure_step": soak.projected_failure_step}
+    message = (f"the candidate's worker grows by {slopes['excess'] / 1024:.0f} KiB per step "
+               f"beyond the reference's ({slopes['candidate'] / 1024:.0f} against "
+               f"{slopes['reference'] / 1024:.0f} KiB) over {soak.steps} soak steps; at that "
+               f"rate it exhausts this machine's {soak.memory_limit_bytes / 2**30:.0f} GiB at "
+               f"step {soak.projected_failure_step:,}")
+    if soak.projected_failure_step <= FAILURE_HORIZON_STEPS:
+        return [Finding(check=FindingCheck.SOAK_MEMORY, severity=Severity.FAIL,
+                        forces=Verdict.BROKEN, message=message, evidence=evidence)]
+    return [Finding(check=FindingCheck.SOAK_MEMORY, severity=Severity.WARN,
+                    message=message + f", beyond the {FAILURE_HORIZON_STEPS:,}-step horizon",
+                    evidence=evidence)]
+
+
+def _drift_findings(soak: Soak, repro: str) -> list[Finding]:
+    if soak.first_drift_step is None:
+        return []
+    step = soak.first_drift_step
+    ratio = soak.drift_ratios[step] if step < len(soak.drift_ratios) else None
+    shown = f"{ratio:.1f}x" if ratio is not None else "a different shape or count"
+    first_ratio = next((r for r in soak.drift_ratios if r is not None), None)
+    return [Finding(
+        check=FindingCheck.SOAK_DRIFT, severity=Severity.FAIL, forces=Verdict.INCORRECT,
+        message=f"the host's outputs drift beyond tolerance at soak step {step}: error ratio "
+                f"{shown} against the float64 oracle of the same steps (step 0: "
+                f"{first_ratio if first_ratio is None else round(first_ratio, 2)}x). "
+                f"Reproduce: {repro.format(steps=step + 1)}",
+        evidence={"first_step": step, "ratio": ratio, "repro": repro.format(steps=step + 1),
+                  "ratios_head": soak.drift_ratios[:step + 1][-8:]})]
+
+
+def _nondeterminism_findings(soak: Soak) -> list[Finding]:
+    if soak.nondeterminism is None or soak.nondeterminism == 0.0:
+        return []
+    return [Finding(
+        check=FindingCheck.SOAK_NONDETERMINISM, severity=Severity.WARN,
+        message=f"two runs of the first {soak.repeated_steps} soak steps differ by up to "
+                f"{soak.nondeterminism:.3g}: the candidate is not deterministic in the host",
+        evidence={"max_abs_difference": soak.nondeterminism, "steps": soak.repeated_steps})]
+
+
+def _latency(samples: list[float]) -> LatencyCurve:
+    if not samples:
+        return LatencyCurve()
+    values = numpy.array(samples)
+    quarter = max(1, len(samples) // 4)
+    return LatencyCurve(
+        samples_s=samples,
+        p50_s=float(numpy.percentile(values, 50)), p90_s=float(numpy.percentile(values, 90)),
+        p99_s=float(numpy.percentile(values, 99)),
+        first_quarter_p50_s=float(numpy.median(values[:quarter])),
+        last_quarter_p50_s=float(numpy.median(values[-quarter:])))
+
+
+def _broken(message: str, step: int | None = None) -> Finding:
+    return Finding(check=FindingCheck.CRASH, severity=Severity.FAIL, forces=Verdict.BROKEN,
+                   message=message, evidence={"step": step} if step is not None else {})

@@ -1,0 +1,251 @@
+"""The ``e2e`` section of a report: a kernel checked inside its host model and over many steps.
+
+Pure pydantic. The report's own ``correctness`` and ``timing`` sections hold the host's run
+(the host as the reference, the host with the substitution as the candidate); this section
+holds what only an end-to-end check has: each substitution's isolated verdict and envelope
+against the host's call signatures, the error attributed per replaced call, the soak's
+curves, and the Amdahl table.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kernelproof.schema.envelope import CallSignature, Envelope
+from kernelproof.schema.verdict import Verdict
+
+
+class SignatureCoverage(BaseModel):
+    """One signature the host called a replaced module with, against the isolated matrix."""
+
+    signature: CallSignature
+    """Shapes, dtypes, strides, device of the call's arguments."""
+
+    calls: int
+    """How many of the host's calls (all variants and soak steps) had it."""
+
+    first_seen: str
+    """The host variant (or ``soak:STEP``) it was first seen in."""
+
+    covered: bool
+    """Whether the isolated report's envelope contains it."""
+
+    check: Literal["matrix", "verified-here", "not-checked"]
+    """``matrix``: covered by the isolated matrix; ``verified-here``: uncovered and verified in
+    isolation at this exact signature; ``not-checked``: uncovered and over the limit of such
+    checks (:data:`kernelproof.e2e.run.MAX_SIGNATURE_CHECKS`)."""
+
+    verdict: Verdict | None = None
+    """The verdict of the check at this signature (``verified-here`` only)."""
+
+    error_ratio: float | None = None
+    """Its worst error ratio against the oracle (``verified-here`` only)."""
+
+
+class Substitution(BaseModel):
+    """One ``--replace TARGET=CANDIDATE[:TASK]`` and its isolated verification."""
+
+    target: str
+    """The dotted submodule path or module class name, as given."""
+
+    candidate: str
+    """The candidate file."""
+
+    task: str | None = None
+    """The task file given for the isolated check; None when it was generated from the host
+    (the replaced module, its constructor arguments and state, inputs shaped like its first
+    call)."""
+
+    class_name: str
+    """The replaced module's class."""
+
+    paths: list[str]
+    """Every path in the host the target replaced."""
+
+    init_signature: str
+    """The replaced class's constructor signature."""
+
+    init_args: list[object] = Field(default_factory=list)
+    """The first instance's constructor arguments, as ``ModelNew`` receives them."""
+
+    isolated_verdict: Verdict
+    """The verdict of ``verify`` on the module alone."""
+
+    isolated_summary: str = ""
+    """Its one-line summary."""
+
+    isolated_speedup: float | None = None
+    """Its speedup at the default shape (None without timing)."""
+
+    isolated_speedup_ci: tuple[float, float] | None = None
+    """Its confidence interval."""
+
+    isolated_duration_s: float = 0.0
+    """Seconds the isolated verification took."""
+
+    envelope: Envelope | None = None
+    """The isolated report's envelope: the signatures its matrix verified."""
+
+    coverage: list[SignatureCoverage] = Field(default_factory=list)
+    """Every signature the host used, covered or not."""
+
+
+class CallAttribution(BaseModel):
+    """The candidate's local error at one call the reference host made to a replaced module."""
+
+    target: str
+    call: int
+    """Index among the recorded calls (the host's first calls to the target)."""
+
+    path: str
+    """The instance the call went to."""
+
+    error_ratio: float | None
+    """Candidate error over the module's own float32 error, against the float64 oracle of the
+    module on those exact inputs; None when the call was not compared."""
+
+    error: float | None = None
+    """The candidate's relative RMS error against that oracle."""
+
+    passed: bool
+    """Whether it is within the tolerance model."""
+
+
+class Attribution(BaseModel):
+    """Where the host's error comes from: each replaced call's local error, and what the
+    host's outputs show (amplification: host error over the worst local error)."""
+
+    model_config = ConfigDict(ser_json_inf_nan="strings")
+
+    calls: list[CallAttribution] = Field(default_factory=list)
+    max_local_error_ratio: float | None = None
+    """The worst error ratio over the replayed calls."""
+
+    max_local_error: float | None = None
+    """The worst relative RMS error over the replayed calls."""
+
+    host_error_ratio: float | None = None
+    """The worst error ratio of the host's outputs on the default shape's seeds."""
+
+    host_error: float | None = None
+    """The worst relative RMS error of the host's outputs there."""
+
+    amplification: float | None = None
+    """``host_error / max_local_error``: how many times larger the error is at the host's
+    outputs than at the replaced calls (above 1, the host amplifies it)."""
+
+
+class LatencyCurve(BaseModel):
+    """Per-step latency of one side of the soak, with percentiles over time."""
+
+    samples_s: list[float] = Field(default_factory=list)
+    """Seconds per step, as the worker timed the step (the candidate's own clock: evidence,
+    not proof)."""
+
+    p50_s: float | None = None
+    p90_s: float | None = None
+    p99_s: float | None = None
+    first_quarter_p50_s: float | None = None
+    last_quarter_p50_s: float | None = None
+
+
+class Soak(BaseModel):
+    """Many steps of the host's loop, with and without the substitution."""
+
+    model_config = ConfigDict(ser_json_inf_nan="strings")
+
+    steps: int
+    """Steps both sides ran."""
+
+    loop: Literal["soak_steps", "fresh-inputs"]
+    """The host's own ``soak_steps`` generator, or repeated fresh inputs."""
+
+    rss_bytes: dict[str, list[int]] = Field(default_factory=dict)
+    """Per side (``candidate``, ``reference``), the worker's resident memory after each step,
+    read from /proc by the controller."""
+
+    growth_bytes_per_step: dict[str, float] = Field(default_factory=dict)
+    """Least-squares slope of the resident memory over the second half of the steps, per side,
+    and ``excess``: the candidate's beyond the reference's."""
+
+    memory_limit_bytes: int = 0
+    """The memory the projection runs out at: the worker's limit or the machine's memory."""
+
+    projected_failure_step: int | None = None
+    """The step at which the excess growth would exhaust it (None: no significant growth)."""
+
+    drift_ratios: list[float | None] = Field(default_factory=list)
+    """Per step, the worst error ratio of the candidate's outputs against the float64 oracle
+    of the same steps (relative to the reference's own error)."""
+
+    first_drift_step: int | None = None
+    """The first step beyond tolerance, if any."""
+
+    max_drift_ratio: float | None = None
+
+    repeated_steps: int = 0
+    """Steps run a second time by a fresh model to look for nondeterminism."""
+
+    nondeterminism: float | None = None
+    """The largest absolute difference between the two runs of the same steps (0.0: bitwise
+    identical)."""
+
+    latency: dict[str, LatencyCurve] = Field(default_factory=dict)
+    """Per side, the per-step latency and its percentiles."""
+
+
+class AmdahlRow(BaseModel):
+    """One replaced target's share of host time and its isolated speedup."""
+
+    target: str
+    share: float
+    """Fraction of one host call spent inside the target's modules (reference host, forward
+    hooks)."""
+
+    isolated_speedup: float | None = None
+
+
+class Speed(BaseModel):
+    """The host's speedup, measured, against what the isolated speedups predict."""
+
+    model_config = ConfigDict(ser_json_inf_nan="strings")
+
+    rows: list[AmdahlRow] = Field(default_factory=list)
+    host_call_s: float | None = None
+    """Median seconds of one reference host call (the tracer's)."""
+
+    predicted_speedup: float | None = None
+    """Amdahl: ``1 / ((1 - sum share) + sum share / isolated speedup)``."""
+
+    measured_speedup: float | None = None
+    """The host's speedup from the interleaved timing of the host run (report ``timing``)."""
+
+    measured_speedup_ci: tuple[float, float] | None = None
+
+    explanation: str = ""
+    """One or two sentences: prediction against measurement, and what explains a gap."""
+
+
+class E2E(BaseModel):
+    """Everything the end-to-end check found, beyond the host run's own sections."""
+
+    model_config = ConfigDict(ser_json_inf_nan="strings")
+
+    host: str
+    """The host task file."""
+
+    substitutions: list[Substitution] = Field(default_factory=list)
+    attribution: Attribution | None = None
+    soak: Soak | None = None
+    speed: Speed | None = None
+    host_verdict: Verdict | None = None
+    """The verdict of the host run alone (host with the substitution against the host)."""
+
+    command: str = ""
+    """The ``kernelproof e2e`` command that reruns this check (same seed)."""
+
+    durations_s: dict[str, float] = Field(default_factory=dict)
+    """Seconds per phase: ``trace``, ``isolated``, ``signatures``, ``attribution``, ``host``,
+    ``soak``, ``total``."""

@@ -1,0 +1,170 @@
+"""Every failure class of the e2e check, on examples that pass ``verify`` on their own (the
+isolated verdict inside each report is that verification), and honest kernels that hold.
+
+Each e2e run is computed once per session and shared. Timing is off except in the one test
+about speed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from kernelproof.schema import FindingCheck, Verdict
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+#: conftest.TEST_SETTINGS (not importable under --import-mode=importlib), with two seeds:
+#: each e2e check runs several verifications.
+E2E_SETTINGS: dict[str, Any] = {"seeds": 2, "base_seed": 1234, "timing": False,
+                                "native_audit": False}
+
+DECODER = EXAMPLES / "e2e" / "decoder"
+CONVBLOCK = EXAMPLES / "e2e" / "convblock"
+
+#: Soak steps in tests: the fixed-point drift passes tolerance at step 7 of this host.
+SOAK_STEPS = 24
+
+_RUNS: dict[tuple, Any] = {}
+
+
+@pytest.fixture(scope="session")
+def e2e_report() -> Callable[..., Any]:
+    from kernelproof.e2e.run import e2e
+
+    def run(host: Path, *replacements: str, soak: int = 0, **settings: Any) -> Any:
+        options = {**E2E_SETTINGS, **settings}
+        key = (str(host), replacements, soak, tuple(sorted(options.items())))
+        if key not in _RUNS:
+            _RUNS[key] = e2e(host, list(replacements), soak=soak, **options)
+        return _RUNS[key]
+
+    return run
+
+
+def _checks(report: Any) -> set[FindingCheck]:
+    return {f.check for f in report.findings if f.severity.value == "fail"}
+
+
+@pytest.mark.slow
+def test_an_honest_norm_holds_in_the_decoder_and_over_its_loop(e2e_report) -> None:
+    report = e2e_report(DECODER / "host.py", f"RMSNorm={DECODER / 'rmsnorm_honest.py'}",
+                        soak=SOAK_STEPS)
+    assert report.verdict is Verdict.VERIFIED, report.summary
+    section = report.e2e
+    assert [s.isolated_verdict for s in section.substitutions] == [Verdict.VERIFIED]
+    assert section.substitutions[0].paths == ["blocks.0.attn_norm", "blocks.0.mlp_norm",
+                                              "blocks.1.attn_norm", "blocks.1.mlp_norm", "norm"]
+    assert all(c.covered for c in section.substitutions[0].coverage)
+    soak = section.soak
+    assert soak.steps == SOAK_STEPS and soak.loop == "soak_steps"
+    assert soak.first_drift_step is None and soak.nondeterminism == 0.0
+    assert soak.projected_failure_step is None
+    assert len(soak.rss_bytes["candidate"]) == SOAK_STEPS
+    # One replayed call per instance (the host's default call visits each once), in order.
+    assert [c.path for c in section.attribution.calls] == section.substitutions[0].paths
+    assert all(c.passed for c in section.attribution.calls)
+    assert section.attribution.amplification is not None
+
+
+@pytest.mark.slow
+def test_the_packet_and_the_terminal_show_the_e2e_section(e2e_report) -> None:
+    from rich.console import Console
+
+    from kernelproof.report.html import render_html
+    from kernelproof.report.terminal import render_report
+
+    report = e2e_report(DECODER / "host.py", f"RMSNorm={DECODER / 'rmsnorm_honest.py'}",
+                        soak=SOAK_STEPS)
+    html = render_html(report)
+    assert 'id="e2e"' in html and 'data-plot="soak"' in html
+    assert "Amdahl" in html and "Error attribution" in html
+    console = Console(record=True, width=200)
+    render_report(report, console)
+    text = console.export_text()
+    assert "e2e RMSNorm (RMSNorm, 5 instance(s)): verified in isolation" in text
+    assert "reproduce: kernelproof e2e" in text and f"--soak {SOAK_STEPS}" in text
+
+
+@pytest.mark.slow
+def test_a_small_biased_error_compounds_over_the_decode_steps(e2e_report) -> None:
+    report = e2e_report(DECODER / "host.py", f"RMSNorm={DECODER / 'rmsnorm_fixed_point.py'}",
+                        soak=SOAK_STEPS)
+    assert report.e2e.substitutions[0].isolated_verdict is Verdict.VERIFIED
+    assert report.verdict is Verdict.INCORRECT
+    drift = [f for f in report.findings if f.check is FindingCheck.SOAK_DRIFT]
+    assert len(drift) == 1
+    step = report.e2e.soak.first_drift_step
+    assert step is not None and step > 0  # step 0 passes: the error builds up
+    assert f"soak step {step}" in drift[0].message and f"--soak {step + 1}" in drift[0].message
+    ratios = report.e2e.soak.drift_ratios
+    assert ratios[step] > ratios[0]
+
+
+@pytest.mark.slow
+def test_memory_growth_per_call_is_broken_with_its_rate_and_failure_step(e2e_report) -> None:
+    report = e2e_report(DECODER / "host.py", f"RMSNorm={DECODER / 'rmsnorm_leaky.py'}",
+                        soak=SOAK_STEPS)
+    assert report.e2e.substitutions[0].isolated_verdict is Verdict.VERIFIED
+    assert report.verdict is Verdict.BROKEN
+    soak = report.e2e.soak
+    # 256 KiB kept per call, five norms per step.
+    assert soak.growth_bytes_per_step["excess"] == pytest.approx(5 * 256 * 1024, rel=0.25)
+    assert soak.projected_failure_step is not None
+    assert FindingCheck.SOAK_MEMORY in _checks(report)
+
+
+@pytest.mark.slow
+def test_a_layout_outside_the_isolated_matrix_is_verified_and_fails(e2e_report) -> None:
+    report = e2e_report(CONVBLOCK / "host.py",
+                        f"norm={CONVBLOCK / 'channelnorm_transposed_only.py'}")
+    substitution = report.e2e.substitutions[0]
+    assert substitution.isolated_verdict is Verdict.VERIFIED
+    assert report.verdict is Verdict.INCORRECT
+    checked = [c for c in substitution.coverage if c.check == "verified-here"]
+    assert checked and not any(c.covered for c in checked)
+    assert any(c.verdict is Verdict.INCORRECT and not c.signature.args[0].contiguous
+               for c in checked)
+    assert {FindingCheck.E2E_ENVELOPE, FindingCheck.E2E_CORRECTNESS} <= _checks(report)
+    repro = next(f for f in report.findings if f.check is FindingCheck.E2E_CORRECTNESS)
+    assert "kernelproof e2e" in repro.evidence["repro"]
+
+
+@pytest.mark.slow
+def test_a_constructor_mismatch_names_both_signatures(e2e_report, tmp_path) -> None:
+    candidate = tmp_path / "wrong_init.py"
+    candidate.write_text("import torch\n\nclass ModelNew(torch.nn.Module):\n"
+                         "    def __init__(self, dim, heads, scale):\n        super().__init__()\n")
+    report = e2e_report(DECODER / "host.py", f"RMSNorm={candidate}")
+    assert report.verdict is Verdict.BROKEN
+    assert report.e2e.substitutions[0].isolated_verdict is Verdict.BROKEN  # the worker's word
+    message = next(f.message for f in report.findings if f.check is FindingCheck.SUBSTITUTION)
+    assert "ModelNew(dim, heads, scale)" in message and "RMSNorm(self, hidden" in message
+
+
+@pytest.mark.slow
+def test_the_replaced_modules_share_of_host_time_feeds_the_amdahl_table(e2e_report) -> None:
+    # Timing is off here (an unloaded machine is needed for speedups: see
+    # benchmarks/e2e_amdahl.py, which prints the measured table); the share is measured by the
+    # trusted tracer either way, and a given task replaces the generated one.
+    report = e2e_report(CONVBLOCK / "host.py",
+                        f"act={CONVBLOCK / 'gelu_fused.py'}:{CONVBLOCK / 'gelu_task.py'}")
+    substitution = report.e2e.substitutions[0]
+    assert substitution.task == str(CONVBLOCK / "gelu_task.py")
+    assert substitution.isolated_verdict is Verdict.VERIFIED
+    speed = report.e2e.speed
+    assert [row.target for row in speed.rows] == ["act"]
+    assert 0.02 < speed.rows[0].share < 0.9
+    assert speed.predicted_speedup is None and speed.measured_speedup is None
+    assert "no isolated speedup was measured" in speed.explanation
+
+
+def test_a_malformed_replace_is_an_error_exit_with_the_fix() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "kernelproof.cli", "e2e", str(DECODER / "host.py"),
+         "--replace", "RMSNorm", "--no-timing"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 4
+    assert "TARGET=CANDIDATE" in result.stdout and "Traceback" not in result.stderr

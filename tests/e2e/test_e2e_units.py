@@ -1,0 +1,177 @@
+"""The parts of the e2e check that need no worker: parsing, static checks, generated sources,
+the substitution helpers (on trusted test modules) and the Amdahl arithmetic."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from kernelproof.e2e.amdahl import explain, predicted_speedup
+from kernelproof.e2e.generated import CALL_BASE, HostFiles, module_task, signatures_task
+from kernelproof.e2e.host_runtime import build_substituted, load_host, tensor_in_order
+from kernelproof.e2e.replacement import Replacement, constructor_mismatch
+from kernelproof.e2e.trace_record import InstanceTrace, TargetTrace
+from kernelproof.errors import UsageError
+from kernelproof.schema.e2e import AmdahlRow, Speed
+from kernelproof.schema.envelope import CallSignature
+from kernelproof.tasks.source import parse_task
+
+HOST = '''
+import torch
+import torch.nn as nn
+
+hidden = 8
+
+
+class Norm(nn.Module):
+    def __init__(self, hidden, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(hidden))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+class Model(nn.Module):
+    def __init__(self, hidden):
+        super().__init__()
+        self.first = Norm(hidden)
+        self.second = Norm(hidden, eps=1e-5)
+
+    def forward(self, x):
+        return self.second(self.first(x))
+
+
+def get_inputs():
+    return [torch.randn(2, hidden)]
+
+
+def get_init_inputs():
+    return [hidden]
+'''
+
+
+def test_replace_parses_target_candidate_and_task() -> None:
+    parsed = Replacement.parse("blocks.0.norm=cand.py:task.py")
+    assert (parsed.target, str(parsed.candidate), str(parsed.task)) == (
+        "blocks.0.norm", "cand.py", "task.py")
+    assert Replacement.parse("RMSNorm=cand.py").task is None
+
+
+@pytest.mark.parametrize("text", ["cand.py", "=cand.py", "RMSNorm="])
+def test_a_malformed_replace_says_what_to_write(text: str) -> None:
+    with pytest.raises(UsageError, match="TARGET=CANDIDATE"):
+        Replacement.parse(text)
+
+
+def test_constructor_mismatch_names_both_signatures() -> None:
+    candidate = "class ModelNew:\n    def __init__(self, dim, heads):\n        pass\n"
+    problem = constructor_mismatch(candidate, [64], "RMSNorm(self, hidden, eps=1e-06)")
+    assert problem is not None
+    assert "ModelNew(dim, heads)" in problem and "RMSNorm(self, hidden, eps=1e-06)" in problem
+    assert constructor_mismatch(candidate, [64, 4], "X(self, a, b)") is None
+    assert constructor_mismatch("class ModelNew:\n    def __init__(self, *a):\n        pass\n",
+                                [1, 2, 3], "X(self, a, b, c)") is None
+    # What the source alone does not decide (a decorator, a __new__) is left to the worker.
+    decorated = "@wrap\nclass ModelNew:\n    def __init__(self, dim, heads):\n        pass\n"
+    assert constructor_mismatch(decorated, [64], "X(self, a)") is None
+    with_new = candidate + "    def __new__(cls, *a):\n        pass\n"
+    assert constructor_mismatch(with_new, [64], "X(self, a)") is None
+
+
+def test_substitution_hands_each_instance_its_own_arguments_and_state() -> None:
+    host = load_host(HOST, "host.py")
+    seen = []
+
+    class Replacement_(torch.nn.Module):
+        def __init__(self, hidden, eps=1e-6):
+            super().__init__()
+            seen.append((hidden, eps))
+            self.weight = torch.nn.Parameter(torch.zeros(hidden))
+
+        def forward(self, x):
+            return x * self.weight
+
+    model = build_substituted(host, [8], [("Norm", Replacement_)])
+    assert seen == [(8, 1e-6), (8, 1e-5)]
+    assert isinstance(model.first, Replacement_) and isinstance(model.second, Replacement_)
+    assert torch.equal(model.first.weight, torch.ones(8))  # the host's state, not its own
+
+
+def test_a_candidate_whose_state_does_not_match_is_told_both_names() -> None:
+    host = load_host(HOST, "host.py")
+
+    class Renamed(torch.nn.Module):
+        def __init__(self, hidden, eps=1e-6):
+            super().__init__()
+            self.scale = torch.nn.Parameter(torch.ones(hidden))
+
+    with pytest.raises(TypeError, match=r"lacks \['weight'\] and has \['scale'\]"):
+        build_substituted(host, [8], [("first", Renamed)])
+
+
+def test_an_unknown_target_lists_what_the_host_has() -> None:
+    host = load_host(HOST, "host.py")
+    with pytest.raises(LookupError, match="its classes are Norm"):
+        build_substituted(host, [8], [("LayerNorm", torch.nn.Identity)])
+
+
+def _trace(tmp_path) -> TargetTrace:
+    calls = tmp_path / "calls.pt"
+    torch.save({"calls": [], "states": {"first": {"weight": torch.ones(8)}},
+                "init": {"first": [8, 1e-6]}}, calls)
+    signature = CallSignature.of([torch.randn(2, 8).t()])
+    return TargetTrace(target="Norm", class_name="Norm", class_module="host",
+                       init_signature="Norm(self, hidden, eps=1e-06)",
+                       init_parameters=["hidden", "eps"],
+                       instances=[InstanceTrace(path="first", init_args=[8, 1e-6],
+                                                init_repr="[8, 1e-06]")],
+                       signatures=[signature], signature_counts=[1],
+                       signature_sources=["seed:0"], signature_init=["[8, 1e-06]"],
+                       calls_file=str(calls))
+
+
+def test_the_module_task_ties_sizes_to_constructor_arguments(tmp_path) -> None:
+    trace = _trace(tmp_path)
+    text = module_task(HostFiles(path=tmp_path / "host.py", text=HOST), trace)
+    task = parse_task(text, tmp_path / "module.py")
+    # The host called it with an (8, 2) transposed view: the size 8 is the constructor's
+    # hidden (one knob for both), 2 a knob of its own; the host's own knob stays inside the
+    # embedded host source. The task poses contiguous inputs, as a benchmark would.
+    assert task.default_knobs == {"hidden": 8, "input0_dim1": 2}
+    namespace: dict = {}
+    exec(compile(task.render({"hidden": 5}), str(tmp_path / "module.py"), "exec"), namespace)
+    (x,) = namespace["get_inputs"]()
+    assert x.shape == (5, 2) and x.is_contiguous()
+    assert namespace["get_init_inputs"]() == [5, 1e-6]
+
+
+def test_the_signatures_task_rebuilds_each_exact_signature(tmp_path) -> None:
+    trace = _trace(tmp_path)
+    other = CallSignature.of([torch.randn(3, 4, 8)[:, ::2]])
+    text = signatures_task(HostFiles(path=tmp_path / "host.py", text=HOST), trace,
+                           [(trace.signatures[0], "[8, 1e-06]"), (other, "[4, 1e-05]")])
+    task = parse_task(text, tmp_path / "signatures.py")
+    assert task.default_knobs == {"signature": CALL_BASE}
+    assert task.shapes == [{"signature": CALL_BASE + 1}]
+    for index, (signature, init) in enumerate([(trace.signatures[0], [8, 1e-6]),
+                                               (other, [4, 1e-5])]):
+        namespace: dict = {}
+        source = task.render({"signature": CALL_BASE + index})
+        exec(compile(source, str(tmp_path / "signatures.py"), "exec"), namespace)  # test text
+        assert CallSignature.of(namespace["get_inputs"]()) == signature
+        assert namespace["get_init_inputs"]() == init
+    assert tensor_in_order((2, 3, 4), (0, 2, 1), "float32").stride() == (12, 1, 3)
+
+
+def test_amdahl_predicts_and_explains_a_vanished_speedup() -> None:
+    rows = [AmdahlRow(target="act", share=0.2, isolated_speedup=2.5)]
+    predicted = predicted_speedup(rows)
+    assert predicted == pytest.approx(1 / (0.8 + 0.2 / 2.5))
+    speed = Speed(rows=rows, predicted_speedup=predicted, measured_speedup=1.01,
+                  measured_speedup_ci=(0.98, 1.04))
+    text = explain(speed)
+    assert "2.50x in isolation" in text and "predicts 1.14x" in text and "measured 1.01x" in text
+    assert "does not carry over" in text
+    assert predicted_speedup([AmdahlRow(target="act", share=0.2)]) is None
