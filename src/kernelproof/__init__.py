@@ -1,16 +1,21 @@
 """kernelproof: verify and benchmark AI-written kernels against a trusted PyTorch reference.
 
 ``verify(reference_path, candidate_path, **settings)`` and ``evaluate(reference_src,
-candidate_src, **settings)`` return a :class:`kernelproof.schema.Report`. Importing this package
-does not import torch (the schema and the store stay cheap to load).
+candidate_src, **settings)`` return a :class:`kernelproof.schema.Report`; a :class:`Session`
+verifies many candidates with the task-only work done once. Importing this package does not
+import torch (the schema and the store stay cheap to load).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kernelproof.session import Session
+
 if TYPE_CHECKING:
     from kernelproof.schema import Report
+
+__all__ = ["Session", "evaluate", "verify"]
 
 __version__ = "0.1.0"
 
@@ -27,3 +32,4 @@ def evaluate(reference_src: str, candidate_src: str, **settings: Any) -> "Report
     from kernelproof.api import evaluate as run
 
     return run(reference_src, candidate_src, **settings)
+
