@@ -180,7 +180,7 @@ class WorkerPair:
     def start_candidate(self) -> Response:
         """Start the candidate worker and build (import) the candidate in it."""
         if self.candidate is not None:
-            self.candidate.close()
+            self.candidate.close(graceful=False)
         self.candidate_starts += 1
         self.candidate = self._start("candidate")
         response = self.candidate.request(BuildRequest(), timeout_s=self.settings.build_timeout_s)
@@ -221,7 +221,7 @@ class WorkerPair:
 
     def close(self) -> None:
         if self.candidate is not None:
-            self.candidate.close()
+            self.candidate.close(graceful=False)
         if self.reference is not None:
             if self.memo is not None and self._replay is not None and self.contained:
                 # Kept only when no candidate could have reached it (its own pid namespace,

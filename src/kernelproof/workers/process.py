@@ -285,9 +285,11 @@ class WorkerProcess:
                 pass
         self.process.join(timeout=2.0)
 
-    def close(self) -> None:
-        """Ask the worker to exit, then make sure it is gone."""
-        if self.conn is not None and self.alive:
+    def close(self, *, graceful: bool = True) -> None:
+        """Ask the worker to exit, then make sure it is gone. ``graceful=False`` kills it at
+        once: a candidate worker has nothing to save, and its interpreter's exit (torch's
+        teardown in a pid namespace) took about a second here, on every verification."""
+        if graceful and self.conn is not None and self.alive:
             try:
                 transport.send(self.conn, ExitRequest().header())
                 self.process.join(timeout=2.0)
