@@ -130,6 +130,13 @@ class TimingSession:
     own_errors: dict[int, Any] = field(default_factory=dict)
     """The reference's own error per output (OwnError), learned in the correctness matrix."""
 
+    inside_s: dict[str, float] = field(default_factory=dict)
+    """Per participant, seconds inside its timed calls (its worker's report), for the duty
+    cycle."""
+
+    batch_wall_s: dict[str, float] = field(default_factory=dict)
+    """Per participant, the controller's wall seconds around its batches."""
+
     _last_stop: str = ""
     _flush_method: str = ""
     _output_bytes_per_call: int = 0
@@ -241,11 +248,13 @@ class TimingSession:
         seeds = [self.rng.randrange(2**31) for _ in range(WARMUP_CALLS)]
         per_call_s = 0.0
         for participant in participants:
+            wall_started = time.monotonic()
             response = self._ask(participant, self._header(participant, seeds))
             if not response.ok:
                 participant.error = response.failure[:500]
                 continue
             data = response.data_as(TimeReply)
+            self._account(participant, data, time.monotonic() - wall_started)
             if participant.baseline == "eager":
                 spent = data.generation_s + data.timed_wall_s
                 per_call_s = max(per_call_s, spent / WARMUP_CALLS)
@@ -281,6 +290,7 @@ class TimingSession:
                           reported=times[:10])
             return None
         self._cross_check(participant, data, wall_s, group)
+        self._account(participant, data, wall_s)
         self._flush_method = str(data.flush if data.flush is not None else self._flush_method)
         self.batches += 1
         if participant.role == "candidate":
@@ -291,6 +301,21 @@ class TimingSession:
                                                         variant=f"timing:{group.label}")
         return times, BatchFacts(calls=len(times), reported_s=sum(times), wall_s=wall_s,
                                  cpu_s=cpu_s, main_cpu_s=main_cpu_s)
+
+    def _account(self, participant: Participant, data: TimeReply, wall_s: float) -> None:
+        inside = sum(t for t in data.times if math.isfinite(t) and t > 0)
+        self.inside_s[participant.label] = self.inside_s.get(participant.label, 0.0) + inside
+        self.batch_wall_s[participant.label] = (self.batch_wall_s.get(participant.label, 0.0)
+                                                + wall_s)
+
+    def duty_cycle(self, elapsed_s: float) -> dict[str, float]:
+        """The report's ``timing.duty_cycle`` (see :class:`kernelproof.schema.Timing`)."""
+        cycle = {label: self.inside_s.get(label, 0.0) / wall
+                 for label, wall in self.batch_wall_s.items()
+                 if label in ("reference", "candidate") and wall > 0}
+        if elapsed_s > 0:
+            cycle["phase"] = sum(self.inside_s.values()) / elapsed_s
+        return cycle
 
     def _judge_evidence(self, evidence: BatchEvidence, shape: ShapeTiming,
                         group: ShapeGroup) -> None:
@@ -488,6 +513,7 @@ class TimingSession:
             verified_timed_calls=self.verified_calls, elapsed_s=elapsed_s,
             ruled_out_fault_rate=ruled_out_rate(self.verified_calls),
             comparable=self.comparable, discarded_rounds=self.stolen_rounds,
+            duty_cycle=self.duty_cycle(elapsed_s),
         )
 
     def _shape_findings(self, default: ShapeTiming, per_shape: list[ShapeTiming]) -> None:
