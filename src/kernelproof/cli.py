@@ -67,16 +67,18 @@ def app() -> None:
 @click.option("--input-seed", "input_seeds", type=int, multiple=True,
               help="Exact input seed(s) for the default shape (repeatable): reruns a repro.")
 @click.option("--no-shrink", is_flag=True, help="Do not shrink failures to minimal repros.")
+@click.option("--no-warm", is_flag=True,
+              help="Verify in this process even when `kernelproof warm` is running.")
 def verify(reference: Path, candidate: Path, policy: dict[str, Any], profile: str,
            json_path: Path | None, html_path: Path | None, junit_path: Path | None,
            sarif_path: Path | None, seeds: int | None, seed: int | None,
            budget: float | None, no_timing: bool, stress_shapes: bool, threads: int | None,
            hot: bool, cache_flush: str | None, no_compile_baseline: bool, cuda_graphs: bool,
-           knobs_text: str | None, input_seeds: tuple[int, ...], no_shrink: bool) -> None:
+           knobs_text: str | None, input_seeds: tuple[int, ...], no_shrink: bool,
+           no_warm: bool) -> None:
     """Verify CANDIDATE against REFERENCE. The exit code is the verdict's:
-    0 verified, 1 incorrect, 2 suspect, 3 broken, 4 error."""
-    from kernelproof.controller.verify import verify as run_verify
-
+    0 verified, 1 incorrect, 2 suspect, 3 broken, 4 error. Runs in the warm verifier when
+    `kernelproof warm` is running (unless --no-warm)."""
     overrides = {
         **policy, "seeds": seeds, "base_seed": seed, "budget_s": budget,
         "timing": False if no_timing else None, "threads": threads,
@@ -87,10 +89,52 @@ def verify(reference: Path, candidate: Path, policy: dict[str, Any], profile: st
         "default_knobs": _parse_knobs(knobs_text), "input_seeds": list(input_seeds) or None,
         "shrink": False if no_shrink else None,
     }
-    report = run_verify(reference, candidate, profile=profile, **overrides)
+    report = None if no_warm else _verify_warm(reference, candidate, profile, overrides)
+    if report is None:
+        from kernelproof.controller.verify import verify as run_verify
+
+        report = run_verify(reference, candidate, profile=profile, **overrides)
     _present(report, json_path=json_path, html_path=html_path, junit_path=junit_path,
              sarif_path=sarif_path)
     sys.exit(int(report.verdict.exit_code))
+
+
+def _verify_warm(reference: Path, candidate: Path, profile: str,
+                 overrides: dict[str, Any]) -> Any:
+    """The report from the warm verifier, or None when none is running (checked before
+    anything imports torch: that import is most of this command's start-up)."""
+    from kernelproof import warm
+    from kernelproof.schema import Report
+
+    try:
+        text, pid = warm.verify_remotely(reference, candidate, profile, overrides)
+    except warm.WarmUnavailable:
+        return None
+    click.echo(f"verified by the warm verifier (pid {pid}); --no-warm verifies in this process",
+               err=True)
+    return Report.model_validate_json(text)
+
+
+@app.command(name="warm")
+@click.option("--stop", "stop_it", is_flag=True, help="Stop the running warm verifier.")
+@click.option("--idle-timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Seconds without a request after which it stops itself (default 1800).")
+def warm_command(stop_it: bool, idle_timeout: float | None) -> None:
+    """Start a warm verifier for this user in the background: `verify` then runs in it (its
+    torch, forkserver and reference workers already started). --stop stops it."""
+    from kernelproof import warm
+
+    if stop_it:
+        stopped = warm.stop()
+        console.print("stopped the warm verifier" if stopped else "no warm verifier was running")
+        return
+    try:
+        pid = warm.start(idle_timeout or warm.DEFAULT_IDLE_TIMEOUT_S)
+    except RuntimeError as exc:
+        console.print(f"error: {escape(str(exc))}")
+        sys.exit(int(ExitCode.ERROR))
+    console.print(f"warm verifier running (pid {pid}), listening on "
+                  f"{escape(str(warm.socket_path()))}; `kernelproof warm --stop` stops it")
 
 
 def _parse_knobs(text: str | None) -> dict[str, int] | None:

@@ -78,6 +78,14 @@ def _context() -> Any:
     return _CONTEXT
 
 
+def start_forkserver() -> None:
+    """Start the forkserver now (it imports torch once), instead of at the first worker."""
+    import multiprocessing.forkserver
+
+    _context()
+    multiprocessing.forkserver.ensure_running()
+
+
 class DeathCause(str, Enum):
     """Why a worker stopped answering."""
 
