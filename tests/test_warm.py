@@ -1,4 +1,4 @@
-"""The warm verifier: `kernelproof warm` serves `verify`, survives a candidate that kills its
+"""The warm verifier: `kernelproof warm` serves `verify` and `audit-task`, survives a candidate that kills its
 worker, listens only for this user, and stops on request."""
 
 from __future__ import annotations
@@ -42,6 +42,10 @@ def test_the_warm_verifier_serves_verify_and_survives_a_dying_candidate(tmp_path
                       *QUICK, env=env)
         assert honest.returncode == 0, honest.stdout[-2000:]
         assert "warm verifier" in honest.stderr
+
+        audit = _cli("audit-task", str(softmax / "reference.py"), "--seeds", "1", env=env)
+        assert audit.returncode == 0, audit.stdout[-2000:]
+        assert "audited by the warm verifier" in audit.stderr
     finally:
         stopped = _cli("warm", "--stop", env=env)
     assert "stopped the warm verifier" in stopped.stdout

@@ -137,6 +137,21 @@ def warm_command(stop_it: bool, idle_timeout: float | None) -> None:
                   f"{escape(str(warm.socket_path()))}; `kernelproof warm --stop` stops it")
 
 
+def _audit_warm(reference: Path, seeds: int | None, seed: int | None, profile: str,
+                settings: dict[str, Any]) -> Any:
+    """The adequacy audit from the warm verifier, or None when none is running."""
+    from kernelproof import warm
+    from kernelproof.schema import AdequacyReport
+
+    try:
+        text, pid = warm.audit_remotely(reference, seeds, seed, profile, settings)
+    except warm.WarmUnavailable:
+        return None
+    click.echo(f"audited by the warm verifier (pid {pid}); --no-warm audits in this process",
+               err=True)
+    return AdequacyReport.model_validate_json(text)
+
+
 def _parse_knobs(text: str | None) -> dict[str, int] | None:
     if not text:
         return None
@@ -199,14 +214,14 @@ def _present(report: Any, **paths: Path | None) -> None:
 @PROFILE_OPTION
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="Intra-op threads in the worker (default: all cores).")
+@click.option("--no-warm", is_flag=True,
+              help="Audit in this process even when `kernelproof warm` is running.")
 def audit_task(reference: Path, seeds: int | None, seed: int | None, json_path: Path | None,
                device: str | None, dtype: str | None, atol: float | None, rtol: float | None,
-               profile: str, threads: int | None) -> None:
+               profile: str, threads: int | None, no_warm: bool) -> None:
     """Audit whether REFERENCE's comparator rejects wrong answers (zeros, a constant, the
     input passed through, a bf16 round trip, a 1% perturbation) and accepts rounding noise.
     Exit code: 0 adequate, 1 degenerate or too tight, 4 error."""
-    from kernelproof.controller.audit_task import DEFAULT_SEEDS
-    from kernelproof.controller.audit_task import audit_task as run_audit
     from rich.text import Text
 
     from kernelproof.errors import KernelproofError
@@ -215,8 +230,13 @@ def audit_task(reference: Path, seeds: int | None, seed: int | None, json_path: 
 
     settings = {"device": device, "dtype": dtype, "atol": atol, "rtol": rtol, "threads": threads}
     try:
-        report = run_audit(reference, seeds=seeds or DEFAULT_SEEDS, base_seed=seed,
-                           profile=profile, **settings)
+        report = None if no_warm else _audit_warm(reference, seeds, seed, profile, settings)
+        if report is None:
+            from kernelproof.controller.audit_task import DEFAULT_SEEDS
+            from kernelproof.controller.audit_task import audit_task as run_audit
+
+            report = run_audit(reference, seeds=seeds or DEFAULT_SEEDS, base_seed=seed,
+                               profile=profile, **settings)
     except KernelproofError as exc:
         console.print(Text.assemble(("error: ", "red"), str(exc)))
         sys.exit(int(AuditExitCode.ERROR))

@@ -13,7 +13,8 @@ cache folder and whose Landlock domain forbids connecting to it. A candidate tha
 hangs its worker ends as a verdict in the warm process, as in any verification: the process
 serves each request in its own thread and turns anything a request raises into an error reply.
 
-Protocol: one JSON line per connection, ``{"op": "verify" | "ping" | "stop", ...}``, answered
+Protocol: one JSON line per connection, ``{"op": "verify" | "audit-task" | "ping" | "stop",
+...}``, answered
 by one JSON line: ``{"ok": true, "report": <the report's JSON>}`` or ``{"ok": false, "error":
 ...}``.
 """
@@ -89,6 +90,21 @@ def verify_remotely(reference: Path, candidate: Path, profile: str,
                   "candidate": str(candidate.resolve()), "profile": profile,
                   "overrides": overrides})
     if not answer.get("ok"):
+        raise RuntimeError(f"the warm verifier failed: {answer.get('error')}")
+    return str(answer["report"]), int(answer.get("pid", 0))
+
+
+def audit_remotely(reference: Path, seeds: int | None, base_seed: int | None, profile: str,
+                   settings: dict[str, Any]) -> tuple[str, int]:
+    """The adequacy audit's JSON from the warm verifier and its pid; :class:`WarmUnavailable`
+    when none is running, :class:`kernelproof.errors.TaskError` for a bad task."""
+    from kernelproof.errors import TaskError
+
+    answer = ask({"op": "audit-task", "reference": str(reference.resolve()), "seeds": seeds,
+                  "base_seed": base_seed, "profile": profile, "settings": settings})
+    if not answer.get("ok"):
+        if answer.get("user_error"):
+            raise TaskError(str(answer.get("error")))
         raise RuntimeError(f"the warm verifier failed: {answer.get('error')}")
     return str(answer["report"]), int(answer.get("pid", 0))
 
@@ -230,7 +246,24 @@ class WarmVerifier:
                                          profile=str(request.get("profile") or "default"),
                                          **overrides)
             return {"ok": True, "pid": os.getpid(), "report": report.to_json()}
+        if op == "audit-task":
+            return self._audit(request)
         return {"ok": False, "error": f"unknown op {op!r}"}
+
+    def _audit(self, request: dict[str, Any]) -> dict[str, Any]:
+        from kernelproof.controller.audit_task import audit_task
+        from kernelproof.errors import KernelproofError
+
+        settings = {k: v for k, v in dict(request.get("settings") or {}).items()
+                    if v is not None}
+        try:
+            if request.get("seeds") is not None:
+                settings["seeds"] = int(request["seeds"])
+            report = audit_task(Path(request["reference"]), base_seed=request.get("base_seed"),
+                                profile=str(request.get("profile") or "default"), **settings)
+        except KernelproofError as exc:
+            return {"ok": False, "user_error": True, "error": str(exc)}
+        return {"ok": True, "pid": os.getpid(), "report": report.to_json()}
 
 
 def _preload() -> None:
