@@ -10,6 +10,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -62,9 +63,10 @@ def _rows(db: Path) -> list[tuple[str, str]]:
 def _node(*args: str, env: dict[str, str]) -> subprocess.Popen:
     """A Ray node in the foreground, in a process group of its own: killing the group is
     losing the node (and stops only what this test started)."""
-    return subprocess.Popen([str(RAY), "start", "--num-cpus=1", "--block", *args], env=env,
-                            start_new_session=True, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    return subprocess.Popen([str(RAY), "start", "--num-cpus=1", "--block",
+                             "--node-ip-address=127.0.0.1", *args], env=env,
+                            start_new_session=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
 
 
 def _kill(node: subprocess.Popen) -> None:
@@ -84,16 +86,20 @@ def test_a_lost_node_loses_no_candidate_and_stores_none_twice(tmp_path: Path):
         (solutions / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(source, solutions / name)
     port = _free_port()
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0",
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled",
            "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    # Ray's socket paths must fit in 107 bytes: a short folder, not pytest's tmp_path.
+    temp = Path(tempfile.mkdtemp(prefix="kpray-", dir="/tmp"))
     head = _node("--head", f"--port={port}", "--include-dashboard=false",
-                 f"--temp-dir={tmp_path / 'ray'}", env=env)
+                 f"--temp-dir={temp}", env=env)
     second = None
     db = tmp_path / "kp.db"
     try:
-        time.sleep(8)  # the head's GCS starts
+        time.sleep(10)  # the head's GCS starts
+        assert head.poll() is None, head.communicate()[0][-3000:]
         second = _node(f"--address=127.0.0.1:{port}", env=env)
-        time.sleep(8)  # the second node registers with the head
+        time.sleep(10)  # the second node registers with the head
+        assert second.poll() is None, second.communicate()[0][-3000:]
         driver = subprocess.Popen(
             [sys.executable, "-c", DRIVER, str(tmp_path / "suite"), str(tmp_path / "solutions"),
              f"127.0.0.1:{port}", f"sqlite:///{db}"],
@@ -108,6 +114,7 @@ def test_a_lost_node_loses_no_candidate_and_stores_none_twice(tmp_path: Path):
         for node in (second, head):
             if node is not None:
                 _kill(node)
+        shutil.rmtree(temp, ignore_errors=True)
     rows = _rows(db)
     stored = [path for path, _ in rows]
     assert len(stored) == len(set(stored)) == len(SAMPLES), rows
