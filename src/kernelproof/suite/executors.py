@@ -66,11 +66,12 @@ class LocalPool:
 
     jobs: int = 1
     _executor: ThreadPoolExecutor | None = None
+    _session: Session | None = None
 
     def results(self, calls: list[tuple[BenchItem, VerifyCall]]) -> Iterator[tuple[BenchItem, Report]]:
         self._executor = ThreadPoolExecutor(max_workers=max(1, self.jobs),
                                             thread_name_prefix="kernelproof-bench")
-        session = Session()
+        session = self._session = Session()
         futures: dict[Future[Report], BenchItem] = {
             self._executor.submit(call.run, session): item for item, call in calls
         }
@@ -87,6 +88,8 @@ class LocalPool:
     def cancel(self) -> None:
         from kernelproof.workers.process import kill_all_workers
 
+        if self._session is not None:
+            self._session.close()  # first: running verifications stop reviving workers
         if self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)
         kill_all_workers()

@@ -202,7 +202,7 @@ class WorkerPair:
         if self.reference.death is not None:
             self.reference.close()
             self.start_reference()
-        if self._replay is not None:
+        if self._replay is not None and self.memo is not None and not self.memo.closed:
             return self._replay.ask(self.reference, request, list(tensors),
                                     self._timeout(request))
         return self.reference.request(request, tensors, timeout_s=self._timeout(request))

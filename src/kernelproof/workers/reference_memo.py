@@ -135,6 +135,10 @@ class TaskMemo:
 
     idle: list[WarmReference] = field(default_factory=list)
     started_references: int = 0
+    closed: bool = False
+    """Set by :meth:`close`: verifications still running use their workers directly from
+    then on, as without a memo (a cancelled bench must not have them rebuilt)."""
+
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def get(self, key: str) -> Response | None:
@@ -164,6 +168,8 @@ class TaskMemo:
     def borrow(self) -> WarmReference | None:
         """An idle reference worker that is still alive, or None."""
         with self.lock:
+            if self.closed:
+                return None
             while self.idle:
                 warm = self.idle.pop()
                 if warm.worker.alive:
@@ -174,13 +180,14 @@ class TaskMemo:
     def give_back(self, warm: WarmReference) -> None:
         """Keep a live reference worker for the next verification of this task."""
         with self.lock:
-            if warm.worker.alive and len(self.idle) < MAX_IDLE_REFERENCES:
+            if warm.worker.alive and not self.closed and len(self.idle) < MAX_IDLE_REFERENCES:
                 self.idle.append(warm)
                 return
         warm.worker.close()
 
     def close(self) -> None:
         with self.lock:
+            self.closed = True
             idle, self.idle = self.idle, []
             self.answers.clear()
         for warm in idle:
