@@ -26,10 +26,10 @@ ROOT = Path(__file__).resolve().parents[1]
 CASES = [
     ("LayerNorm suite task, 16 MiB", ROOT / "tasks/level1/7_LayerNorm.py",
      ROOT / "tasks/solutions/level1/7_numba_rows.py", None),
-    ("softmax 16x4096 (~100 us)", ROOT / "examples/softmax/reference.py",
-     ROOT / "examples/softmax/correct.py", {"batch_size": 16, "dim": 4096}),
-    ("softmax 1x1024 (~10 us)", ROOT / "examples/softmax/reference.py",
-     ROOT / "examples/softmax/correct.py", {"batch_size": 1, "dim": 1024}),
+    ("softmax 64x4096 (~100 us)", ROOT / "examples/softmax/reference.py",
+     ROOT / "examples/softmax/correct.py", {"batch_size": 64, "dim": 4096}),
+    ("softmax 4x1024 (~10 us)", ROOT / "examples/softmax/reference.py",
+     ROOT / "examples/softmax/correct.py", {"batch_size": 4, "dim": 1024}),
 ]
 
 #: Only the timing phase matters: one seed, the default shape, no other variants.
