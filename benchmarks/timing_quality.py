@@ -7,7 +7,9 @@
 2. Resolution: a candidate doing 1.25x the work; reported slower, with a CI excluding 1.0.
 3. Precision per second: the same pair and the same wall-clock budget, measured side by side:
    the relative CI half-width of kernelproof against torch.utils.benchmark's blocked_autorange
-   (its per-block times bootstrapped the same way).
+   (its per-block times bootstrapped the same way). ``--pair small`` is the softmax example
+   (1 MiB of inputs), ``--pair large`` the LayerNorm suite task (16 MiB), each against a
+   candidate doing 1.25x the work.
 4. Roofline sanity: no honest example's candidate median falls below the floor.
 """
 
@@ -29,13 +31,25 @@ REFERENCE = ROOT / "examples/softmax/reference.py"
 IDENTICAL = ROOT / "benchmarks/candidates/softmax_identical.py"
 EXTRA = ROOT / "benchmarks/candidates/softmax_extra_quarter.py"
 
+#: The precision pairs: reference task, 1.25x-work candidate, and the same pair as statements
+#: for blocked_autorange (with the inputs they run on).
+PAIRS = {
+    "small": (REFERENCE, EXTRA, lambda: {"x": torch.randn(64, 4096)},
+              {"reference": "torch.softmax(x, dim=-1)",
+               "candidate": "torch.softmax(x, dim=-1); torch.softmax(x[:16], dim=-1)"}),
+    "large": (ROOT / "tasks/level1/7_LayerNorm.py",
+              ROOT / "benchmarks/candidates/layernorm_extra_quarter.py",
+              lambda: {"x": torch.randn(16, 256, 1024), "norm": torch.nn.LayerNorm(1024)},
+              {"reference": "norm(x)", "candidate": "norm(x); norm(x[:4])"}),
+}
+
 #: Only the timing phase matters here: one seed, no other variants, default shape only.
 TIMING_ONLY = dict(seeds=1, shape_variants=False, value_variants=False, layout_variants=False,
                    timing_shapes=False, compile_baseline=False)
 
 
-def timed(candidate: Path, budget: float, seed: int):
-    report = verify(REFERENCE, candidate, budget_s=budget, base_seed=seed, **TIMING_ONLY)
+def timed(candidate: Path, budget: float, seed: int, reference: Path = REFERENCE):
+    report = verify(reference, candidate, budget_s=budget, base_seed=seed, **TIMING_ONLY)
     assert report.timing is not None, report.summary
     return report.timing
 
@@ -62,27 +76,26 @@ def resolution(budget: float, console: Console) -> None:
                   f"CI [{low:.3f}, {high:.3f}], excludes 1.0: {high < 1.0}")
 
 
-def precision_per_second(budget: float, repeats: int, console: Console) -> None:
+def precision_per_second(budget: float, repeats: int, console: Console,
+                         pair: str = "small") -> None:
     """Each repeat times the pair with kernelproof, then gives blocked_autorange the same wall
     time (half per statement); the widths are compared per repeat and by their medians, because
     one run on a shared machine says little."""
     from torch.utils.benchmark import Timer
 
-    x = torch.randn(64, 4096)
-    statements = {
-        "reference": "torch.softmax(x, dim=-1)",
-        "candidate": "torch.softmax(x, dim=-1); torch.softmax(x[:16], dim=-1)",
-    }
-    table = Table(title="3. precision per second (same pair, same timing wall time)")
+    reference, candidate, make_globals, statements = PAIRS[pair]
+    names = make_globals()
+    table = Table(title=f"3. precision per second, {pair} pair (same pair, same timing wall "
+                        "time)")
     for column in ("repeat", "kernelproof speedup", "kernelproof CI +-", "calls",
                    "blocked_autorange speedup", "blocked_autorange CI +-", "blocks", "timing s"):
         table.add_column(column)
     ours_widths, theirs_widths = [], []
     for repeat in range(repeats):
-        timing = timed(EXTRA, budget, 11 + repeat)
+        timing = timed(candidate, budget, 11 + repeat, reference)
         ours = (timing.speedup_ci[1] - timing.speedup_ci[0]) / 2 / timing.speedup
         blocks = {
-            name: Timer(statement, globals={"x": x, "torch": torch}).blocked_autorange(
+            name: Timer(statement, globals={**names, "torch": torch}).blocked_autorange(
                 min_run_time=timing.elapsed_s / 2).times
             for name, statement in statements.items()
         }
@@ -97,6 +110,7 @@ def precision_per_second(budget: float, repeats: int, console: Console) -> None:
     console.print(table)
     ours_median, theirs_median = statistics.median(ours_widths), statistics.median(theirs_widths)
     narrower = sum(o <= t for o, t in zip(ours_widths, theirs_widths))
+    console.print(f"duty cycle of the last repeat: {timing.duty_cycle}")
     console.print(f"median CI half-width: kernelproof {ours_median:.2%} (cold caches, fresh "
                   f"inputs every call, two processes) vs blocked_autorange {theirs_median:.2%} "
                   f"(hot, one input, in-process); kernelproof no wider in {narrower} of "
@@ -145,12 +159,15 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5,
                         help="precision-per-second repeats (each one pair of measurements)")
     parser.add_argument("--only", choices=["consistency", "resolution", "precision", "roofline"])
+    parser.add_argument("--pair", choices=sorted(PAIRS), default="small",
+                        help="the precision-per-second pair")
     args = parser.parse_args()
     console = Console()
     steps = {
         "consistency": lambda: self_consistency(args.runs, args.budget, console),
         "resolution": lambda: resolution(args.budget, console),
-        "precision": lambda: precision_per_second(args.budget, args.repeats, console),
+        "precision": lambda: precision_per_second(args.budget, args.repeats, console,
+                                                  args.pair),
         "roofline": lambda: roofline_sanity(args.budget, console),
     }
     for name, step in steps.items():

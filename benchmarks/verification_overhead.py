@@ -7,6 +7,10 @@ calls (as each worker measured them). The first verification in a process also p
 forkserver start (importing torch once); later ones are "warm". The probe cost compares the
 same verification with and without the candidate worker's integrity probes (per-call probes,
 audit hooks, op audit). Timing is off: this measures the verification machinery.
+
+The "session" rows verify through one :class:`kernelproof.Session` with a fixed seed, as a
+reward loop does: the reference's calls are replayed from its memo, so only the candidate's
+calls count as inside calls there (the reference's run once, in the first verification).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from kernelproof import Session
 from kernelproof.controller.verify import verify
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,12 +33,20 @@ def inside_calls(report) -> float:
     return sum((t.candidate_s or 0.0) + (t.reference_s or 0.0) for t in report.correctness.tests)
 
 
-def measure(reference: Path, candidate: Path, probes: bool, seed: int) -> tuple[float, float, int]:
+def measure(reference: Path, candidate: Path, probes: bool, seed: int,
+            session: Session | None = None) -> tuple[float, float, int]:
     started = time.monotonic()
-    report = verify(reference, candidate, timing=False, base_seed=seed, integrity_probes=probes)
+    if session is None:
+        report = verify(reference, candidate, timing=False, base_seed=seed,
+                        integrity_probes=probes)
+    else:
+        report = session.verify(reference, candidate, timing=False, base_seed=seed,
+                                integrity_probes=probes)
     wall = time.monotonic() - started
     assert report.correctness is not None, report.summary
-    return wall, inside_calls(report), len(report.correctness.tests)
+    inside = inside_calls(report) if session is None else sum(
+        t.candidate_s or 0.0 for t in report.correctness.tests)
+    return wall, inside, len(report.correctness.tests)
 
 
 def main() -> None:
@@ -43,28 +56,38 @@ def main() -> None:
     args = parser.parse_args()
     reference = args.candidate.parent / "reference.py"
     cold_wall, cold_calls, cells = measure(reference, args.candidate, True, 0)
-    rows: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
-    for repeat in range(args.repeats):
-        for probes in (True, False):  # interleaved, so drift hits both alike
-            wall, calls, _ = measure(reference, args.candidate, probes, repeat + 1)
-            rows[probes].append((wall, calls))
+    rows: dict[tuple[bool, bool], list[tuple[float, float]]] = {
+        (probes, warm): [] for probes in (True, False) for warm in (False, True)}
+    with Session() as session:
+        for probes in (True, False):  # the session's first verification fills its memo
+            measure(reference, args.candidate, probes, 0, session)
+        for repeat in range(args.repeats):
+            for probes in (True, False):  # interleaved, so drift hits every row alike
+                for warm in (False, True):
+                    wall, calls, _ = measure(reference, args.candidate, probes, repeat + 1
+                                             if not warm else 0, session if warm else None)
+                    rows[(probes, warm)].append((wall, calls))
     table = Table(title=f"verification overhead: {args.candidate.relative_to(ROOT)} ({cells} cells)")
     for column in ("run", "wall s (median)", "inside calls s", "fixed cost s", "per cell ms"):
         table.add_column(column)
     table.add_row("first (forkserver start)", f"{cold_wall:.2f}", f"{cold_calls:.3f}",
                   f"{cold_wall - cold_calls:.2f}", f"{(cold_wall - cold_calls) / cells * 1e3:.0f}")
     fixed = {}
-    for probes, label in ((True, "warm, probes on"), (False, "warm, probes off")):
-        walls = [w for w, _ in rows[probes]]
-        costs = [w - c for w, c in rows[probes]]
-        fixed[probes] = statistics.median(costs)
+    for (probes, warm), label in (((True, False), "warm, probes on"),
+                                  ((False, False), "warm, probes off"),
+                                  ((True, True), "session, probes on"),
+                                  ((False, True), "session, probes off")):
+        walls = [w for w, _ in rows[(probes, warm)]]
+        costs = [w - c for w, c in rows[(probes, warm)]]
+        fixed[(probes, warm)] = statistics.median(costs)
         table.add_row(label, f"{statistics.median(walls):.2f}",
-                      f"{statistics.median(c for _, c in rows[probes]):.3f}",
-                      f"{fixed[probes]:.2f}", f"{fixed[probes] / cells * 1e3:.0f}")
+                      f"{statistics.median(c for _, c in rows[(probes, warm)]):.3f}",
+                      f"{fixed[(probes, warm)]:.2f}", f"{fixed[(probes, warm)] / cells * 1e3:.0f}")
     Console().print(table)
-    print(f"fixed cost per verification (warm): {fixed[True]:.2f} s with probes; "
-          f"probes add {fixed[True] - fixed[False]:.2f} s "
-          f"({(fixed[True] - fixed[False]) / cells * 1e3:.0f} ms per cell)")
+    for warm, label in ((False, "separate verify calls"), (True, "one Session")):
+        on, off = fixed[(True, warm)], fixed[(False, warm)]
+        print(f"fixed cost per verification, {label}: {on:.2f} s with probes; "
+              f"probes add {on - off:.2f} s ({(on - off) / cells * 1e3:.0f} ms per cell)")
 
 
 if __name__ == "__main__":

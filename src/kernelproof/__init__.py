@@ -1,18 +1,23 @@
 """kernelproof: verify and benchmark AI-written kernels against a trusted PyTorch reference.
 
 ``verify(reference_path, candidate_path, **settings)`` and ``evaluate(reference_src,
-candidate_src, **settings)`` return a :class:`kernelproof.schema.Report`;
-``guard(candidate, reference, report)`` serves a verified candidate behind a rollback guard.
-Importing this package does not import torch (the schema and the store stay cheap to load).
+candidate_src, **settings)`` return a :class:`kernelproof.schema.Report`; a :class:`Session`
+verifies many candidates with the task-only work done once; ``guard(candidate, reference,
+report)`` serves a verified candidate behind a rollback guard. Importing this package does not
+import torch (the schema and the store stay cheap to load).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kernelproof.session import Session
+
 if TYPE_CHECKING:
     from kernelproof.dispatch import GuardedModule
     from kernelproof.schema import Report
+
+__all__ = ["Session", "evaluate", "guard", "verify"]
 
 __version__ = "0.1.0"
 

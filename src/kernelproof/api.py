@@ -1,15 +1,15 @@
 """The Python API for reward loops: score a candidate given as source text.
 
-``evaluate`` is safe to call from many threads or processes at once: each call gets its own
-scratch folder and its own worker processes, timing phases on one device take turns through a
+``evaluate`` runs on the process's own :class:`kernelproof.Session`: the reference's work for
+a task is done once per shared seed (see ``kernelproof/session.py``), and the reference worker
+stays warm. It is safe to call from many threads or processes at once: each call gets its own
+scratch folder and its own candidate worker, timing phases on one device take turns through a
 file lock, and nothing it shares is mutated without a lock.
 """
 
 from __future__ import annotations
 
 import math
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from kernelproof.schema import Report
@@ -22,15 +22,15 @@ def evaluate(reference_src: str, candidate_src: str, *, profile: str = "default"
 
     ``options`` are any :class:`kernelproof.config.Settings` fields (``seeds``, ``timing``,
     ``budget_s``, ``device``...). Never raises for a bad candidate: it gets a verdict.
-    """
-    from kernelproof.controller.verify import verify
 
-    with tempfile.TemporaryDirectory(prefix="kernelproof-evaluate-") as scratch:
-        folder = Path(scratch)
-        reference, candidate = folder / "reference.py", folder / "candidate.py"
-        reference.write_text(reference_src, encoding="utf-8")
-        candidate.write_text(candidate_src, encoding="utf-8")
-        return verify(reference, candidate, profile=profile, **options)
+    Without ``base_seed``, calls on one task share a base seed for
+    :data:`kernelproof.session.RESEED_EVERY` calls (so the reference's outputs and oracle are
+    computed once for them), then a fresh one is drawn. For a batch, or for control over the
+    session's life, use :class:`kernelproof.Session` directly.
+    """
+    from kernelproof.session import default_session
+
+    return default_session().evaluate(reference_src, candidate_src, profile=profile, **options)
 
 
 def reward(report: Report, *, require_timing: bool = False) -> float:

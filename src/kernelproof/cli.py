@@ -71,17 +71,18 @@ def app() -> None:
               help="Also run the candidate on these saved arguments (a guard incident's "
                    "inputs.pt) at the default shape; the matrix is then the default seeds "
                    "and this cell.")
+@click.option("--no-warm", is_flag=True,
+              help="Verify in this process even when `kernelproof warm` is running.")
 def verify(reference: Path, candidate: Path, policy: dict[str, Any], profile: str,
            json_path: Path | None, html_path: Path | None, junit_path: Path | None,
            sarif_path: Path | None, seeds: int | None, seed: int | None,
            budget: float | None, no_timing: bool, stress_shapes: bool, threads: int | None,
            hot: bool, cache_flush: str | None, no_compile_baseline: bool, cuda_graphs: bool,
            knobs_text: str | None, input_seeds: tuple[int, ...], no_shrink: bool,
-           inputs_file: Path | None) -> None:
+           inputs_file: Path | None, no_warm: bool) -> None:
     """Verify CANDIDATE against REFERENCE. The exit code is the verdict's:
-    0 verified, 1 incorrect, 2 suspect, 3 broken, 4 error."""
-    from kernelproof.controller.verify import verify as run_verify
-
+    0 verified, 1 incorrect, 2 suspect, 3 broken, 4 error. Runs in the warm verifier when
+    `kernelproof warm` is running (unless --no-warm)."""
     overrides = {
         **policy, "seeds": seeds, "base_seed": seed, "budget_s": budget,
         "timing": False if no_timing else None, "threads": threads,
@@ -93,10 +94,67 @@ def verify(reference: Path, candidate: Path, policy: dict[str, Any], profile: st
         "shrink": False if no_shrink else None,
         "inputs_file": str(inputs_file) if inputs_file else None,
     }
-    report = run_verify(reference, candidate, profile=profile, **overrides)
+    report = None if no_warm else _verify_warm(reference, candidate, profile, overrides)
+    if report is None:
+        from kernelproof.controller.verify import verify as run_verify
+
+        report = run_verify(reference, candidate, profile=profile, **overrides)
     _present(report, json_path=json_path, html_path=html_path, junit_path=junit_path,
              sarif_path=sarif_path)
     sys.exit(int(report.verdict.exit_code))
+
+
+def _verify_warm(reference: Path, candidate: Path, profile: str,
+                 overrides: dict[str, Any]) -> Any:
+    """The report from the warm verifier, or None when none is running (checked before
+    anything imports torch: that import is most of this command's start-up)."""
+    from kernelproof import warm
+    from kernelproof.schema import Report
+
+    try:
+        text, pid = warm.verify_remotely(reference, candidate, profile, overrides)
+    except warm.WarmUnavailable:
+        return None
+    click.echo(f"verified by the warm verifier (pid {pid}); --no-warm verifies in this process",
+               err=True)
+    return Report.model_validate_json(text)
+
+
+@app.command(name="warm")
+@click.option("--stop", "stop_it", is_flag=True, help="Stop the running warm verifier.")
+@click.option("--idle-timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Seconds without a request after which it stops itself (default 1800).")
+def warm_command(stop_it: bool, idle_timeout: float | None) -> None:
+    """Start a warm verifier for this user in the background: `verify` then runs in it (its
+    torch, forkserver and reference workers already started). --stop stops it."""
+    from kernelproof import warm
+
+    if stop_it:
+        stopped = warm.stop()
+        console.print("stopped the warm verifier" if stopped else "no warm verifier was running")
+        return
+    try:
+        pid = warm.start(idle_timeout or warm.DEFAULT_IDLE_TIMEOUT_S)
+    except RuntimeError as exc:
+        console.print(f"error: {escape(str(exc))}")
+        sys.exit(int(ExitCode.ERROR))
+    console.print(f"warm verifier running (pid {pid}), listening on "
+                  f"{escape(str(warm.socket_path()))}; `kernelproof warm --stop` stops it")
+
+
+def _audit_warm(reference: Path, seeds: int | None, seed: int | None, profile: str,
+                settings: dict[str, Any]) -> Any:
+    """The adequacy audit from the warm verifier, or None when none is running."""
+    from kernelproof import warm
+    from kernelproof.schema import AdequacyReport
+
+    try:
+        text, pid = warm.audit_remotely(reference, seeds, seed, profile, settings)
+    except warm.WarmUnavailable:
+        return None
+    click.echo(f"audited by the warm verifier (pid {pid}); --no-warm audits in this process",
+               err=True)
+    return AdequacyReport.model_validate_json(text)
 
 
 @app.command("e2e")
@@ -210,14 +268,14 @@ def _present(report: Any, **paths: Path | None) -> None:
 @PROFILE_OPTION
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="Intra-op threads in the worker (default: all cores).")
+@click.option("--no-warm", is_flag=True,
+              help="Audit in this process even when `kernelproof warm` is running.")
 def audit_task(reference: Path, seeds: int | None, seed: int | None, json_path: Path | None,
                device: str | None, dtype: str | None, atol: float | None, rtol: float | None,
-               profile: str, threads: int | None) -> None:
+               profile: str, threads: int | None, no_warm: bool) -> None:
     """Audit whether REFERENCE's comparator rejects wrong answers (zeros, a constant, the
     input passed through, a bf16 round trip, a 1% perturbation) and accepts rounding noise.
     Exit code: 0 adequate, 1 degenerate or too tight, 4 error."""
-    from kernelproof.controller.audit_task import DEFAULT_SEEDS
-    from kernelproof.controller.audit_task import audit_task as run_audit
     from rich.text import Text
 
     from kernelproof.errors import KernelproofError
@@ -226,8 +284,13 @@ def audit_task(reference: Path, seeds: int | None, seed: int | None, json_path: 
 
     settings = {"device": device, "dtype": dtype, "atol": atol, "rtol": rtol, "threads": threads}
     try:
-        report = run_audit(reference, seeds=seeds or DEFAULT_SEEDS, base_seed=seed,
-                           profile=profile, **settings)
+        report = None if no_warm else _audit_warm(reference, seeds, seed, profile, settings)
+        if report is None:
+            from kernelproof.controller.audit_task import DEFAULT_SEEDS
+            from kernelproof.controller.audit_task import audit_task as run_audit
+
+            report = run_audit(reference, seeds=seeds or DEFAULT_SEEDS, base_seed=seed,
+                               profile=profile, **settings)
     except KernelproofError as exc:
         console.print(Text.assemble(("error: ", "red"), str(exc)))
         sys.exit(int(AuditExitCode.ERROR))

@@ -74,6 +74,12 @@ class Settings(BaseModel):
     compile_baseline: bool = True
     """Also time ``torch.compile`` of the reference at the default shape."""
 
+    input_pool: bool = True
+    """Timed calls draw their inputs from a pool of sets built once per shape and changed in
+    place before every use (``workers/input_pool.py``) instead of building each from its
+    seed. A task whose inputs need structure across elements (a symmetric matrix, sorted
+    rows) sets ``POLICY = {"input_pool": False}``."""
+
     hot: bool = False
     """Time with warm caches instead of flushing them before each call."""
 
@@ -183,7 +189,8 @@ PROFILES: dict[str, dict[str, Any]] = {
 }
 
 #: Task ``POLICY`` keys a task may set, mapped onto settings fields.
-TASK_POLICY_KEYS = {"atol", "rtol", "tolerance_factor", "allow_torch", "strict", "seeds", "mode"}
+TASK_POLICY_KEYS = {"atol", "rtol", "tolerance_factor", "allow_torch", "strict", "seeds", "mode",
+                    "input_pool"}
 
 
 def resolve_settings(

@@ -25,10 +25,17 @@ REPORTED = 8
 class NativeAudit:
     """Samplers on both workers between ``start`` and ``finish``."""
 
-    def __init__(self, reference: WorkerProcess | None, candidate: WorkerProcess | None) -> None:
+    def __init__(self, reference: WorkerProcess | None, candidate: WorkerProcess | None,
+                 reference_stacks: NativeProfile | None = None) -> None:
+        """``reference_stacks``: the reference's profile sampled in an earlier verification
+        of the same task (a session's memo); the reference worker is then not sampled, as
+        its answers are replayed and it runs nothing."""
         self.passthrough: str | None = None
+        self.reference_stacks = reference_stacks
         self.samplers: dict[str, tuple[StackSampler, WorkerProcess]] = {}
         for role, worker in (("reference", reference), ("candidate", candidate)):
+            if role == "reference" and reference_stacks is not None:
+                continue
             if worker is not None and worker.tree is not None and worker.alive:
                 self.samplers[role] = (StackSampler(), worker)
 
@@ -44,6 +51,9 @@ class NativeAudit:
         """Stop sampling; the report's ``op_audit.native`` section."""
         self.running = False
         profiles = {role: sampler.stop() for role, (sampler, _) in self.samplers.items()}
+        if self.reference_stacks is not None:
+            profiles["reference"] = self.reference_stacks
+        self.reference_stacks = profiles.get("reference")
         section = {role: _summary(profile) for role, profile in profiles.items()}
         reference, candidate = profiles.get("reference"), profiles.get("candidate")
         self.passthrough = None

@@ -51,6 +51,7 @@ from kernelproof.controller.summary import (
 )
 from kernelproof.controller.task_faults import explain_task_failure
 from kernelproof.workers.pair import WorkerPair, prepare_request, worker_threads
+from kernelproof.workers.reference_memo import TaskMemo, TaskMemos
 from kernelproof.errors import CandidateFormatError, TaskError, UsageError
 from kernelproof.schema.envelope import Envelope
 from kernelproof.schema import (
@@ -95,10 +96,15 @@ def verify(
     candidate: str | Path,
     *,
     profile: str = "default",
+    memos: TaskMemos | None = None,
     **overrides: Any,
 ) -> Report:
     """Verify ``candidate`` against ``reference`` and return the report. Never raises for a
-    bad candidate or task: those become verdicts (``broken``, ``error``) with their reason."""
+    bad candidate or task: those become verdicts (``broken``, ``error``) with their reason.
+
+    ``memos``: a session's task memos (:class:`kernelproof.Session` passes its own). The
+    reference's answers are then replayed from earlier verifications of the same task,
+    settings and seeds, and its worker is kept warm; the report is the same."""
     started = time.monotonic()
     reference, candidate = Path(reference), Path(candidate)
     scratch = Path(tempfile.mkdtemp(prefix="kernelproof-task-"))
@@ -112,15 +118,17 @@ def verify(
         except TaskError as exc:
             return _early_report(Verdict.ERROR, FindingCheck.TASK, str(exc), reference,
                                  candidate, started)
-        return verify_loaded(loaded, profile=profile, started=started, **overrides)
+        return verify_loaded(loaded, profile=profile, started=started, memos=memos,
+                             **overrides)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
 def verify_loaded(loaded: LoadedTask, *, profile: str = "default", started: float | None = None,
-                  **overrides: Any) -> Report:
+                  memos: TaskMemos | None = None, **overrides: Any) -> Report:
     """Verify a task and candidate already loaded (or generated, as ``kernelproof e2e``
-    generates them) and return the report; bad settings are an ``error`` report."""
+    generates them) and return the report; bad settings are an ``error`` report. ``memos``:
+    a session's task memos (see :func:`verify`)."""
     started = time.monotonic() if started is None else started
     try:
         settings = resolve_settings(profile=profile, task_policy=loaded.task.policy,
@@ -129,8 +137,12 @@ def verify_loaded(loaded: LoadedTask, *, profile: str = "default", started: floa
     except UsageError as exc:
         return _early_report(Verdict.ERROR, FindingCheck.SETTINGS, str(exc), loaded.task.path,
                              loaded.candidate_file, started)
+    # A replay of saved arguments is never memoised: the memo keys requests, not the bytes
+    # of a file that may change under the same path.
+    memo = (memos.memo_for(loaded.task, loaded.readable_paths, settings)
+            if memos is not None and saved is None else None)
     with _controller_threads():
-        return _Run(loaded=loaded, settings=settings, saved=saved).execute(started)
+        return _Run(loaded=loaded, settings=settings, saved=saved, memo=memo).execute(started)
 
 
 def _settings_or_none(profile: str, overrides: dict[str, Any]) -> Settings | None:
@@ -170,10 +182,11 @@ class _Run:
     """The state of one verification while it runs."""
 
     def __init__(self, loaded: LoadedTask, settings: Settings,
-                 saved: list[Any] | None = None) -> None:
+                 saved: list[Any] | None = None, memo: TaskMemo | None = None) -> None:
         self.loaded = loaded
         self.saved = saved
         """The arguments of ``--inputs``, when given (a replay of a guard incident)."""
+        self.memo = memo
         self.task = loaded.task
         self.candidate = loaded.candidate_file
         self.candidate_text = loaded.candidate_text
@@ -202,8 +215,8 @@ class _Run:
 
     def execute(self, started: float) -> Report:
         with WorkerPair(task=self.task, candidate_path=self.loaded.candidate_path,
-                        settings=self.settings,
-                        readable_paths=self.loaded.readable_paths) as pair:
+                        settings=self.settings, readable_paths=self.loaded.readable_paths,
+                        memo=self.memo) as pair:
             try:
                 self._verify(pair)
             except TaskFailure as exc:
@@ -259,8 +272,9 @@ class _Run:
         )
         runner = MatrixRunner(pair=pair, policy=policy, init_seed=self.init_seed,
                               saved_arguments=self.saved)
-        native = NativeAudit(pair.reference, pair.candidate) if self.settings.native_audit \
-            else None
+        native = NativeAudit(pair.reference, pair.candidate,
+                             reference_stacks=self.memo.reference_stacks if self.memo else None,
+                             ) if self.settings.native_audit else None
         # The stacks are sampled while the default shape's cells run (the calls the op audit
         # compares): sampling pauses the workers, so not for the whole matrix.
         if native is not None:
@@ -269,6 +283,10 @@ class _Run:
             runner.run([g for g in runnable if g.is_default])
             if native is not None:
                 self.native = native.finish()
+                stacks = native.reference_stacks
+                if self.memo is not None and pair.contained and stacks is not None \
+                        and stacks.samples:
+                    self.memo.reference_stacks = stacks
             result = runner.run([g for g in runnable if not g.is_default])
         finally:
             if native is not None and native.running:
@@ -355,9 +373,14 @@ class _Run:
                   if t.outcome is TestOutcome.PASSED}
         timed = [g for g in groups if g.is_default or (g.label in tested and not g.stress)]
         causes: list[str] = []
+        # The timed inputs' seeds are drawn fresh, never from the base seed: a session reuses
+        # one base seed across candidates (and a user may rerun with --seed), and a candidate
+        # that stored its timed outputs in its build cache must not find the same inputs in a
+        # later run of the same source (HACKS row 9 across runs).
+        timing_seed = secrets.randbits(63)
         for attempt in range(TIMING_ATTEMPTS):
             session = TimingSession(pair=pair, settings=self.settings, init_seed=self.init_seed,
-                                    policy=policy, rng=random.Random(self.base_seed ^ 0x5EED),
+                                    policy=policy, rng=random.Random(timing_seed + attempt),
                                     ceilings=ceilings, own_errors=self.own_errors)
             self.timing = session.run(timed)
             self.findings += combine_noise_findings(session.findings)

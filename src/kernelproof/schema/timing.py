@@ -138,3 +138,11 @@ class Timing(BaseModel):
 
     elapsed_s: float = 0.0
     """Wall time of the timing phase."""
+
+    duty_cycle: dict[str, float] = Field(default_factory=dict)
+    """Where the timing phase's wall time went. ``reference`` and ``candidate``: the time
+    inside that side's timed calls (as its worker reported them) over the controller's wall
+    time around that side's batches, warm-up included (the rest is input generation, cache
+    flushes and the round trip). ``phase``: the time inside every participant's timed calls
+    over the whole phase's wall time (verification of timed outputs and preparing included):
+    the share of the budget spent measuring kernels."""

@@ -1,9 +1,11 @@
-"""Where bench verifications run: a local pool of threads, or Ray tasks on a cluster.
+"""Where bench verifications run: a local pool of threads, or Ray actors on a cluster.
 
 Each verification already runs its reference and candidate in their own worker processes
 (forked from a forkserver that preloaded torch), so the local pool only needs threads to keep
-several verifications in flight. Ray runs the same ``verify`` call as a task with ``num_cpus``
-or ``num_gpus`` reserved, and results stream back as they finish.
+several verifications in flight; they share one :class:`~kernelproof.Session`. On Ray, each
+CPU slot (or GPU) holds a long-lived actor with a Session of its own: its forkserver and the
+reference workers of the tasks it has seen stay warm across verifications, instead of a
+forkserver per verification. Results stream back as they finish.
 """
 
 from __future__ import annotations
@@ -15,14 +17,17 @@ from pathlib import Path
 from typing import Any, Iterator, Protocol
 
 from kernelproof.schema import Report
+from kernelproof.session import Session
 from kernelproof.suite.layout import BenchItem
 
 #: Environment variables a Ray worker needs to share the project's build caches.
 FORWARDED_ENVIRONMENT = ("TORCH_EXTENSIONS_DIR", "TORCHINDUCTOR_CACHE_DIR", "NUMBA_CACHE_DIR",
                          "TRITON_CACHE_DIR", "KERNELPROOF_CACHE_DIR", "TRITON_INTERPRET")
 
-#: A Ray task lost with its node is retried this many times before it counts as failed.
-RAY_TASK_RETRIES = 2
+
+
+#: Actors a call may lose (with their nodes) before the bench stops with the error.
+RAY_CALL_ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
@@ -34,7 +39,11 @@ class VerifyCall:
     profile: str
     overrides: dict[str, Any]
 
-    def run(self) -> Report:
+    def run(self, session: Session | None = None) -> Report:
+        """The verification, through ``session`` when given (its memos and warm workers)."""
+        if session is not None:
+            return session.verify(self.reference, self.candidate, profile=self.profile,
+                                  **self.overrides)
         from kernelproof.controller.verify import verify
 
         return verify(self.reference, self.candidate, profile=self.profile, **self.overrides)
@@ -57,12 +66,14 @@ class LocalPool:
 
     jobs: int = 1
     _executor: ThreadPoolExecutor | None = None
+    _session: Session | None = None
 
     def results(self, calls: list[tuple[BenchItem, VerifyCall]]) -> Iterator[tuple[BenchItem, Report]]:
         self._executor = ThreadPoolExecutor(max_workers=max(1, self.jobs),
                                             thread_name_prefix="kernelproof-bench")
+        session = self._session = Session()
         futures: dict[Future[Report], BenchItem] = {
-            self._executor.submit(call.run): item for item, call in calls
+            self._executor.submit(call.run, session): item for item, call in calls
         }
         pending = set(futures)
         try:
@@ -72,23 +83,31 @@ class LocalPool:
                     yield futures[future], future.result()
         finally:
             self._executor.shutdown(wait=False, cancel_futures=True)
+            session.close()
 
     def cancel(self) -> None:
         from kernelproof.workers.process import kill_all_workers
 
+        if self._session is not None:
+            self._session.close()  # first: running verifications stop reviving workers
         if self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)
         kill_all_workers()
 
 
-def _run_remote(call: VerifyCall) -> str:
-    """A Ray task: one verification, its report as JSON (plain text crosses Ray cheaply)."""
-    return call.run().to_json()
+class SessionActor:
+    """A Ray actor: one Session for every verification it runs (reports cross as JSON)."""
+
+    def __init__(self) -> None:
+        self.session = Session()
+
+    def verify(self, call: VerifyCall) -> str:
+        return call.run(self.session).to_json()
 
 
 @dataclass
 class RayCluster:
-    """Verifications as Ray tasks. ``address`` None starts a local cluster; otherwise joins."""
+    """Verifications in Ray actors. ``address`` None starts a local cluster; otherwise joins."""
 
     address: str | None = None
     device: str = "cpu"
@@ -109,19 +128,44 @@ class RayCluster:
         return ray
 
     def results(self, calls: list[tuple[BenchItem, VerifyCall]]) -> Iterator[tuple[BenchItem, Report]]:
+        """One actor per slot; each runs one verification at a time. A call whose actor dies
+        (its node lost) goes back to the queue for another actor, so every call yields
+        exactly once."""
         ray = self._connect()
+        queue = list(calls)
+        in_flight: dict[Any, tuple[Any, BenchItem, VerifyCall]] = {}
+        lost: dict[int, int] = {}
+        actors = self._actors(ray, len(queue))
+        while queue or in_flight:
+            for actor in [a for a in actors if a not in {v[0] for v in in_flight.values()}]:
+                if queue:
+                    item, call = queue.pop(0)
+                    ref = actor.verify.remote(call)
+                    in_flight[ref] = (actor, item, call)
+                    self._refs.append(ref)
+            if not in_flight:
+                actors = self._actors(ray, len(queue))  # every actor died: start new ones
+                continue
+            done, _ = ray.wait(list(in_flight), num_returns=1)
+            actor, item, call = in_flight.pop(done[0])
+            try:
+                text = ray.get(done[0])
+            except ray.exceptions.RayActorError:
+                actors.remove(actor)
+                lost[id(call)] = lost.get(id(call), 0) + 1
+                if lost[id(call)] >= RAY_CALL_ATTEMPTS:
+                    raise
+                queue.insert(0, (item, call))
+                continue
+            yield item, Report.model_validate_json(text)
+
+    def _actors(self, ray: Any, wanted: int) -> list[Any]:
+        """Session actors for the slots the cluster has now (at most ``wanted``)."""
+        kind = "GPU" if self.device == "cuda" else "CPU"
+        slots = int(ray.available_resources().get(kind, 0)) or 1
         resources = {"num_gpus": 1, "num_cpus": 1} if self.device == "cuda" else {"num_cpus": 1}
-        task = ray.remote(max_retries=RAY_TASK_RETRIES, **resources)(_run_remote)
-        by_ref = {}
-        for item, call in calls:
-            ref = task.remote(call)
-            by_ref[ref] = item
-            self._refs.append(ref)
-        pending = list(by_ref)
-        while pending:
-            done, pending = ray.wait(pending, num_returns=1)
-            for ref in done:
-                yield by_ref[ref], Report.model_validate_json(ray.get(ref))
+        actor = ray.remote(max_restarts=0, **resources)(SessionActor)
+        return [actor.remote() for _ in range(max(1, min(slots, wanted)))]
 
     def cancel(self) -> None:
         import ray

@@ -88,6 +88,8 @@ class Prepared:
     graph: Any = None
     output_bytes: int = 0
     """Bytes of one timed call's outputs, from the last batch (0 before the first)."""
+    pools: dict[str, Any] = field(default_factory=dict)
+    """Timed input pools by name (a baseline's, and the settle calls'), reset by prepare."""
 
 
 @dataclass

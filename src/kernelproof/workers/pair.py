@@ -16,6 +16,7 @@ from kernelproof.tasks.source import TaskSource
 from kernelproof.workers.harness import WorkerSpec
 from kernelproof.workers.process import Response, WorkerDeath, WorkerProcess
 from kernelproof.workers.protocol import BuildRequest, PrepareRequest, WorkerRequest
+from kernelproof.workers.reference_memo import ReferenceReplay, TaskMemo, WarmReference
 from kernelproof.workers.sandbox import SandboxPlan, grantable, holds_protected, readable_defaults
 
 #: Environment every worker starts with: build caches inside the project (set by the caller),
@@ -98,15 +99,30 @@ class WorkerPair:
 
     candidate_starts: int = 0
     build_s: float | None = None
+    memo: TaskMemo | None = None
+    """A session's memo of this task: the reference's answers are replayed from it, and a
+    reference worker is borrowed from it and given back (see workers/reference_memo.py)."""
+
+    contained: bool = True
+    """Every candidate worker started so far entered the sandbox and /proc showed its walls:
+    none could have reached the reference worker."""
+
+    _replay: ReferenceReplay | None = None
 
     def __post_init__(self) -> None:
         for key, value in WORKER_ENVIRONMENT.items():
             os.environ.setdefault(key, value)
+        if self.memo is not None:
+            self._replay = ReferenceReplay(self.memo, may_store=lambda: self.contained)
 
     def _spec(self, role: str, label: str | None = None) -> WorkerSpec:
         index = self.candidate_starts if role == "candidate" else 0
         label = label or role
-        workdir = self.root / f"{label}-{index}"
+        root = self.root
+        if role == "reference" and label == "reference" and self.memo is not None:
+            # A kept reference worker outlives this pair: its folder is the memo's.
+            root, index = self.memo.root, self.memo.next_reference_index()
+        workdir = root / f"{label}-{index}"
         return WorkerSpec(
             role=role,
             task_path=str(self.task.path.resolve()),
@@ -121,7 +137,7 @@ class WorkerPair:
             # timing request narrows them to worker_threads() (see workers/threads.py).
             threads=self.settings.threads if self.settings.device == "cpu" else None,
             workdir=str(workdir),
-            log_path=str(self.root / f"{label}-{index}.log"),
+            log_path=str(root / f"{label}-{index}.log"),
             probes=self.settings.integrity_probes,
             readable_paths=list(self.readable_paths) if role == "candidate" else [],
             **(self._confinement(workdir) if role == "candidate" else {}),
@@ -157,15 +173,24 @@ class WorkerPair:
         return worker
 
     def start_reference(self) -> None:
+        warm = self.memo.borrow() if self.memo is not None else None
+        if warm is not None:
+            self.reference = warm.worker
+            assert self._replay is not None
+            self._replay.actual = warm.history
+            return
         self.reference = self._start("reference")
+        if self._replay is not None:
+            self._replay.restarted()
 
     def start_candidate(self) -> Response:
         """Start the candidate worker and build (import) the candidate in it."""
         if self.candidate is not None:
-            self.candidate.close()
+            self.candidate.close(graceful=False)
         self.candidate_starts += 1
         self.candidate = self._start("candidate")
         response = self.candidate.request(BuildRequest(), timeout_s=self.settings.build_timeout_s)
+        self.contained = self.contained and _walls_held(self.candidate)
         if response.reply is not None and response.ok and self.build_s is None:
             self.build_s = response.reply.duration_s
         return response
@@ -183,6 +208,9 @@ class WorkerPair:
         if self.reference.death is not None:
             self.reference.close()
             self.start_reference()
+        if self._replay is not None and self.memo is not None and not self.memo.closed:
+            return self._replay.ask(self.reference, request, list(tensors),
+                                    self._timeout(request))
         return self.reference.request(request, tensors, timeout_s=self._timeout(request))
 
     def ask_baseline(self, request: WorkerRequest, tensors: list[Any] = ()) -> Response:
@@ -207,9 +235,18 @@ class WorkerPair:
         return self.candidate.death if self.candidate is not None else None
 
     def close(self) -> None:
-        for worker in (self.reference, self.candidate, self.baseline):
-            if worker is not None:
-                worker.close()
+        if self.candidate is not None:
+            self.candidate.close(graceful=False)
+        if self.baseline is not None:
+            self.baseline.close(graceful=False)
+        if self.reference is not None:
+            if self.memo is not None and self._replay is not None and self.contained:
+                # Kept only when no candidate could have reached it (its own pid namespace,
+                # Landlock and seccomp, seen from outside); the memo closes a dead one.
+                self.memo.give_back(WarmReference(self.reference, list(self._replay.actual)))
+            else:
+                self.reference.close()
+        self.candidate = self.reference = self.baseline = None
         shutil.rmtree(self.root, ignore_errors=True)
 
     def __enter__(self) -> "WorkerPair":
@@ -217,3 +254,15 @@ class WorkerPair:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _walls_held(worker: WorkerProcess) -> bool:
+    """Whether a candidate worker is known to be walled off from its siblings: it said which
+    mechanisms it entered (before any candidate code ran), they include the pid namespace
+    and Landlock, and /proc shows no gap. Unknown (no greeting, no sandbox) counts as not."""
+    said, outside = worker.sandbox, worker.confinement
+    if worker.spec.sandbox is None or said is None or outside is None:
+        return False
+    entered = set(said.get("enforced", []))
+    landlock = any(str(m).startswith("landlock") for m in entered)
+    return "pid-namespace" in entered and landlock and not outside.missing()

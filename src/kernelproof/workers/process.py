@@ -78,6 +78,14 @@ def _context() -> Any:
     return _CONTEXT
 
 
+def start_forkserver() -> None:
+    """Start the forkserver now (it imports torch once), instead of at the first worker."""
+    import multiprocessing.forkserver
+
+    _context()
+    multiprocessing.forkserver.ensure_running()
+
+
 class DeathCause(str, Enum):
     """Why a worker stopped answering."""
 
@@ -285,9 +293,11 @@ class WorkerProcess:
                 pass
         self.process.join(timeout=2.0)
 
-    def close(self) -> None:
-        """Ask the worker to exit, then make sure it is gone."""
-        if self.conn is not None and self.alive:
+    def close(self, *, graceful: bool = True) -> None:
+        """Ask the worker to exit, then make sure it is gone. ``graceful=False`` kills it at
+        once: a candidate worker has nothing to save, and its interpreter's exit (torch's
+        teardown in a pid namespace) took about a second here, on every verification."""
+        if graceful and self.conn is not None and self.alive:
             try:
                 transport.send(self.conn, ExitRequest().header())
                 self.process.join(timeout=2.0)

@@ -124,6 +124,10 @@ class TimeRequest(_Request):
     hot: bool = False
     """Time with warm caches (no flush between calls)."""
 
+    pooled: bool = False
+    """Take each call's inputs from the baseline's input pool, changed by the call's seed
+    (:mod:`kernelproof.workers.input_pool`), instead of building them from the seed."""
+
     cache_flush: str = "data"
     """How caches are flushed between cold calls: ``data`` (the call's own lines) or ``full``
     (a buffer of twice the cache)."""

@@ -37,8 +37,6 @@ class TimedCalls:
     def _time_batch(self, request: TimeRequest) -> tuple[TimeReply, list[Any]]:
         import torch
 
-        from kernelproof.schema.variant import InputVariant, VariantKind
-        from kernelproof.tasks.inputs import build_inputs
         from kernelproof.timing.cache_eviction import reachable_tensors
         from kernelproof.timing.call_timer import CallTimer, GraphReplay
         from kernelproof.workers.allocator import reserve_heap
@@ -49,39 +47,49 @@ class TimedCalls:
         if self.timer is None or (self.timer.hot, self.timer.cache_flush) != (hot, flush):
             self.timer = CallTimer.for_device(self.spec.device, hot=hot, cache_flush=flush)
         started = self.timer.clock_s()
-        input_sets = [
-            build_inputs(self.prepared.task,
-                         InputVariant(name="timing", kind=VariantKind.SEED, seed=int(seed)),
-                         device=self.spec.device, dtype=self.prepared.dtype)
-            for seed in [*request.seeds, request.settle_seed] if seed is not None
-        ]
-        # One untimed call on its own inputs (never timed, so nothing it leaves behind can be
-        # replayed): the other worker just ran on this core and evicted our code, page tables
-        # and allocator state, which made each batch's first calls up to 2x slower.
-        settle = input_sets.pop() if request.settle_seed is not None else None
-        generated = self.timer.clock_s()
+        inputs_for = self._inputs_source(request)
+        settle = None
+        if request.settle_seed is not None:
+            # One untimed call on inputs of its own (never timed, so nothing it leaves behind
+            # can be replayed): the other worker just ran on this core and evicted our code,
+            # page tables and allocator state, which made each batch's first calls up to 2x
+            # slower.
+            settle = inputs_for(request.settle_seed, settle=True)
+        first = inputs_for(int(request.seeds[0])) if request.seeds else []
+        generation_s = self.timer.clock_s() - started
         baseline = request.baseline
         if baseline == "eager" and self.spec.device == "cuda" and request.graphs:
             baseline = "graph"
-        fn = self._timed_callable(baseline, input_sets[0])
+        fn = self._timed_callable(baseline, first)
         resident = reachable_tensors(self.prepared.model)
         # Room for this batch's outputs, which are kept for verification: twice the last
         # batch's per-call output bytes each (outputs may vary, and temporaries need room).
-        reserve_heap(2 * len(input_sets) * self.prepared.output_bytes)
+        reserve_heap(2 * len(request.seeds) * self.prepared.output_bytes)
         times, outputs = [], []
         with torch.no_grad():
             if settle is not None and not isinstance(fn, GraphReplay):
                 self.timer.time_call(fn, settle, resident)
                 del settle
-            for inputs in input_sets:
+            for position, seed in enumerate(request.seeds):
+                if position:
+                    built = self.timer.clock_s()
+                    inputs = inputs_for(int(seed))
+                    generation_s += self.timer.clock_s() - built
+                else:
+                    inputs = first
                 if isinstance(fn, GraphReplay):
                     fn.load(inputs)
                     seconds, raw = self.timer.time_call(lambda: fn.replay(), [])
                     raw = clone_outputs(raw)
                 else:
                     seconds, raw = self.timer.time_call(fn, inputs, resident)
+                    if request.pooled and self.spec.role == "reference":
+                        # A pooled set changes before its next use: an output that is a view
+                        # of an input would change with it.
+                        raw = _owned(raw, inputs)
                 times.append(seconds)
                 outputs.append(list(raw) if isinstance(raw, (tuple, list)) else [raw])
+            del inputs, first
         finished = self.timer.clock_s()
         self.prepared.output_bytes = max(
             (sum(o.untyped_storage().nbytes() for o in call if isinstance(o, torch.Tensor))
@@ -91,12 +99,36 @@ class TimedCalls:
             self.pending += shared_storage_observations(outputs)
         return TimeReply(
             times=times,
-            generation_s=generated - started,
-            timed_wall_s=finished - generated,
+            generation_s=generation_s,
+            timed_wall_s=finished - started - generation_s,
             flush=self.timer.flush_method,
             l2_reset=self.timer.l2_reset,
             threads=int(request.threads or torch.get_num_threads()),
         ), []
+
+    def _inputs_source(self, request: TimeRequest) -> Any:
+        """``inputs_for(seed, settle=False)``: built from the seed, or from the baseline's
+        input pool when the request says so."""
+        from kernelproof.schema.variant import InputVariant, VariantKind
+        from kernelproof.tasks.inputs import build_inputs
+        from kernelproof.workers.input_pool import InputPool
+
+        assert self.prepared is not None
+        prepared = self.prepared
+
+        def build(seed: int) -> list[Any]:
+            return build_inputs(prepared.task,
+                                InputVariant(name="timing", kind=VariantKind.SEED, seed=seed),
+                                device=self.spec.device, dtype=prepared.dtype)
+
+        if not request.pooled:
+            # Every set built before the first call, as the batch's calls then run back to
+            # back (with warm caches, in hot mode).
+            built = {int(seed): build(int(seed)) for seed in request.seeds}
+            return lambda seed, settle=False: build(seed) if settle else built[seed]
+        pool = prepared.pools.setdefault(request.baseline, InputPool(build))
+        return lambda seed, settle=False: (pool.settle_inputs(seed) if settle
+                                           else pool.inputs_for(seed))
 
     def op_fetch(self, request: FetchRequest, tensors: list[Any]) -> tuple[FetchReply, list[Any]]:
         """The outputs of chosen calls of the last timed batch (of the named baseline)."""
@@ -128,6 +160,21 @@ class TimedCalls:
                 self.prepared.graph = GraphReplay.capture(self.prepared.model, example)
             return self.prepared.graph
         return self.prepared.model
+
+
+def _owned(raw: Any, inputs: list[Any]) -> Any:
+    """``raw`` with every output that shares storage with an input replaced by a copy."""
+    import torch
+
+    pointers = {x.untyped_storage().data_ptr() for x in inputs if isinstance(x, torch.Tensor)}
+
+    def own(o: Any) -> Any:
+        shared = isinstance(o, torch.Tensor) and o.untyped_storage().data_ptr() in pointers
+        return o.clone() if shared else o
+
+    if isinstance(raw, (tuple, list)):
+        return [own(o) for o in raw]
+    return own(raw)
 
 
 def clone_outputs(raw: Any) -> Any:

@@ -1,0 +1,324 @@
+"""What depends only on the task, computed once and replayed for every candidate.
+
+The reference worker runs trusted task code, deterministically given what the controller
+sends it. Its answers to ``prepare``, ``run``, ``work`` and ``plan`` requests therefore depend
+only on the task, the settings, the machine and the request itself (seeds included), never on
+the candidate. A :class:`TaskMemo` keeps those answers, with the reference's outputs, its float64
+oracle and the stacks sampled from it, so that a session verifying many candidates of one task
+computes them once (see DESIGN.md, "Cheap proof at scale").
+
+Keys. A memo is found by :func:`task_key`: the task's text and path, the bytes of every file
+its wrapper reads, every setting that is not a seed, torch's version and the machine's
+fingerprint. A changed task, torch, setting or machine never finds another's memo. Within a
+memo, an answer is keyed by the request *and every request made since the last prepare*: a
+model with state (a BatchNorm in training mode updates its statistics on every call) answers
+a call according to the calls before it, so only the same history replays the same answer.
+
+Trust. Only the controller writes a memo, and only from a reference worker that no candidate
+could reach: while any candidate worker of the verification ran outside a confirmed sandbox
+(``sandbox=False``, or walls /proc did not show), nothing is stored and the reference worker
+is not kept (see :meth:`kernelproof.workers.pair.WorkerPair.candidates_contained`).
+
+Replay. A replayed answer leaves the real worker behind the state the controller believes it
+is in. Before the next request that must really run (a timed batch, a miss), the worker is
+brought up to that state by re-sending the requests of the logical history
+(:meth:`ReferenceReplay._sync`). Timed batches and fetches are never remembered: every timed
+call runs on fresh inputs, and after one the history is unrepeatable, so nothing more is
+remembered until the next prepare.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from kernelproof.workers.process import Response, WorkerProcess
+from kernelproof.workers.protocol import WorkerRequest, parse_request
+
+if TYPE_CHECKING:
+    from kernelproof.config import Settings
+    from kernelproof.tasks.source import TaskSource
+
+#: Operations whose answers depend on the task and the worker's history only.
+REMEMBERED_OPS = frozenset({"prepare", "run", "work", "plan"})
+
+#: Operations that neither read nor change the prepared model (planning renders the task on
+#: the meta device): keyed by the request alone, not by the history.
+HISTORY_FREE_OPS = frozenset({"plan"})
+
+#: Settings that are seeds: the requests carry the seeds they use, so the same memo serves
+#: every seed and only the same seeds hit.
+SEED_SETTINGS = frozenset({"base_seed", "input_seeds"})
+
+#: Bytes of reference outputs one memo keeps at most. Past it, answers are no longer stored
+#: (they are still served from what is kept): a stress shape's oracle can be hundreds of MiB.
+MAX_MEMO_BYTES = 1 << 30
+
+#: Idle reference workers kept per task: one per verification that may run at once here.
+MAX_IDLE_REFERENCES = 2
+
+#: Entries of a directory hashed into the key (a GPU MODE task's folder), at most.
+MAX_HASHED_ENTRIES = 2000
+
+
+def task_key(task: "TaskSource", readable_paths: list[str], settings: "Settings") -> str:
+    """The key of everything task-only: task text and path, the files its wrapper reads, the
+    settings other than seeds, torch's version and the machine."""
+    import torch
+
+    from kernelproof.roofline.fingerprint import machine_fingerprint
+
+    digest = hashlib.sha256()
+    for part in (str(task.path.resolve()), task.text, torch.__version__,
+                 machine_fingerprint(settings.device),
+                 json.dumps(settings.model_dump(mode="json", exclude=set(SEED_SETTINGS)),
+                            sort_keys=True)):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    for path in sorted(readable_paths):
+        _hash_path(digest, Path(path))
+    return digest.hexdigest()
+
+
+def _hash_path(digest: Any, path: Path) -> None:
+    digest.update(str(path).encode() + b"\0")
+    if path.is_file():
+        digest.update(path.read_bytes())
+    elif path.is_dir():
+        for index, entry in enumerate(sorted(path.rglob("*"))):
+            if index >= MAX_HASHED_ENTRIES:
+                break
+            if entry.is_file():
+                digest.update(str(entry.relative_to(path)).encode() + b"\0")
+                digest.update(entry.read_bytes())
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """One answer of the reference worker, as the controller received it."""
+
+    reply: Any
+    tensors: tuple[Any, ...]
+
+    def response(self) -> Response:
+        return Response(reply=self.reply, tensors=list(self.tensors))
+
+
+@dataclass
+class WarmReference:
+    """An idle reference worker and the requests it has run since its last prepare."""
+
+    worker: WorkerProcess
+    history: list[str]
+
+
+@dataclass
+class TaskMemo:
+    """The remembered answers of one task key, and its idle reference workers."""
+
+    key: str
+    root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="kernelproof-warm-")))
+    """Where this task's reference workers keep their scratch folders and logs."""
+
+    answers: dict[str, Remembered] = field(default_factory=dict)
+    stored_bytes: int = 0
+    hits: int = 0
+    misses: int = 0
+    reference_stacks: Any = None
+    """The reference's native stack profile, sampled while it ran the default shape once."""
+
+    idle: list[WarmReference] = field(default_factory=list)
+    started_references: int = 0
+    closed: bool = False
+    """Set by :meth:`close`: verifications still running use their workers directly from
+    then on, as without a memo (a cancelled bench must not have them rebuilt)."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def get(self, key: str) -> Response | None:
+        with self.lock:
+            found = self.answers.get(key)
+            if found is None:
+                self.misses += 1
+                return None
+            self.hits += 1
+            return found.response()
+
+    def put(self, key: str, response: Response) -> None:
+        if response.reply is None or response.death is not None:
+            return  # a death says nothing about the task
+        size = sum(t.numel() * t.element_size() for t in response.tensors)
+        with self.lock:
+            if key in self.answers or self.stored_bytes + size > MAX_MEMO_BYTES:
+                return
+            self.answers[key] = Remembered(response.reply, tuple(response.tensors))
+            self.stored_bytes += size
+
+    def next_reference_index(self) -> int:
+        with self.lock:
+            self.started_references += 1
+            return self.started_references
+
+    def borrow(self) -> WarmReference | None:
+        """An idle reference worker that is still alive, or None."""
+        with self.lock:
+            if self.closed:
+                return None
+            while self.idle:
+                warm = self.idle.pop()
+                if warm.worker.alive:
+                    return warm
+                warm.worker.close()
+        return None
+
+    def give_back(self, warm: WarmReference) -> None:
+        """Keep a live reference worker for the next verification of this task."""
+        with self.lock:
+            if warm.worker.alive and not self.closed and len(self.idle) < MAX_IDLE_REFERENCES:
+                self.idle.append(warm)
+                return
+        warm.worker.close()
+
+    def close(self) -> None:
+        with self.lock:
+            self.closed = True
+            idle, self.idle = self.idle, []
+            self.answers.clear()
+        for warm in idle:
+            warm.worker.close()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+@dataclass
+class ReferenceReplay:
+    """The reference worker of one verification, behind the memo.
+
+    ``logical`` is the history the controller believes the worker has (requests since the last
+    prepare, as JSON), ``actual`` the one it really has; they differ after replayed answers.
+    ``chain`` keys the logical history; None once it holds a request that is never remembered
+    (a timed batch), until the next prepare."""
+
+    memo: TaskMemo
+    may_store: Callable[[], bool]
+    """Whether answers may be stored now: no candidate worker of this verification could
+    have reached the reference worker."""
+
+    logical: list[str] = field(default_factory=list)
+    actual: list[str] = field(default_factory=list)
+    chain: str | None = None
+
+    def ask(self, worker: WorkerProcess, request: WorkerRequest, tensors: list[Any],
+            timeout_s: float) -> Response:
+        header = json.dumps(request.header(), sort_keys=True)
+        op = request.op
+        if op in HISTORY_FREE_OPS:
+            return self._remembered(_digest(self.memo.key, header), worker, request, tensors,
+                                    timeout_s, history=False)
+        if op == "prepare":
+            self.logical, self.chain = [], _digest(self.memo.key)
+        if op not in REMEMBERED_OPS or self.chain is None:
+            self.chain = None
+            return self._real(worker, request, tensors, timeout_s, header)
+        key = _digest(self.chain, header)
+        self.logical.append(header)
+        self.chain = key
+        return self._remembered(key, worker, request, tensors, timeout_s, history=True,
+                                header=header)
+
+    def _remembered(self, key: str, worker: WorkerProcess, request: WorkerRequest,
+                    tensors: list[Any], timeout_s: float, *, history: bool,
+                    header: str = "") -> Response:
+        found = self.memo.get(key)
+        if found is not None:
+            return found
+        if history:
+            self.logical.pop()  # _real appends it again once the worker is in step
+            response = self._real(worker, request, tensors, timeout_s, header)
+        else:
+            response = worker.request(request, tensors, timeout_s=timeout_s)
+        if self.may_store():
+            self.memo.put(key, response)
+        return response
+
+    def _real(self, worker: WorkerProcess, request: WorkerRequest, tensors: list[Any],
+              timeout_s: float, header: str) -> Response:
+        """Send ``request`` to the worker itself, once the worker's history is the logical
+        one (a prepare starts a new history, so it needs none)."""
+        if request.op == "prepare":
+            self.actual = []
+        else:
+            failed = self._sync(worker, timeout_s)
+            if failed is not None:
+                return failed
+        response = worker.request(request, tensors, timeout_s=timeout_s)
+        self.actual.append(header)
+        self.logical = list(self.actual)
+        return response
+
+    def _sync(self, worker: WorkerProcess, timeout_s: float) -> Response | None:
+        """Re-run the logical history on the worker; the failure that stopped it, if any."""
+        if self.actual == self.logical:
+            return None
+        self.actual = []
+        for header in self.logical:
+            request = parse_request(json.loads(header))
+            tensors: list[Any] = []
+            response = worker.request(request, tensors, timeout_s=timeout_s)
+            if not response.ok:
+                return response
+            self.actual.append(header)
+        return None
+
+    def restarted(self) -> None:
+        """The worker was replaced by a fresh one, which has no history."""
+        self.actual = []
+
+
+def _digest(*parts: str) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+@dataclass
+class TaskMemos:
+    """The memos of one session, by task key (the oldest dropped past ``capacity``)."""
+
+    capacity: int = 16
+    memos: dict[str, TaskMemo] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def memo_for(self, task: "TaskSource", readable_paths: list[str],
+                 settings: "Settings") -> TaskMemo:
+        key = task_key(task, readable_paths, settings)
+        dropped: list[TaskMemo] = []
+        with self.lock:
+            memo = self.memos.pop(key, None) or TaskMemo(key=key)
+            self.memos[key] = memo  # most recent last
+            while len(self.memos) > self.capacity:
+                dropped.append(self.memos.pop(next(iter(self.memos))))
+        for old in dropped:
+            old.close()
+        return memo
+
+    def close(self) -> None:
+        with self.lock:
+            memos, self.memos = list(self.memos.values()), {}
+        for memo in memos:
+            memo.close()
+
+    def counts(self) -> dict[str, int]:
+        """Hits and misses over every memo, for benchmarks and tests."""
+        with self.lock:
+            memos = list(self.memos.values())
+        return {"hits": sum(m.hits for m in memos), "misses": sum(m.misses for m in memos),
+                "tasks": len(memos), "idle_references": sum(len(m.idle) for m in memos)}
+

@@ -1,0 +1,117 @@
+"""A Session shares the task-only work across candidates and changes no verdict.
+
+One session-scoped batch serves most tests: the softmax task's candidates, honest and hostile
+(one signals every process it can see, one kills its own worker), verified once separately
+and once through ``Session.evaluate_many`` with the same seed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import EXAMPLES, TEST_SETTINGS
+
+SOFTMAX = EXAMPLES / "softmax"
+
+#: Honest, wrong, hostile to its siblings, dying mid-run, honest again: the hostile ones sit
+#: between honest ones, so a warm reference they had reached would show in the next report.
+CANDIDATES = [SOFTMAX / "correct.py", SOFTMAX / "wrong_odd.py",
+              EXAMPLES / "hacks" / "verifier" / "27_signal_reference.py",
+              EXAMPLES / "hacks" / "22b_exits_mid_run.py", SOFTMAX / "correct.py"]
+
+OPTIONS: dict[str, Any] = {**TEST_SETTINGS, "seeds": 2, "shrink": False}
+
+
+def _outcomes(report: Any) -> list[tuple[str, str, float | None]]:
+    tests = report.correctness.tests if report.correctness else []
+    return [(t.variant.name, t.outcome.value, t.error_ratio) for t in tests]
+
+
+def _findings(report: Any) -> list[tuple[str, str]]:
+    return sorted((str(f.check), f.severity.value) for f in report.findings)
+
+
+@pytest.fixture(scope="module")
+def batch() -> dict[str, Any]:
+    import kernelproof
+    from kernelproof.controller.verify import verify
+
+    separate = [verify(SOFTMAX / "reference.py", c, **OPTIONS) for c in CANDIDATES]
+    with kernelproof.Session() as session:
+        many = session.evaluate_many((SOFTMAX / "reference.py").read_text(),
+                                     [c.read_text() for c in CANDIDATES], **OPTIONS)
+        stats = session.stats()
+    return {"separate": separate, "many": many, "stats": stats}
+
+
+@pytest.mark.slow
+def test_evaluate_many_gives_the_reports_of_separate_verifications(batch):
+    verdicts = [r.verdict.value for r in batch["separate"]]
+    assert verdicts == ["verified", "incorrect", "verified", "broken", "verified"]
+    for alone, shared in zip(batch["separate"], batch["many"]):
+        assert shared.verdict == alone.verdict
+        assert _outcomes(shared) == _outcomes(alone)
+        assert _findings(shared) == _findings(alone)
+
+
+@pytest.mark.slow
+def test_the_reference_work_is_done_once_and_its_worker_kept(batch):
+    stats = batch["stats"]
+    # Every request of the first candidate's verification missed; the later ones replayed
+    # them (the crashing candidate stops early, so it asks for less).
+    assert stats["hits"] >= 2 * stats["misses"] > 0
+    assert stats["tasks"] == 1
+    assert stats["idle_references"] == 1
+
+
+@pytest.mark.slow
+def test_nothing_is_remembered_from_a_verification_outside_the_sandbox():
+    import kernelproof
+
+    reference = (SOFTMAX / "reference.py").read_text()
+    candidate = (SOFTMAX / "correct.py").read_text()
+    with kernelproof.Session(**OPTIONS, sandbox=False, insecure_sandbox=True) as session:
+        first = session.evaluate(reference, candidate)
+        session.evaluate(reference, candidate)
+        stats = session.stats()
+    assert first.correctness is not None and first.correctness.tests
+    assert stats["hits"] == 0 and stats["idle_references"] == 0
+
+
+def test_the_task_key_changes_with_task_settings_torch_and_machine_not_seed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    import torch
+
+    from kernelproof.roofline import fingerprint
+    from kernelproof.config import resolve_settings
+    from kernelproof.tasks.source import read_task
+    from kernelproof.workers.reference_memo import task_key
+
+    path = tmp_path / "reference.py"
+    path.write_text((SOFTMAX / "reference.py").read_text())
+    task = read_task(path)
+    settings = resolve_settings(overrides={"seeds": 2})
+    key = task_key(task, [], settings)
+    assert task_key(task, [], resolve_settings(overrides={"seeds": 2, "base_seed": 5})) == key
+    assert task_key(task, [], resolve_settings(overrides={"seeds": 3})) != key
+    assert task_key(task, [], resolve_settings(overrides={"seeds": 2, "dtype": "float16"})) != key
+    with monkeypatch.context() as patch:
+        patch.setattr(torch, "__version__", "0.0.0")
+        assert task_key(task, [], settings) != key
+    with monkeypatch.context() as patch:
+        patch.setattr(fingerprint, "machine_fingerprint", lambda device: "another-machine")
+        assert task_key(task, [], settings) != key
+    path.write_text(path.read_text() + "\n# changed\n")
+    assert task_key(read_task(path), [], settings) != key
+
+
+def test_a_closed_session_refuses_work():
+    import kernelproof
+
+    session = kernelproof.Session()
+    session.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        session.evaluate("x = 1\n", "y = 2\n")
