@@ -56,7 +56,7 @@ def test_an_unknown_policy_key_is_an_error_naming_the_valid_keys(tmp_path):
     finding = only_finding(report)
     assert finding.check is FindingCheck.TASK
     assert "'allow_troch'" in finding.message
-    assert "allow_torch, atol, mode, rtol, seeds, strict, tolerance_factor" in finding.message
+    assert "allow_torch, atol, input_pool, mode, rtol, seeds, strict, tolerance_factor" in finding.message
 
 
 def test_a_policy_value_of_the_wrong_type_is_an_error(tmp_path):
