@@ -85,3 +85,22 @@ def test_an_excess_within_the_rounds_noise_is_not_a_finding():
     for r, c in zip((0.9, 1.0, 0.8, 1.1, 0.9, 1.0), (0.2, 2.6, 0.5, 2.4, 1.9, 0.3)):
         evidence.add(_batch(1.2, 1.2 + 10 * r, 1.2 + 10 * r), _batch(0.6, 0.6 + 10 * c, 10 * c))
     assert evidence.untimed_work(0.06e-3) is None
+
+
+def test_an_excess_in_every_round_is_seen_through_heavy_load_noise():
+    # Per call, the reference's untimed part scatters 0.4-3 ms under load; the candidate's is
+    # 1.2 ms more in every round: too noisy for the standard error, not for the sign test.
+    evidence = BatchEvidence()
+    for r in (0.4, 3.0, 0.5, 2.6, 0.6, 2.9):
+        c = r + 1.2 + (0.9 if r < 1 else -0.9)
+        evidence.add(_batch(1.2, 1.2 + 10 * r, 1.2 + 10 * r), _batch(0.6, 0.6 + 10 * c, 10 * c))
+    assert evidence.untimed_work(0.06e-3) is not None
+
+
+def test_the_sign_test_needs_the_size_too():
+    # Positive in every round, but 20 us per call: an honest worker's own bookkeeping.
+    evidence = BatchEvidence()
+    for r in (0.9, 1.0, 0.8, 1.1, 0.9, 1.0):
+        evidence.add(_batch(1.2, 1.2 + 10 * r, 1.2 + 10 * r),
+                     _batch(0.6, 0.6 + 10 * (r + 0.02), 10 * (r + 0.02)))
+    assert evidence.untimed_work(0.06e-3) is None
