@@ -1,7 +1,9 @@
+import math
+
 import pytest
 import torch
 
-from kernelproof.checks.tolerance import TolerancePolicy, compare_output
+from kernelproof.checks.tolerance import OwnError, TolerancePolicy, compare_output
 from kernelproof.schema import Severity
 
 ORACLE = TolerancePolicy()
@@ -98,3 +100,29 @@ def test_integer_outputs_are_exact():
     wrong = reference.clone()
     wrong[0] = 0
     assert not compare_output(wrong, reference, reference, policy=ORACLE).passed
+
+
+@pytest.mark.parametrize("noise, shift", [(1e-7, 0.0), (3e-6, 0.0), (0.0, 1e-3), (0.0, 0.0)])
+def test_a_known_own_error_is_judged_alike_in_float32_and_float64(noise, shift):
+    # With the reference's error known and the reference as the target, the comparison runs
+    # in float32 (half the traffic on the timed outputs it verifies): the same verdict and,
+    # to float32's precision, the same ratio as in float64.
+    generator = torch.Generator().manual_seed(0)
+    reference = torch.randn(64, 257, generator=generator)
+    candidate = reference + noise * torch.randn(64, 257, generator=generator) + shift
+    own = OwnError(norm=2e-7, element=1e-6)
+    policy = TolerancePolicy()
+    fast = compare_output(candidate, reference, reference, policy=policy, own_error=own)
+    exact = compare_output(candidate, reference, reference.double(), policy=policy,
+                           own_error=own)
+    assert fast.passed == exact.passed
+    assert fast.error_ratio == pytest.approx(exact.error_ratio, rel=1e-5, abs=1e-9)
+
+
+def test_float32_overflow_on_huge_outputs_falls_back_to_float64():
+    reference = torch.tensor([3e38, -3e38, 1.0, 2.0])
+    candidate = torch.tensor([-3e38, 3e38, 1.0, 2.0])  # wrong by 6e38: inf in float32
+    result = compare_output(candidate, reference, reference, policy=TolerancePolicy(),
+                            own_error=OwnError(norm=1e-7, element=1e-7))
+    assert not result.passed
+    assert result.error_ratio is not None and math.isfinite(result.error_ratio)

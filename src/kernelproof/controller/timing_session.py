@@ -208,6 +208,7 @@ class TimingSession:
                             grace_rounds=MIN_BOOTSTRAP_ROUNDS)
         active = [p for p in participants if p.error is None]
         started, rounds = time.monotonic(), 0
+        per_call_costs: list[float] = []
         reference, candidate = participants[0], participants[1]
         evidence = BatchEvidence()
         estimate = None
@@ -231,8 +232,12 @@ class TimingSession:
                 self._verify_timed_outputs(seeds, group)
                 self._verify_cost_s = time.monotonic() - verify_started
             rounds += 1
-            # Re-size from what a round really costs (warm-up calls overestimate it).
-            batch = _batch_size(timed_s / len(active) / batch)
+            # Re-size from what a round really costs (warm-up calls overestimate it), as the
+            # median over the rounds so far: sized from the last round alone, the batch
+            # swung with every slow round (4, 11, 5, 13 calls), and each new largest batch
+            # made the workers reserve and touch memory for its outputs, in the budget.
+            per_call_costs.append(timed_s / len(active) / batch)
+            batch = _batch_size(statistics.median(per_call_costs))
             if evidence.add(batches[reference.label][1], batches[candidate.label][1]):
                 for participant in active:
                     participant.samples += batches[participant.label][0]

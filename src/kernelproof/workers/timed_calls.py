@@ -42,6 +42,9 @@ class TimedCalls:
         from kernelproof.workers.allocator import reserve_heap
 
         assert self.prepared is not None, "time before prepare"
+        # The last batch's outputs were verified (or passed over) before this round began:
+        # freed first, their memory holds this batch's, instead of the heap growing past both.
+        self.timed_outputs.pop(request.baseline, None)
         hot = request.hot
         flush = request.cache_flush
         if self.timer is None or (self.timer.hot, self.timer.cache_flush) != (hot, flush):
@@ -62,9 +65,9 @@ class TimedCalls:
             baseline = "graph"
         fn = self._timed_callable(baseline, first)
         resident = reachable_tensors(self.prepared.model)
-        # Room for this batch's outputs, which are kept for verification: twice the last
-        # batch's per-call output bytes each (outputs may vary, and temporaries need room).
-        reserve_heap(2 * len(request.seeds) * self.prepared.output_bytes)
+        # Room for this batch's outputs, which are kept for verification, at the last batch's
+        # per-call output bytes, and for two more calls' worth of temporaries.
+        reserve_heap((len(request.seeds) + 2) * self.prepared.output_bytes)
         times, outputs = [], []
         with torch.no_grad():
             if settle is not None and not isinstance(fn, GraphReplay):
