@@ -25,6 +25,7 @@ from kernelproof.e2e.run import e2e
 ROOT = Path(__file__).resolve().parents[1]
 DECODER = ROOT / "examples" / "e2e" / "decoder"
 CONVBLOCK = ROOT / "examples" / "e2e" / "convblock"
+GATED_MLP = ROOT / "examples" / "e2e" / "gated_mlp"
 
 #: (host, replacement, soak?, timed?) per example.
 EXAMPLES = [
@@ -35,6 +36,8 @@ EXAMPLES = [
     (CONVBLOCK / "host.py", f"norm={CONVBLOCK / 'channelnorm_transposed_only.py'}", False, False),
     (CONVBLOCK / "host.py", f"act={CONVBLOCK / 'gelu_fused.py'}:{CONVBLOCK / 'gelu_task.py'}",
      False, True),
+    (GATED_MLP / "host.py", f"act={CONVBLOCK / 'gelu_fused.py'}", False, True),
+    (GATED_MLP / "host.py", f"act={GATED_MLP / 'gelu_flat.py'}", False, True),
 ]
 
 
@@ -46,7 +49,8 @@ def main() -> None:
     args = parser.parse_args()
     console = Console()
     verdicts = Table("host", "replacement", "isolated", "e2e", "first e2e finding", "e2e s")
-    amdahl = Table("replacement", "share", "isolated", "predicted", "measured (95% CI)")
+    amdahl = Table("host", "replacement", "share (profiler / hooks)", "isolated",
+                   "at host signature", "predicted", "measured (95% CI)", "cause")
     soaks = Table("replacement", "steps", "excess KiB/step", "fails at step", "max drift",
                   "first drift step", "nondeterminism", "cand p50 first/last quarter")
     for host, replacement, soak, timed in EXAMPLES:
@@ -64,12 +68,16 @@ def main() -> None:
         if timed and section.speed:
             speed = section.speed
             ci = speed.measured_speedup_ci
-            amdahl.add_row(name, ", ".join(f"{r.share:.1%}" for r in speed.rows),
+            amdahl.add_row(host.parent.name, name,
+                           ", ".join(f"{r.share:.1%} ({_pct(r.share_profiler)} / "
+                                     f"{_pct(r.share_hooks)})" for r in speed.rows),
                            ", ".join(f"{r.isolated_speedup:.2f}x" if r.isolated_speedup else "-"
                                      for r in speed.rows),
+                           ", ".join(f"{r.host_signature_speedup:.2f}x"
+                                     if r.host_signature_speedup else "-" for r in speed.rows),
                            f"{speed.predicted_speedup:.2f}x" if speed.predicted_speedup else "-",
                            f"{speed.measured_speedup:.2f}x ({ci[0]:.2f}-{ci[1]:.2f})"
-                           if speed.measured_speedup and ci else "-")
+                           if speed.measured_speedup and ci else "-", speed.cause or "-")
             console.print(f"  {speed.explanation}")
         if section.soak:
             s = section.soak
@@ -92,6 +100,10 @@ def main() -> None:
     console.print(soaks)
     console.print(f"plain verify of gelu_fused.py against gelu_task.py (no timing): "
                   f"{plain.verdict.value} in {plain_s:.1f} s")
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"
 
 
 if __name__ == "__main__":

@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from kernelproof.e2e.amdahl import explain, predicted_speedup
+from kernelproof.e2e.amdahl import explain, judge, predicted_speedup
 from kernelproof.e2e.generated import CALL_BASE, HostFiles, module_task, signatures_task
 from kernelproof.e2e.host_runtime import build_substituted, load_host, tensor_in_order
 from kernelproof.e2e.replacement import Replacement, constructor_mismatch
+from kernelproof.e2e.speed import dominant_signature
 from kernelproof.e2e.trace_record import InstanceTrace, TargetTrace
 from kernelproof.errors import UsageError
 from kernelproof.schema.e2e import AmdahlRow, Speed
@@ -165,13 +166,57 @@ def test_the_signatures_task_rebuilds_each_exact_signature(tmp_path) -> None:
     assert tensor_in_order((2, 3, 4), (0, 2, 1), "float32").stride() == (12, 1, 3)
 
 
+def test_the_shortfall_is_blamed_on_the_host_signature_only_with_its_timing() -> None:
+    def speed(at_host: float | None, measured: float, share: float = 0.4) -> Speed:
+        row = AmdahlRow(target="act", share=share, share_source="profiler",
+                        share_profiler=share, share_hooks=share, isolated_speedup=2.4,
+                        host_signature="(float32[4, 512] strides=[1024, 1]@cpu)",
+                        host_signature_calls=60, host_signature_speedup=at_host,
+                        host_signature_speedup_ci=None if at_host is None
+                        else (at_host - 0.05, at_host + 0.05))
+        return judge(Speed(rows=[row], measured_speedup=measured,
+                           measured_speedup_ci=(measured - 0.03, measured + 0.03)))
+
+    slow = speed(0.6, 0.82)
+    assert slow.shortfall and slow.cause == "host-signature"
+    assert slow.predicted_at_host_signatures == pytest.approx(1 / (0.6 + 0.4 / 0.6))
+    assert "0.60x the module" in slow.explanation and "not 2.40x" in slow.explanation
+    kept = speed(2.3, 0.9)
+    assert kept.shortfall and kept.cause == "host-work"
+    assert "2.30x at the host's signature" in kept.explanation
+    assert speed(None, 0.9).cause == "host-work"
+    held = speed(2.3, 1.3)
+    assert not held.shortfall and held.cause == "none"
+    assert speed(None, 1.01, share=0.05).cause == "amdahl"
+
+
+def test_profiler_and_hook_shares_that_disagree_are_said() -> None:
+    row = AmdahlRow(target="act", share=0.1, share_source="profiler", share_profiler=0.1,
+                    share_hooks=0.4, isolated_speedup=2.0)
+    speed = judge(Speed(rows=[row]))
+    assert speed.shares_disagree
+    assert "act 10% by the profiler, 40% by the forward hooks" in speed.explanation
+    close = row.model_copy(update={"share_hooks": 0.12})
+    assert not judge(Speed(rows=[close])).shares_disagree
+
+
+def test_the_dominant_signature_weighs_calls_by_elements(tmp_path) -> None:
+    trace = _trace(tmp_path)
+    big = CallSignature.of([torch.randn(64, 8)])
+    trace = trace.model_copy(update={"signatures": [trace.signatures[0], big],
+                                     "signature_counts": [10, 2]})
+    assert dominant_signature(trace) == (1, big)  # 2 x 512 elements over 10 x 16
+    assert dominant_signature(trace.model_copy(update={"signatures": []})) is None
+
+
 def test_amdahl_predicts_and_explains_a_vanished_speedup() -> None:
     rows = [AmdahlRow(target="act", share=0.2, isolated_speedup=2.5)]
     predicted = predicted_speedup(rows)
     assert predicted == pytest.approx(1 / (0.8 + 0.2 / 2.5))
-    speed = Speed(rows=rows, predicted_speedup=predicted, measured_speedup=1.01,
-                  measured_speedup_ci=(0.98, 1.04))
-    text = explain(speed)
+    speed = judge(Speed(rows=rows, measured_speedup=1.01, measured_speedup_ci=(0.98, 1.04)))
+    assert speed.predicted_speedup == pytest.approx(predicted) and speed.shortfall
+    text = speed.explanation
+    assert text == explain(speed)
     assert "2.50x in isolation" in text and "predicts 1.14x" in text and "measured 1.01x" in text
-    assert "does not carry over" in text
+    assert "does not carry over" in text and speed.cause == "host-work"
     assert predicted_speedup([AmdahlRow(target="act", share=0.2)]) is None

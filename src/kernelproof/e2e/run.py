@@ -38,7 +38,6 @@ import kernelproof
 from kernelproof.config import Settings, resolve_settings
 from kernelproof.controller.summary import summarize
 from kernelproof.controller.verify import verify_loaded
-from kernelproof.e2e.amdahl import explain, predicted_speedup
 from kernelproof.e2e.generated import (
     CALL_BASE,
     HostFiles,
@@ -50,6 +49,13 @@ from kernelproof.e2e.generated import (
 )
 from kernelproof.e2e.replacement import Replacement, constructor_mismatch
 from kernelproof.e2e.soak import run_soak
+from kernelproof.e2e.speed import (
+    amdahl_row,
+    build_speed,
+    dominant_signature,
+    host_signature_budget,
+    speed_finding,
+)
 from kernelproof.e2e.trace_record import TargetTrace, TraceRequest, TraceResult, TraceRun
 from kernelproof.errors import CandidateFormatError, TaskError, UsageError
 from kernelproof.schema import (
@@ -66,7 +72,6 @@ from kernelproof.schema import (
 )
 from kernelproof.schema.e2e import (
     E2E,
-    AmdahlRow,
     Attribution,
     CallAttribution,
     SignatureCoverage,
@@ -439,22 +444,32 @@ class _E2ERun:
 
     def _speed(self, traced: TraceResult, substitutions: list[Substitution],
                host_report: Report) -> Speed:
-        host_s = traced.host_call_s or 0.0
-        speed = Speed(host_call_s=traced.host_call_s, rows=[
-            AmdahlRow(target=s.target, share=(spent / host_s) if host_s else 0.0,
-                      isolated_speedup=s.isolated_speedup)
-            for s, spent in zip(substitutions, traced.target_call_s)])
-        speed.predicted_speedup = predicted_speedup(speed.rows)
-        if host_report.timing is not None:
-            speed.measured_speedup = host_report.timing.speedup
-            speed.measured_speedup_ci = tuple(host_report.timing.speedup_ci)
-        speed.explanation = explain(speed)
-        if speed.predicted_speedup is not None or speed.measured_speedup is not None:
-            self.findings.append(Finding(check=FindingCheck.E2E_SPEED, severity=Severity.INFO,
-                                         message=speed.explanation,
-                                         evidence=speed.model_dump(mode="json",
-                                                                   exclude={"explanation"})))
+        rows = []
+        for position, (sub, substitution, trace) in enumerate(
+                zip(self.subs, substitutions, traced.targets)):
+            dominant = dominant_signature(trace)
+            at_host = None
+            if (dominant is not None and self.settings.timing and host_report.timing is not None
+                    and substitution.isolated_verdict is Verdict.VERIFIED):
+                at_host = self._phase("host-signature", lambda s=sub, t=trace, d=dominant:
+                                      self._time_at(s, t, d[1]))
+            rows.append(amdahl_row(substitution, traced, position, trace, at_host, dominant))
+        speed = build_speed(traced, rows, host_report)
+        if (finding := speed_finding(speed)) is not None:
+            self.findings.append(finding)
         return speed
+
+    def _time_at(self, sub: Replacement, trace: TargetTrace,
+                 signature: CallSignature) -> Report | None:
+        """The candidate timed against the module at one exact host signature."""
+        init = dict(zip(trace.signatures, trace.signature_init)).get(
+            signature, trace.instances[0].init_repr)
+        task = self._write_task(f"timed_{_slug(sub.target)}.py", signatures_task(
+            self.host, trace, [(signature, init)]))
+        report = verify_loaded(self._loaded(task, sub), profile=self.profile, **{
+            **self.module_overrides, **_SIGNATURES, "timing": True, "seeds": 1,
+            "budget_s": host_signature_budget(self.settings.budget_s)})
+        return report if report.verdict is Verdict.VERIFIED else None
 
     # -- helpers ---------------------------------------------------------------------------
 

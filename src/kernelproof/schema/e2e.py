@@ -197,14 +197,38 @@ class Soak(BaseModel):
 
 
 class AmdahlRow(BaseModel):
-    """One replaced target's share of host time and its isolated speedup."""
+    """One replaced target's share of host time, its isolated speedup, and its speedup at the
+    host's own most used signature."""
 
     target: str
     share: float
-    """Fraction of one host call spent inside the target's modules (reference host, forward
-    hooks)."""
+    """Fraction of one host call spent inside the target's modules (reference host): the
+    profiler's figure when it ran (``share_source``), else the forward hooks'. Amdahl uses it."""
+
+    share_source: Literal["profiler", "hooks"] = "hooks"
+    """Where ``share`` comes from: ``torch.profiler`` ranges around the target's calls, or the
+    forward hooks' wall clock (when the profiler gave nothing)."""
+
+    share_hooks: float | None = None
+    """The forward hooks' figure, kept as a cross-check of the profiler's."""
+
+    share_profiler: float | None = None
+    """The profiler's figure (None when it could not run)."""
 
     isolated_speedup: float | None = None
+
+    host_signature: str | None = None
+    """The host's dominant call signature for the target (most calls times elements), when it
+    differs from the isolated timing's inputs and was timed."""
+
+    host_signature_calls: int | None = None
+    """How many of the host's traced calls had it."""
+
+    host_signature_speedup: float | None = None
+    """The candidate against the module at ``host_signature`` (interleaved, as ``verify``
+    times): what the host really gets from it."""
+
+    host_signature_speedup_ci: tuple[float, float] | None = None
 
 
 class Speed(BaseModel):
@@ -223,6 +247,25 @@ class Speed(BaseModel):
     """The host's speedup from the interleaved timing of the host run (report ``timing``)."""
 
     measured_speedup_ci: tuple[float, float] | None = None
+
+    predicted_at_host_signatures: float | None = None
+    """Amdahl again, with each target's speedup at the host's dominant signature where it was
+    timed (its isolated speedup elsewhere)."""
+
+    shortfall: bool = False
+    """The measured interval falls well short of the prediction: the isolated gain did not
+    carry over (:data:`kernelproof.e2e.amdahl.SHORTFALL_SHARE`)."""
+
+    cause: Literal["host-signature", "host-work", "amdahl", "none"] | None = None
+    """What explains the host's speedup: ``host-signature``, the candidate is slower at the
+    host's own signature than in isolation; ``host-work``, a shortfall the signature timing
+    does not explain (the host's own work around the kernel); ``amdahl``, the modules are too
+    small a share to matter; ``none``, the measurement agrees with the prediction. None: not
+    enough was measured to say."""
+
+    shares_disagree: bool = False
+    """The profiler's and the forward hooks' shares differ by more than
+    :data:`kernelproof.e2e.amdahl.SHARE_DISAGREEMENT` for some target."""
 
     explanation: str = ""
     """One or two sentences: prediction against measurement, and what explains a gap."""
@@ -247,5 +290,6 @@ class E2E(BaseModel):
     """The ``kernelproof e2e`` command that reruns this check (same seed)."""
 
     durations_s: dict[str, float] = Field(default_factory=dict)
-    """Seconds per phase: ``trace``, ``isolated``, ``signatures``, ``attribution``, ``host``,
-    ``soak``, ``total``."""
+    """Seconds per phase: ``trace``, ``isolated``, ``signatures``, ``host``, ``attribution``,
+    ``soak``, ``host-signature`` (the candidate timed at the host's dominant signature),
+    ``total``."""
