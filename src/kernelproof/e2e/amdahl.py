@@ -107,7 +107,7 @@ def explain(speed: Speed) -> str:
     elif speed.cause == "host-work":
         kept = [r for r in speed.rows if r.host_signature_speedup is not None]
         text += (". The isolated gain does not carry over"
-                 + (f", although the candidate keeps "
+                 + (", although the candidate keeps "
                     + ", ".join(f"{r.host_signature_speedup:.2f}x at the host's signature "
                                 f"for {r.target}" for r in kept)
                     + ": the host's own work around it (copies, launches, other modules' "

@@ -8,7 +8,7 @@ The pipeline (docs/e2e.md):
 2. **Isolated**: ``verify`` of the candidate against the replaced module, posed as a task
    (generated, or the ``:TASK`` given), which yields its envelope.
 3. **Envelope**: every host signature the envelope does not contain is verified in isolation
-   at that exact signature (up to :data:`MAX_SIGNATURE_CHECKS`).
+   at that exact signature (:mod:`kernelproof.e2e.envelope`).
 4. **Host**: ``verify`` of the host with the substitution against the host: the same matrix,
    float64 oracle, probes, and the interleaved timing with its CI.
 5. **Attribution**: the candidate replayed on the calls the reference host made, against the
@@ -38,6 +38,8 @@ import kernelproof
 from kernelproof.config import Settings, resolve_settings
 from kernelproof.controller.summary import summarize
 from kernelproof.controller.verify import verify_loaded
+from kernelproof.e2e.envelope import SETTINGS as ENVELOPE_SETTINGS
+from kernelproof.e2e.envelope import check_uncovered, coverage_rows
 from kernelproof.e2e.generated import (
     CALL_BASE,
     HostFiles,
@@ -48,7 +50,8 @@ from kernelproof.e2e.generated import (
     soak_task,
 )
 from kernelproof.e2e.replacement import Replacement, constructor_mismatch
-from kernelproof.e2e.soak import run_soak
+from kernelproof.e2e.soak import SoakOutcome, drift_findings, run_soak
+from kernelproof.e2e.soak_shrink import REJECTED, shrink_drift
 from kernelproof.e2e.speed import (
     amdahl_row,
     build_speed,
@@ -74,11 +77,10 @@ from kernelproof.schema.e2e import (
     E2E,
     Attribution,
     CallAttribution,
-    SignatureCoverage,
     Speed,
     Substitution,
 )
-from kernelproof.schema.envelope import CallSignature, TensorSignature
+from kernelproof.schema.envelope import CallSignature
 from kernelproof.tasks.loaded import LoadedTask
 from kernelproof.tasks.source import (
     TaskSource,
@@ -89,20 +91,9 @@ from kernelproof.tasks.source import (
 )
 from kernelproof.tasks.variants import draw_seeds, plan_matrix
 
-#: Uncovered host signatures verified in isolation per target, at most, all in one
-#: verification (one shape group each: two calls and the oracle, well under a second here).
-#: A decode loop with a growing cache has a new signature per step: past this, one per layout
-#: class first, then the largest, is where a kernel breaks.
-MAX_SIGNATURE_CHECKS = 32
-
 #: Seconds the tracer may take: it runs the host once per matrix cell and soak step.
 TRACE_TIMEOUT_S = 600.0
 
-#: Settings of the verifications e2e adds (exact signatures, replayed calls): the inputs are
-#: fixed by the host, so generated shapes and layouts would test other calls; the declared
-#: SHAPES (one per signature or call) are what runs.
-_SIGNATURES = {"generated_shapes": False, "layout_variants": False, "timing": False,
-               "shrink": False, "seeds": 2}
 #: The isolated timing the e2e check needs: the default shape against eager PyTorch. The
 #: ``torch.compile`` baseline alone took ~30 s of a 127 s e2e run on the 2-core CI machine.
 _MODULE_TIMING = {"compile_baseline": False, "timing_shapes": False}
@@ -110,8 +101,10 @@ _MODULE_TIMING = {"compile_baseline": False, "timing_shapes": False}
 #: Overrides that describe the host's run only (a host repro's shape and input seeds).
 _HOST_ONLY = frozenset({"default_knobs", "input_seeds"})
 
-_REPLAY = {"generated_shapes": False, "value_variants": False, "layout_variants": False,
-           "timing": False, "shrink": False, "seeds": 1}
+#: The attribution's replay: one declared shape per recorded call (also under
+#: ``--fixed-shapes``), nothing generated.
+_REPLAY = {"shape_variants": True, "generated_shapes": False, "value_variants": False,
+           "layout_variants": False, "timing": False, "shrink": False, "seeds": 1}
 
 
 def e2e(host: str | Path, replacements: Sequence[str | Replacement], *, soak: int = 0,
@@ -264,79 +257,20 @@ class _E2ERun:
             isolated_duration_s=report.duration_s, envelope=report.envelope)
 
     def _coverage(self, substitution: Substitution, trace: TargetTrace) -> None:
-        envelope = substitution.envelope
-        rows = [SignatureCoverage(signature=signature, calls=calls, first_seen=source,
-                                  covered=bool(envelope and envelope.contains(signature)),
-                                  check="matrix")
-                for signature, calls, source in zip(trace.signatures, trace.signature_counts,
-                                                    trace.signature_sources)]
-        inits = dict(zip(trace.signatures, trace.signature_init))
-        uncovered = [row for row in rows if not row.covered]
-        for row in uncovered:
-            row.check = "not-checked"
+        substitution.coverage = coverage_rows(substitution, trace)
         if substitution.isolated_verdict is not Verdict.VERIFIED:
-            substitution.coverage = rows
             return  # already failing alone: checking more signatures adds nothing
         sub = next(s for s in self.subs if s.target == substitution.target)
-        chosen = _worth_checking(uncovered, MAX_SIGNATURE_CHECKS)
-        if chosen:
-            self._check_signatures(sub, trace, chosen, inits)
-        substitution.coverage = rows
-        checked = [r for r in uncovered if r.check == "verified-here"]
-        skipped = [r for r in uncovered if r.check == "not-checked"]
-        if uncovered:
-            self.findings.append(Finding(
-                check=FindingCheck.E2E_ENVELOPE,
-                severity=Severity.WARN if skipped else Severity.INFO,
-                message=f"the host calls {sub.target} with {len(uncovered)} of {len(rows)} "
-                        f"signature(s) outside the isolated matrix; {len(checked)} verified in "
-                        f"isolation at the exact signature"
-                        + (f", {len(skipped)} not checked (over the limit of "
-                           f"{MAX_SIGNATURE_CHECKS})" if skipped else ""),
-                evidence={"uncovered": [r.signature.describe() for r in uncovered][:20],
-                          "checked": [r.signature.describe() for r in checked]}))
+        self.findings += check_uncovered(
+            sub.target, self.host, trace, substitution.coverage,
+            lambda name, text, extra: self._verify_module(sub, f"{_slug(sub.target)}_{name}",
+                                                          text, extra))
 
-    def _check_signatures(self, sub: Replacement, trace: TargetTrace,
-                          rows: list[SignatureCoverage], inits: dict[CallSignature, str]) -> None:
-        """One verification of the module at every chosen signature (one shape group each);
-        each row gets the verdict of its own cells."""
-        task = self._write_task(f"signatures_{_slug(sub.target)}.py", signatures_task(
-            self.host, trace,
-            [(r.signature, inits.get(r.signature, trace.instances[0].init_repr)) for r in rows]))
-        report = verify_loaded(self._loaded(task, sub), profile=self.profile,
-                               **{**self.module_overrides, **_SIGNATURES})
-        cells: dict[int, list[Any]] = {}
-        for test in report.correctness.tests if report.correctness else []:
-            index = test.variant.knobs.get("signature", CALL_BASE) - CALL_BASE
-            cells.setdefault(index, []).append(test)
-        failing: dict[Verdict, list[tuple[SignatureCoverage, Any]]] = {}
-        for index, row in enumerate(rows):
-            verdict = _cells_verdict(cells.get(index, []))
-            if verdict is None:
-                continue  # not run: the verification stopped before it (its findings say why)
-            ratios = [t.error_ratio for t in cells[index] if t.error_ratio is not None]
-            row.check, row.verdict = "verified-here", verdict
-            row.error_ratio = max(ratios) if ratios else None
-            if verdict is not Verdict.VERIFIED:
-                first = next(t for t in cells[index] if t.outcome is not TestOutcome.PASSED
-                             and t.outcome is not TestOutcome.SKIPPED)
-                failing.setdefault(verdict, []).append((row, first))
-        for verdict, found in failing.items():
-            row, first = found[0]
-            self.findings.append(Finding(
-                check=FindingCheck.E2E_ENVELOPE, severity=Severity.FAIL, forces=verdict,
-                message=f"the host calls {sub.target} at {len(found)} signature(s) outside the "
-                        f"isolated matrix where it is {verdict.value}; first "
-                        f"{row.signature.describe()} (first in {row.first_seen}): "
-                        f"{first.message[:300]}",
-                evidence={"signatures": [r.signature.describe() for r, _ in found][:20],
-                          "first_seen": [r.first_seen for r, _ in found][:20],
-                          "calls": sum(r.calls for r, _ in found)}))
-        # What is not about one cell (integrity, a crash that stopped the run) is reported too.
-        self.findings += _relabel([f for f in report.findings
-                                   if f.severity in (Severity.FAIL, Severity.SUSPECT)
-                                   and f.check is not FindingCheck.CORRECTNESS],
-                                  f"at the host's signatures ({sub.target})")
+    def _verify_module(self, sub: Replacement, name: str, text: str,
+                       extra: dict[str, Any]) -> Report:
+        """The candidate verified against a generated task of its module."""
+        return verify_loaded(self._loaded(self._write_task(name, text), sub),
+                             profile=self.profile, **{**self.module_overrides, **extra})
 
     # -- 4. host, 5. attribution -----------------------------------------------------------
 
@@ -426,21 +360,51 @@ class _E2ERun:
     # -- 6. soak and speed -----------------------------------------------------------------
 
     def _soak(self, init_seed: int) -> Any:
-        task = self._write_task("soak_task.py", soak_task(self.host, init_seed))
+        knobs = {**self.host_task.default_knobs, **(self.settings.default_knobs or {})}
+        outcome = self._soak_at(knobs, self.soak, init_seed, until_drift=False)
+        self.findings += outcome.findings
+        soak = outcome.soak
+        if soak is None or soak.first_drift_step is None or not self.settings.shrink:
+            return soak
+
+        def first_drift(trial: dict[str, int], steps: int) -> int | None:
+            found = self._soak_at(trial, steps, init_seed, until_drift=True).soak
+            if found is None or found.steps == 0:
+                return REJECTED
+            return found.first_drift_step
+
+        repro = shrink_drift(first_drift, knobs, soak.first_drift_step)
+        self.durations["soak-shrink"] = repro.seconds
+        shown = ",".join(f"{k}={v}" for k, v in repro.knobs.items())
+        repro.command = self._command(f"--soak {repro.steps} --knobs {shown} --no-timing "
+                                      "--no-shrink")
+        soak.drift_repro = repro
+        # The run's drift finding, with the shrunk command in place of the whole soak's.
+        self.findings = [f for f in self.findings if f.check is not FindingCheck.SOAK_DRIFT]
+        self.findings += [f.model_copy(update={
+            "message": f.message + f" (shrunk in {repro.tries} trial soak(s): at {shown} "
+                                   f"it drifts by step {repro.steps - 1})",
+            "evidence": {**f.evidence, "repro_knobs": repro.knobs, "repro_steps": repro.steps}})
+            for f in drift_findings(soak, repro.command)]
+        return soak
+
+    def _soak_at(self, knobs: dict[str, int], steps: int, init_seed: int, *,
+                 until_drift: bool) -> SoakOutcome:
+        """A soak of the host at ``knobs``: the generated loop task and its substituted twin,
+        from the host's text at those knobs."""
+        host = HostFiles(path=self.host.path, text=self.host_task.render(knobs))
+        task = self._write_task("soak_task.py", soak_task(host, init_seed))
         wrapper = self.scratch / "soak_with_substitution.py"
         wrapper.write_text(host_candidate(
-            self.host, [(s.target, s.candidate.resolve()) for s in self.subs],
-            soak_seed=init_seed))
+            host, [(s.target, s.candidate.resolve()) for s in self.subs], soak_seed=init_seed))
         loaded = LoadedTask(task=task, candidate_path=wrapper,
                             candidate_text="\n".join(self.texts[s] for s in self.subs),
                             candidate_file=self.subs[0].candidate,
                             readable_paths=self._candidate_folders(), format="e2e")
-        repro = self._command("--soak {steps} --no-timing")
-        outcome = run_soak(loaded, self.settings, self.soak, init_seed,
-                           has_loop="soak_steps" in top_level_names(self.host.path),
-                           repro=repro)
-        self.findings += outcome.findings
-        return outcome.soak
+        return run_soak(loaded, self.settings, steps, init_seed,
+                        has_loop="soak_steps" in top_level_names(self.host.path),
+                        repro=self._command("--soak {steps} --no-timing"),
+                        until_drift=until_drift)
 
     def _speed(self, traced: TraceResult, substitutions: list[Substitution],
                host_report: Report) -> Speed:
@@ -464,11 +428,11 @@ class _E2ERun:
         """The candidate timed against the module at one exact host signature."""
         init = dict(zip(trace.signatures, trace.signature_init)).get(
             signature, trace.instances[0].init_repr)
-        task = self._write_task(f"timed_{_slug(sub.target)}.py", signatures_task(
-            self.host, trace, [(signature, init)]))
-        report = verify_loaded(self._loaded(task, sub), profile=self.profile, **{
-            **self.module_overrides, **_SIGNATURES, "timing": True, "seeds": 1,
-            "budget_s": host_signature_budget(self.settings.budget_s)})
+        report = self._verify_module(
+            sub, f"timed_{_slug(sub.target)}.py",
+            signatures_task(self.host, trace, [(signature, init)]),
+            {**ENVELOPE_SETTINGS, "timing": True, "seeds": 1,
+             "budget_s": host_signature_budget(self.settings.budget_s)})
         return report if report.verdict is Verdict.VERIFIED else None
 
     # -- helpers ---------------------------------------------------------------------------
@@ -524,50 +488,6 @@ def run_tracer(request: TraceRequest, scratch: Path) -> TraceResult:
     return TraceResult.model_validate_json(result_path.read_text())
 
 
-def _worth_checking(rows: list[SignatureCoverage], limit: int) -> list[SignatureCoverage]:
-    """One signature per layout class (dtype, rank, strides order, contiguity) first, then
-    the largest; a kernel that breaks on a layout breaks on its first signature."""
-    def layout(row: SignatureCoverage) -> tuple:
-        return tuple((a.dtype, len(a.shape), a.contiguous,
-                      tuple(sorted(range(len(a.strides)), key=lambda d: -a.strides[d])))
-                     if isinstance(a, TensorSignature) else ("value", a.type)
-                     for a in row.signature.args)
-
-    def size(row: SignatureCoverage) -> int:
-        total = 0
-        for a in row.signature.args:
-            if isinstance(a, TensorSignature):
-                count = 1
-                for s in a.shape:
-                    count *= s
-                total += count
-        return total
-
-    chosen: list[SignatureCoverage] = []
-    seen: set[tuple] = set()
-    for row in sorted(rows, key=size, reverse=True):
-        if layout(row) not in seen:
-            seen.add(layout(row))
-            chosen.append(row)
-    for row in sorted(rows, key=size, reverse=True):
-        if row not in chosen:
-            chosen.append(row)
-    return chosen[:limit]
-
-
-def _cells_verdict(tests: list[Any]) -> Verdict | None:
-    """The verdict of one signature's cells: a crash or a raise (the host would crash there
-    too) is ``broken``, a wrong answer ``incorrect``; None when none ran."""
-    outcomes = {t.outcome for t in tests} - {TestOutcome.SKIPPED}
-    if not outcomes:
-        return None
-    if outcomes & {TestOutcome.CRASHED, TestOutcome.RAISED}:
-        return Verdict.BROKEN
-    if TestOutcome.FAILED in outcomes:
-        return Verdict.INCORRECT
-    return Verdict.VERIFIED
-
-
 def _record_calls(trace: TargetTrace) -> dict[int, str]:
     import torch
 
@@ -595,10 +515,6 @@ def _ratio(value: float | None) -> str:
 
 def _slug(text: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in text)[:40]
-
-
-def _digest(signature: CallSignature) -> str:
-    return hashlib.sha256(signature.model_dump_json().encode()).hexdigest()[:10]
 
 
 def _artifact(path: Path, text: str) -> Artifact:

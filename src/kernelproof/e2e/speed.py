@@ -10,10 +10,11 @@ hands the kernel a layout or shape where it is slow, that is the evidence.
 from __future__ import annotations
 
 from kernelproof.e2e.amdahl import judge
+from kernelproof.e2e.envelope import elements
 from kernelproof.e2e.trace_record import TargetTrace, TraceResult
 from kernelproof.schema import Finding, FindingCheck, Report, Severity
 from kernelproof.schema.e2e import AmdahlRow, Speed, Substitution
-from kernelproof.schema.envelope import CallSignature, TensorSignature
+from kernelproof.schema.envelope import CallSignature
 
 #: The timing budget of the check at the host's signature, as a share of the run's budget
 #: (the host's own timing is what the report is about; this one only needs the sign of a
@@ -29,14 +30,7 @@ def dominant_signature(trace: TargetTrace) -> tuple[int, CallSignature] | None:
         return None
 
     def weight(index: int) -> int:
-        elements = 0
-        for arg in trace.signatures[index].args:
-            if isinstance(arg, TensorSignature):
-                count = 1
-                for size in arg.shape:
-                    count *= size
-                elements += count
-        return trace.signature_counts[index] * max(elements, 1)
+        return trace.signature_counts[index] * max(elements(trace.signatures[index]), 1)
 
     index = max(range(len(trace.signatures)), key=weight)
     return index, trace.signatures[index]

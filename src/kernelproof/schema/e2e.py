@@ -34,8 +34,13 @@ class SignatureCoverage(BaseModel):
 
     check: Literal["matrix", "verified-here", "not-checked"]
     """``matrix``: covered by the isolated matrix; ``verified-here``: uncovered and verified in
-    isolation at this exact signature; ``not-checked``: uncovered and over the limit of such
-    checks (:data:`kernelproof.e2e.run.MAX_SIGNATURE_CHECKS`)."""
+    isolation at this exact signature; ``not-checked``: uncovered, and its verification
+    stopped before reaching it (a crash; its findings say why). Every uncovered signature is
+    checked (:mod:`kernelproof.e2e.envelope`)."""
+
+    seeds: int | None = None
+    """Seeds it was verified with (``verified-here`` only): the run's for the first
+    :data:`kernelproof.e2e.envelope.FULL_SEED_CHECKS`, one for the rest."""
 
     verdict: Verdict | None = None
     """The verdict of the check at this signature (``verified-here`` only)."""
@@ -151,6 +156,28 @@ class LatencyCurve(BaseModel):
     last_quarter_p50_s: float | None = None
 
 
+class DriftRepro(BaseModel):
+    """A soak's drift shrunk: the smallest host knobs and fewest steps that still drift."""
+
+    knobs: dict[str, int]
+    """The host's knobs at which it still drifts (all of them, shrunk or not)."""
+
+    steps: int
+    """Soak steps that show it: the first drifting step at those knobs, plus one."""
+
+    tries: int = 0
+    """Trial soaks run while shrinking."""
+
+    shrunk: bool = False
+    """Whether anything got smaller than the run's own knobs and first step."""
+
+    seconds: float = 0.0
+    """Wall-clock seconds the shrinking took."""
+
+    command: str = ""
+    """The ``kernelproof e2e`` command that shows it (``--knobs``, ``--soak``)."""
+
+
 class Soak(BaseModel):
     """Many steps of the host's loop, with and without the substitution."""
 
@@ -176,6 +203,30 @@ class Soak(BaseModel):
     projected_failure_step: int | None = None
     """The step at which the excess growth would exhaust it (None: no significant growth)."""
 
+    cuda_memory: Literal["measured", "not-applicable", "not-reported"] = "not-applicable"
+    """CUDA memory per step: ``measured`` on a CUDA device, ``not-applicable`` elsewhere (the
+    CPU path has no device memory; resident memory covers it), ``not-reported`` when a worker
+    on CUDA did not say."""
+
+    cuda_allocated_bytes: dict[str, list[int]] = Field(default_factory=dict)
+    """Per side, ``torch.cuda.memory_allocated`` after each step, as the worker reported it
+    (the controller cannot read another process's device memory from /proc; the candidate's
+    figure is its own word, evidence)."""
+
+    cuda_reserved_bytes: dict[str, list[int]] = Field(default_factory=dict)
+    """Per side, ``torch.cuda.memory_reserved`` (the caching allocator's pool) after each
+    step."""
+
+    cuda_growth_bytes_per_step: dict[str, float] = Field(default_factory=dict)
+    """Slopes of the allocated memory, as ``growth_bytes_per_step`` (``excess`` included)."""
+
+    cuda_memory_limit_bytes: int = 0
+    """The device's total memory, what a device leak runs out of."""
+
+    cuda_projected_failure_step: int | None = None
+    """The step at which the excess device growth (allocated, or reserved when it fails
+    sooner) would exhaust it."""
+
     drift_ratios: list[float | None] = Field(default_factory=list)
     """Per step, the worst error ratio of the candidate's outputs against the float64 oracle
     of the same steps (relative to the reference's own error)."""
@@ -184,6 +235,10 @@ class Soak(BaseModel):
     """The first step beyond tolerance, if any."""
 
     max_drift_ratio: float | None = None
+
+    drift_repro: DriftRepro | None = None
+    """The drift shrunk to its smallest knobs and fewest steps (None: no drift, or shrinking
+    is off)."""
 
     repeated_steps: int = 0
     """Steps run a second time by a fresh model to look for nondeterminism."""
