@@ -5,9 +5,10 @@
 Runs ``kernelproof e2e`` on every example in ``examples/e2e`` (timing on for the examples
 about speed, soak on the decoder) and a plain ``verify`` of the GELU candidate against its
 own task, then prints, per example, the isolated verdict next to the e2e verdict; the Amdahl
-table (share of host time, isolated speedup, predicted and measured host speedup); the soak's
-key numbers; and how long each run took. Timings on a shared machine are noisy: read the
-intervals, not the medians.
+table (share of host time by the profiler and by the hooks, isolated speedup, speedup at the
+host's dominant signature, predicted and measured host speedup, the cause of a gap); the
+soak's key numbers (with the drift's shrunk repro); and how long each run took. Timings on a
+shared machine are noisy: read the intervals, not the medians.
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ def main() -> None:
     amdahl = Table("host", "replacement", "share (profiler / hooks)", "isolated",
                    "at host signature", "predicted", "measured (95% CI)", "cause")
     soaks = Table("replacement", "steps", "excess KiB/step", "fails at step", "max drift",
-                  "first drift step", "nondeterminism", "cand p50 first/last quarter")
+                  "first drift step", "drift repro (knobs, steps)", "nondeterminism",
+                  "cand p50 first/last quarter", "CUDA memory")
     for host, replacement, soak, timed in EXAMPLES:
         started = time.monotonic()
         report = e2e(host, [replacement], soak=args.soak if soak else 0, seeds=args.seeds,
@@ -87,10 +89,12 @@ def main() -> None:
                           f"{s.projected_failure_step:,}" if s.projected_failure_step else "-",
                           f"{s.max_drift_ratio:.2f}x" if s.max_drift_ratio else "-",
                           str(s.first_drift_step) if s.first_drift_step is not None else "-",
+                          f"{s.drift_repro.knobs}, {s.drift_repro.steps}" if s.drift_repro
+                          else "-",
                           f"{s.nondeterminism:.3g}" if s.nondeterminism is not None else "-",
                           f"{latency.first_quarter_p50_s * 1e3:.2f} / "
                           f"{latency.last_quarter_p50_s * 1e3:.2f} ms" if latency
-                          and latency.p50_s else "-")
+                          and latency.p50_s else "-", s.cuda_memory)
     started = time.monotonic()
     plain = verify(CONVBLOCK / "gelu_task.py", CONVBLOCK / "gelu_fused.py", seeds=args.seeds,
                    base_seed=1234, timing=False, native_audit=False)

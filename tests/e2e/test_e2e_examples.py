@@ -129,6 +129,10 @@ def test_the_drift_is_shrunk_to_smaller_knobs_and_fewer_steps_that_still_drift(
     assert f"--soak {repro.steps} --knobs {shown}" in repro.command
     drift = next(f for f in report.findings if f.check is FindingCheck.SOAK_DRIFT)
     assert drift.evidence["repro"] == repro.command and repro.command in drift.message
+    from kernelproof.report.e2e_text import e2e_lines
+
+    assert f"soak drift, shrunk to {repro.steps} step(s): {repro.command}" in e2e_lines(
+        report.e2e)
     # The repro is real: the soak at those knobs drifts at its last step.
     again = e2e_report(DECODER / "host.py", f"RMSNorm={DECODER / 'rmsnorm_fixed_point.py'}",
                        soak=repro.steps, default_knobs=repro.knobs, shrink=False)
@@ -300,6 +304,12 @@ def test_a_real_isolated_speedup_that_vanishes_in_the_host_is_explained(e2e_repo
     assert finding.severity.value == "warn" and finding.evidence["cause"] == "host-signature"
     assert "does not carry over" in speed.explanation
     assert f"{row.host_signature_speedup:.2f}x the module" in speed.explanation
+    from kernelproof.report.html import render_html
+
+    html = render_html(report)
+    assert "speedup at the host&#39;s dominant signature" in html or \
+        "speedup at the host's dominant signature" in html
+    assert "cause: host-signature" in html
 
 
 def test_a_malformed_replace_is_an_error_exit_with_the_fix() -> None:

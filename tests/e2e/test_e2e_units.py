@@ -208,6 +208,9 @@ def test_profiler_and_hook_shares_that_disagree_are_said() -> None:
     assert "act 10% by the profiler, 40% by the forward hooks" in speed.explanation
     close = row.model_copy(update={"share_hooks": 0.12})
     assert not judge(Speed(rows=[close])).shares_disagree
+    hooks_only = AmdahlRow(target="act", share=0.4, share_hooks=0.4, isolated_speedup=2.0)
+    failed = judge(Speed(rows=[hooks_only], profiler_error="RuntimeError: no events"))
+    assert "(forward hooks; the profiler failed: RuntimeError: no events)" in failed.explanation
 
 
 def test_every_uncovered_signature_is_planned_once_the_first_with_full_seeds() -> None:

@@ -82,7 +82,9 @@ def explain(speed: Speed) -> str:
     isolated = ", ".join(f"{r.isolated_speedup:.2f}x" for r in speed.rows
                          if r.isolated_speedup is not None)
     share = sum(r.share for r in speed.rows)
-    source = "profiler" if all(r.share_source == "profiler" for r in speed.rows) else "hooks"
+    source = "profiler" if all(r.share_source == "profiler" for r in speed.rows) else (
+        f"forward hooks; the profiler failed: {speed.profiler_error}" if speed.profiler_error
+        else "forward hooks")
     text = _shares(speed) if speed.shares_disagree else ""
     if speed.predicted_speedup is None:
         return (f"the replaced modules take {share:.0%} of host time ({source}); no isolated "

@@ -287,13 +287,16 @@ class _E2ERun:
         # not be the same check); the standalone script embeds the generated host candidate.
         return report.model_copy(update={"repros": [
             r.model_copy(update={"command": self._command(
-                f"--knobs {','.join(f'{k}={v}' for k, v in r.knobs.items())} "
+                f"--knobs {_knobs(r.knobs)} "
                 f"--input-seed {r.seed} --seeds 1 --fixed-shapes --no-timing")})
             for r in report.repros]})
 
     def _command(self, extra: str) -> str:
-        """The ``kernelproof e2e`` command of this check, with ``extra`` options."""
+        """The ``kernelproof e2e`` command of this check, with ``extra`` options (and the
+        run's ``--knobs``, unless ``extra`` sets its own)."""
         replaced = " ".join(f"--replace {shlex.quote(s.describe())}" for s in self.subs)
+        if self.settings.default_knobs and "--knobs" not in extra:
+            extra = f"{extra} --knobs {_knobs(self.settings.default_knobs)}"
         return (f"kernelproof e2e {shlex.quote(str(self.host.path))} {replaced} "
                 f"--seed {self.base_seed} {extra}")
 
@@ -375,7 +378,7 @@ class _E2ERun:
 
         repro = shrink_drift(first_drift, knobs, soak.first_drift_step)
         self.durations["soak-shrink"] = repro.seconds
-        shown = ",".join(f"{k}={v}" for k, v in repro.knobs.items())
+        shown = _knobs(repro.knobs)
         repro.command = self._command(f"--soak {repro.steps} --knobs {shown} --no-timing "
                                       "--no-shrink")
         soak.drift_repro = repro
@@ -507,6 +510,11 @@ def _summary(verdict: Verdict, findings: list[Finding], correctness: Any, sectio
                          section.substitutions)
     host = section.host_verdict.value if section.host_verdict else "not run"
     return f"{summarize(verdict, findings, correctness)} ({isolated}; host run {host})"
+
+
+def _knobs(knobs: dict[str, int]) -> str:
+    """``--knobs``'s value: ``name=value,...``."""
+    return ",".join(f"{k}={v}" for k, v in knobs.items())
 
 
 def _ratio(value: float | None) -> str:

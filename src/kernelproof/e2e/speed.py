@@ -64,7 +64,8 @@ def amdahl_row(substitution: Substitution, traced: TraceResult, position: int,
 
 def build_speed(traced: TraceResult, rows: list[AmdahlRow], host_report: Report) -> Speed:
     """The speed section: the rows, the host's measured speedup, predictions and cause."""
-    speed = Speed(host_call_s=traced.host_call_s, rows=rows)
+    speed = Speed(host_call_s=traced.host_call_s, rows=rows,
+                  profiler_error=traced.profiler_error)
     if host_report.timing is not None:
         speed.measured_speedup = host_report.timing.speedup
         speed.measured_speedup_ci = tuple(host_report.timing.speedup_ci)

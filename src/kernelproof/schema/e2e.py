@@ -318,6 +318,9 @@ class Speed(BaseModel):
     small a share to matter; ``none``, the measurement agrees with the prediction. None: not
     enough was measured to say."""
 
+    profiler_error: str = ""
+    """Why the profiler's shares are missing (the hooks' stand in), when they are."""
+
     shares_disagree: bool = False
     """The profiler's and the forward hooks' shares differ by more than
     :data:`kernelproof.e2e.amdahl.SHARE_DISAGREEMENT` for some target."""
