@@ -74,6 +74,18 @@ def test_an_honest_norm_holds_in_the_decoder_and_over_its_loop(e2e_report) -> No
     assert [c.path for c in section.attribution.calls] == section.substitutions[0].paths
     assert all(c.passed for c in section.attribution.calls)
     assert section.attribution.amplification is not None
+    # The same calls on the substituted host's own stream: the first call's inputs are the
+    # host's own input (the same in both streams), the later ones follow the candidate's
+    # outputs.
+    attribution = section.attribution
+    stream = attribution.stream_calls
+    assert attribution.stream_note == ""
+    assert [c.path for c in stream] == section.substitutions[0].paths
+    assert {c.stream for c in stream} == {"substituted"} and all(c.passed for c in stream)
+    assert stream[0].error == attribution.calls[0].error
+    assert attribution.max_stream_error == max(c.error for c in stream)
+    assert attribution.amplification == pytest.approx(
+        attribution.host_error / attribution.max_stream_error)
 
 
 @pytest.mark.slow
@@ -167,6 +179,9 @@ def test_a_layout_outside_the_isolated_matrix_is_verified_and_fails(e2e_report) 
     assert {FindingCheck.E2E_ENVELOPE, FindingCheck.E2E_CORRECTNESS} <= _checks(report)
     repro = next(f for f in report.findings if f.check is FindingCheck.E2E_CORRECTNESS)
     assert "kernelproof e2e" in repro.evidence["repro"]
+    # In the host's own stream the norm gets the channels-last view, and is wrong there.
+    stream = report.e2e.attribution.stream_calls
+    assert [c.path for c in stream] == ["norm"] and not stream[0].passed
 
 
 PREFIX_HOST = '''

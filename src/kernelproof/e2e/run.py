@@ -22,7 +22,6 @@ candidate workers of the verifications and of the soak.
 from __future__ import annotations
 
 import hashlib
-import os
 import secrets
 import shlex
 import shutil
@@ -34,7 +33,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-import kernelproof
 from kernelproof.config import Settings, resolve_settings
 from kernelproof.controller.summary import summarize
 from kernelproof.controller.verify import verify_loaded
@@ -59,6 +57,7 @@ from kernelproof.e2e.speed import (
     host_signature_budget,
     speed_finding,
 )
+from kernelproof.e2e.stream import stream_attribution, trusted_environment
 from kernelproof.e2e.trace_record import TargetTrace, TraceRequest, TraceResult, TraceRun
 from kernelproof.errors import CandidateFormatError, TaskError, UsageError
 from kernelproof.schema import (
@@ -165,6 +164,7 @@ class _E2ERun:
     scratch: Path
     findings: list[Finding] = field(default_factory=list)
     durations: dict[str, float] = field(default_factory=dict)
+    trace_request: TraceRequest | None = None
 
     def execute(self, started: float) -> Report:
         init_seed, seeds = draw_seeds(self.base_seed, self.settings.seeds)
@@ -233,6 +233,7 @@ class _E2ERun:
                                init_seed=init_seed, device=self.settings.device,
                                dtype=self.settings.dtype, soak_steps=self.soak,
                                out_dir=str(self.scratch))
+        self.trace_request = request
         return run_tracer(request, self.scratch)
 
     # -- 2. isolated, 3. envelope ----------------------------------------------------------
@@ -303,10 +304,13 @@ class _E2ERun:
     def _attribution(self, traces: list[TargetTrace], host_report: Report) -> Attribution:
         attribution = Attribution()
         local_errors: list[float] = []
+        streamed: list[LoadedTask | None] = []
         for sub, trace in zip(self.subs, traces):
             if trace.recorded_calls == 0:
+                streamed.append(None)
                 continue
             task = self._write_task(f"replay_{_slug(sub.target)}.py", replay_task(self.host, trace))
+            streamed.append(self._loaded(task, sub))
             report = verify_loaded(self._loaded(task, sub), profile=self.profile,
                                    **{**self.module_overrides, **_REPLAY})
             calls = _record_calls(trace)
@@ -325,6 +329,15 @@ class _E2ERun:
         local = [c.error_ratio for c in attribution.calls if c.error_ratio is not None]
         attribution.max_local_error_ratio = max(local) if local else None
         attribution.max_local_error = max(local_errors) if local_errors else None
+        if self.trace_request is not None and any(streamed):
+            stream = stream_attribution(self.trace_request, streamed,
+                                        [s.target for s in self.subs], self.settings,
+                                        self.scratch)
+            attribution.stream_calls, attribution.stream_note = stream.calls, stream.note
+            ratios = [c.error_ratio for c in stream.calls if c.error_ratio is not None]
+            errors = [c.error for c in stream.calls if c.error is not None]
+            attribution.max_stream_error_ratio = max(ratios) if ratios else None
+            attribution.max_stream_error = max(errors) if errors else None
         host_tests = [t for t in (host_report.correctness.tests if host_report.correctness
                                   else [])
                       if t.variant.kind is VariantKind.SEED and not t.variant.knobs]
@@ -333,8 +346,9 @@ class _E2ERun:
         host_errors = [o.candidate_error for t in host_tests for o in t.outputs
                        if o.candidate_error is not None]
         attribution.host_error = max(host_errors) if host_errors else None
-        if attribution.host_error is not None and attribution.max_local_error:
-            attribution.amplification = attribution.host_error / attribution.max_local_error
+        worst_local = attribution.max_stream_error or attribution.max_local_error
+        if attribution.host_error is not None and worst_local:
+            attribution.amplification = attribution.host_error / worst_local
         attribution.calls.sort(key=lambda c: (c.target, c.call))
         return attribution
 
@@ -470,10 +484,7 @@ def run_tracer(request: TraceRequest, scratch: Path) -> TraceResult:
     """Run the tracer in its own process (trusted host code only) and read its answer."""
     request_path, result_path = scratch / "trace_request.json", scratch / "trace_result.json"
     request_path.write_text(request.model_dump_json())
-    package_root = str(Path(kernelproof.__file__).resolve().parents[1])
-    environment = {**os.environ, "OMP_NUM_THREADS": "1",
-                   "PYTHONPATH": os.pathsep.join(
-                       p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
+    environment = trusted_environment()
     log = scratch / "tracer.log"
     try:
         with log.open("w") as output:

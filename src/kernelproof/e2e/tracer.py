@@ -113,7 +113,7 @@ def trace(request: TraceRequest) -> TraceResult:
     log: _CallLog | None = None
     for run_index, run in enumerate(request.runs):
         host = load_host(task.render(run.knobs), request.host_path)
-        model, records = _build(host, request.init_seed, request.device, dtype)
+        model, records = build_model(host, request.init_seed, request.device, dtype)
         if run_index == 0:
             traces, instances = _targets(model, records, request.targets)
             result.targets = traces
@@ -150,7 +150,9 @@ def trace(request: TraceRequest) -> TraceResult:
     return result
 
 
-def _build(host: Any, init_seed: int, device: str, dtype: Any) -> tuple[Any, dict]:
+def build_model(host: Any, init_seed: int, device: str, dtype: Any) -> tuple[Any, dict]:
+    """The host's ``Model`` as the workers build it (same seed), with every module's
+    constructor arguments recorded."""
     seed_everything(init_seed)
     init_inputs = list(host.get_init_inputs())
     seed_everything(init_seed)

@@ -25,7 +25,12 @@ def e2e_lines(section: E2E) -> list[str]:
         lines.append(
             f"attribution: worst local error {attribution.max_local_error:.3g} "
             f"(ratio {_x(attribution.max_local_error_ratio)}) over {len(attribution.calls)} "
-            f"replayed call(s); host outputs {_g(attribution.host_error)} (ratio "
+            f"replayed call(s)"
+            + (f", {_g(attribution.max_stream_error)} (ratio "
+               f"{_x(attribution.max_stream_error_ratio)}) over {len(attribution.stream_calls)} "
+               f"call(s) of the substituted stream" if attribution.stream_calls else "")
+            + (f" (stream stopped: {attribution.stream_note})" if attribution.stream_note else "")
+            + f"; host outputs {_g(attribution.host_error)} (ratio "
             f"{_x(attribution.host_error_ratio)}); amplification {_x(attribution.amplification)}")
     soak = section.soak
     if soak is not None:

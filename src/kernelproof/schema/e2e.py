@@ -117,6 +117,11 @@ class CallAttribution(BaseModel):
     passed: bool
     """Whether it is within the tolerance model."""
 
+    stream: Literal["reference", "substituted"] = "reference"
+    """Whose inputs: the reference host's recorded call (``reference``), or the host's own
+    call with the substitution in place, where earlier replaced calls already fed it the
+    candidate's outputs (``substituted``)."""
+
 
 class Attribution(BaseModel):
     """Where the host's error comes from: each replaced call's local error, and what the
@@ -125,11 +130,26 @@ class Attribution(BaseModel):
     model_config = ConfigDict(ser_json_inf_nan="strings")
 
     calls: list[CallAttribution] = Field(default_factory=list)
+    """The candidate on the reference host's recorded calls."""
+
     max_local_error_ratio: float | None = None
     """The worst error ratio over the replayed calls."""
 
     max_local_error: float | None = None
     """The worst relative RMS error over the replayed calls."""
+
+    stream_calls: list[CallAttribution] = Field(default_factory=list)
+    """The candidate on the substituted host's own calls (the same first calls per target,
+    each with the inputs the host computed from the candidate's earlier outputs)."""
+
+    max_stream_error_ratio: float | None = None
+    """The worst error ratio over the substituted stream's calls."""
+
+    max_stream_error: float | None = None
+    """The worst relative RMS error over them."""
+
+    stream_note: str = ""
+    """Why the substituted stream stopped before all its calls were compared, if it did."""
 
     host_error_ratio: float | None = None
     """The worst error ratio of the host's outputs on the default shape's seeds."""
@@ -138,8 +158,9 @@ class Attribution(BaseModel):
     """The worst relative RMS error of the host's outputs there."""
 
     amplification: float | None = None
-    """``host_error / max_local_error``: how many times larger the error is at the host's
-    outputs than at the replaced calls (above 1, the host amplifies it)."""
+    """``host_error`` over the worst local error (the substituted stream's when it ran, else
+    the replayed calls'): how many times larger the error is at the host's outputs than at
+    the replaced calls (above 1, the host amplifies it)."""
 
 
 class LatencyCurve(BaseModel):
