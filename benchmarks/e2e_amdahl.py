@@ -5,9 +5,10 @@
 Runs ``kernelproof e2e`` on every example in ``examples/e2e`` (timing on for the examples
 about speed, soak on the decoder) and a plain ``verify`` of the GELU candidate against its
 own task, then prints, per example, the isolated verdict next to the e2e verdict; the Amdahl
-table (share of host time, isolated speedup, predicted and measured host speedup); the soak's
-key numbers; and how long each run took. Timings on a shared machine are noisy: read the
-intervals, not the medians.
+table (share of host time by the profiler and by the hooks, isolated speedup, speedup at the
+host's dominant signature, predicted and measured host speedup, the cause of a gap); the
+soak's key numbers (with the drift's shrunk repro); and how long each run took. Timings on a
+shared machine are noisy: read the intervals, not the medians.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from kernelproof.e2e.run import e2e
 ROOT = Path(__file__).resolve().parents[1]
 DECODER = ROOT / "examples" / "e2e" / "decoder"
 CONVBLOCK = ROOT / "examples" / "e2e" / "convblock"
+GATED_MLP = ROOT / "examples" / "e2e" / "gated_mlp"
 
 #: (host, replacement, soak?, timed?) per example.
 EXAMPLES = [
@@ -35,6 +37,8 @@ EXAMPLES = [
     (CONVBLOCK / "host.py", f"norm={CONVBLOCK / 'channelnorm_transposed_only.py'}", False, False),
     (CONVBLOCK / "host.py", f"act={CONVBLOCK / 'gelu_fused.py'}:{CONVBLOCK / 'gelu_task.py'}",
      False, True),
+    (GATED_MLP / "host.py", f"act={CONVBLOCK / 'gelu_fused.py'}", False, True),
+    (GATED_MLP / "host.py", f"act={GATED_MLP / 'gelu_flat.py'}", False, True),
 ]
 
 
@@ -46,9 +50,11 @@ def main() -> None:
     args = parser.parse_args()
     console = Console()
     verdicts = Table("host", "replacement", "isolated", "e2e", "first e2e finding", "e2e s")
-    amdahl = Table("replacement", "share", "isolated", "predicted", "measured (95% CI)")
+    amdahl = Table("host", "replacement", "share (profiler / hooks)", "isolated",
+                   "at host signature", "predicted", "measured (95% CI)", "cause")
     soaks = Table("replacement", "steps", "excess KiB/step", "fails at step", "max drift",
-                  "first drift step", "nondeterminism", "cand p50 first/last quarter")
+                  "first drift step", "drift repro (knobs, steps)", "nondeterminism",
+                  "cand p50 first/last quarter", "CUDA memory")
     for host, replacement, soak, timed in EXAMPLES:
         started = time.monotonic()
         report = e2e(host, [replacement], soak=args.soak if soak else 0, seeds=args.seeds,
@@ -64,12 +70,16 @@ def main() -> None:
         if timed and section.speed:
             speed = section.speed
             ci = speed.measured_speedup_ci
-            amdahl.add_row(name, ", ".join(f"{r.share:.1%}" for r in speed.rows),
+            amdahl.add_row(host.parent.name, name,
+                           ", ".join(f"{r.share:.1%} ({_pct(r.share_profiler)} / "
+                                     f"{_pct(r.share_hooks)})" for r in speed.rows),
                            ", ".join(f"{r.isolated_speedup:.2f}x" if r.isolated_speedup else "-"
                                      for r in speed.rows),
+                           ", ".join(f"{r.host_signature_speedup:.2f}x"
+                                     if r.host_signature_speedup else "-" for r in speed.rows),
                            f"{speed.predicted_speedup:.2f}x" if speed.predicted_speedup else "-",
                            f"{speed.measured_speedup:.2f}x ({ci[0]:.2f}-{ci[1]:.2f})"
-                           if speed.measured_speedup and ci else "-")
+                           if speed.measured_speedup and ci else "-", speed.cause or "-")
             console.print(f"  {speed.explanation}")
         if section.soak:
             s = section.soak
@@ -79,10 +89,12 @@ def main() -> None:
                           f"{s.projected_failure_step:,}" if s.projected_failure_step else "-",
                           f"{s.max_drift_ratio:.2f}x" if s.max_drift_ratio else "-",
                           str(s.first_drift_step) if s.first_drift_step is not None else "-",
+                          f"{s.drift_repro.knobs}, {s.drift_repro.steps}" if s.drift_repro
+                          else "-",
                           f"{s.nondeterminism:.3g}" if s.nondeterminism is not None else "-",
                           f"{latency.first_quarter_p50_s * 1e3:.2f} / "
                           f"{latency.last_quarter_p50_s * 1e3:.2f} ms" if latency
-                          and latency.p50_s else "-")
+                          and latency.p50_s else "-", s.cuda_memory)
     started = time.monotonic()
     plain = verify(CONVBLOCK / "gelu_task.py", CONVBLOCK / "gelu_fused.py", seeds=args.seeds,
                    base_seed=1234, timing=False, native_audit=False)
@@ -92,6 +104,10 @@ def main() -> None:
     console.print(soaks)
     console.print(f"plain verify of gelu_fused.py against gelu_task.py (no timing): "
                   f"{plain.verdict.value} in {plain_s:.1f} s")
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"
 
 
 if __name__ == "__main__":

@@ -56,7 +56,7 @@ class Shrinker:
         knobs = {**self.default_knobs, **failing.variant.knobs}
         detail, steps, tries = failing.message, 0, 0
         for name in sorted(knobs, key=lambda k: -knobs[k]):
-            for value in _smaller_values(knobs[name]):
+            for value in smaller_values(knobs[name]):
                 if tries >= MAX_SHRINK_TRIES or time.monotonic() - self.started > MAX_SHRINK_S:
                     break
                 tries += 1
@@ -88,7 +88,8 @@ class Shrinker:
         return tests[0] if tests else None
 
 
-def _smaller_values(value: int) -> list[int]:
+def smaller_values(value: int) -> list[int]:
+    """Values below ``value`` to try, ascending: the small edge sizes, a half, a quarter."""
     options = {v for v in SMALL_VALUES if v < value} | {value // 2, value // 4}
     return sorted(v for v in options if 1 <= v < value)
 

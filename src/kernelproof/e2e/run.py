@@ -8,7 +8,7 @@ The pipeline (docs/e2e.md):
 2. **Isolated**: ``verify`` of the candidate against the replaced module, posed as a task
    (generated, or the ``:TASK`` given), which yields its envelope.
 3. **Envelope**: every host signature the envelope does not contain is verified in isolation
-   at that exact signature (up to :data:`MAX_SIGNATURE_CHECKS`).
+   at that exact signature (:mod:`kernelproof.e2e.envelope`).
 4. **Host**: ``verify`` of the host with the substitution against the host: the same matrix,
    float64 oracle, probes, and the interleaved timing with its CI.
 5. **Attribution**: the candidate replayed on the calls the reference host made, against the
@@ -22,7 +22,6 @@ candidate workers of the verifications and of the soak.
 from __future__ import annotations
 
 import hashlib
-import os
 import secrets
 import shlex
 import shutil
@@ -34,11 +33,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-import kernelproof
 from kernelproof.config import Settings, resolve_settings
 from kernelproof.controller.summary import summarize
 from kernelproof.controller.verify import verify_loaded
-from kernelproof.e2e.amdahl import explain, predicted_speedup
+from kernelproof.e2e.envelope import SETTINGS as ENVELOPE_SETTINGS
+from kernelproof.e2e.envelope import check_uncovered, coverage_rows
 from kernelproof.e2e.generated import (
     CALL_BASE,
     HostFiles,
@@ -49,7 +48,16 @@ from kernelproof.e2e.generated import (
     soak_task,
 )
 from kernelproof.e2e.replacement import Replacement, constructor_mismatch
-from kernelproof.e2e.soak import run_soak
+from kernelproof.e2e.soak import SoakOutcome, drift_findings, run_soak
+from kernelproof.e2e.soak_shrink import REJECTED, shrink_drift
+from kernelproof.e2e.speed import (
+    amdahl_row,
+    build_speed,
+    dominant_signature,
+    host_signature_budget,
+    speed_finding,
+)
+from kernelproof.e2e.stream import stream_attribution, trusted_environment
 from kernelproof.e2e.trace_record import TargetTrace, TraceRequest, TraceResult, TraceRun
 from kernelproof.errors import CandidateFormatError, TaskError, UsageError
 from kernelproof.schema import (
@@ -66,14 +74,12 @@ from kernelproof.schema import (
 )
 from kernelproof.schema.e2e import (
     E2E,
-    AmdahlRow,
     Attribution,
     CallAttribution,
-    SignatureCoverage,
     Speed,
     Substitution,
 )
-from kernelproof.schema.envelope import CallSignature, TensorSignature
+from kernelproof.schema.envelope import CallSignature
 from kernelproof.tasks.loaded import LoadedTask
 from kernelproof.tasks.source import (
     TaskSource,
@@ -84,20 +90,9 @@ from kernelproof.tasks.source import (
 )
 from kernelproof.tasks.variants import draw_seeds, plan_matrix
 
-#: Uncovered host signatures verified in isolation per target, at most, all in one
-#: verification (one shape group each: two calls and the oracle, well under a second here).
-#: A decode loop with a growing cache has a new signature per step: past this, one per layout
-#: class first, then the largest, is where a kernel breaks.
-MAX_SIGNATURE_CHECKS = 32
-
 #: Seconds the tracer may take: it runs the host once per matrix cell and soak step.
 TRACE_TIMEOUT_S = 600.0
 
-#: Settings of the verifications e2e adds (exact signatures, replayed calls): the inputs are
-#: fixed by the host, so generated shapes and layouts would test other calls; the declared
-#: SHAPES (one per signature or call) are what runs.
-_SIGNATURES = {"generated_shapes": False, "layout_variants": False, "timing": False,
-               "shrink": False, "seeds": 2}
 #: The isolated timing the e2e check needs: the default shape against eager PyTorch. The
 #: ``torch.compile`` baseline alone took ~30 s of a 127 s e2e run on the 2-core CI machine.
 _MODULE_TIMING = {"compile_baseline": False, "timing_shapes": False}
@@ -105,8 +100,10 @@ _MODULE_TIMING = {"compile_baseline": False, "timing_shapes": False}
 #: Overrides that describe the host's run only (a host repro's shape and input seeds).
 _HOST_ONLY = frozenset({"default_knobs", "input_seeds"})
 
-_REPLAY = {"generated_shapes": False, "value_variants": False, "layout_variants": False,
-           "timing": False, "shrink": False, "seeds": 1}
+#: The attribution's replay: one declared shape per recorded call (also under
+#: ``--fixed-shapes``), nothing generated.
+_REPLAY = {"shape_variants": True, "generated_shapes": False, "value_variants": False,
+           "layout_variants": False, "timing": False, "shrink": False, "seeds": 1}
 
 
 def e2e(host: str | Path, replacements: Sequence[str | Replacement], *, soak: int = 0,
@@ -167,6 +164,7 @@ class _E2ERun:
     scratch: Path
     findings: list[Finding] = field(default_factory=list)
     durations: dict[str, float] = field(default_factory=dict)
+    trace_request: TraceRequest | None = None
 
     def execute(self, started: float) -> Report:
         init_seed, seeds = draw_seeds(self.base_seed, self.settings.seeds)
@@ -235,6 +233,7 @@ class _E2ERun:
                                init_seed=init_seed, device=self.settings.device,
                                dtype=self.settings.dtype, soak_steps=self.soak,
                                out_dir=str(self.scratch))
+        self.trace_request = request
         return run_tracer(request, self.scratch)
 
     # -- 2. isolated, 3. envelope ----------------------------------------------------------
@@ -259,79 +258,20 @@ class _E2ERun:
             isolated_duration_s=report.duration_s, envelope=report.envelope)
 
     def _coverage(self, substitution: Substitution, trace: TargetTrace) -> None:
-        envelope = substitution.envelope
-        rows = [SignatureCoverage(signature=signature, calls=calls, first_seen=source,
-                                  covered=bool(envelope and envelope.contains(signature)),
-                                  check="matrix")
-                for signature, calls, source in zip(trace.signatures, trace.signature_counts,
-                                                    trace.signature_sources)]
-        inits = dict(zip(trace.signatures, trace.signature_init))
-        uncovered = [row for row in rows if not row.covered]
-        for row in uncovered:
-            row.check = "not-checked"
+        substitution.coverage = coverage_rows(substitution, trace)
         if substitution.isolated_verdict is not Verdict.VERIFIED:
-            substitution.coverage = rows
             return  # already failing alone: checking more signatures adds nothing
         sub = next(s for s in self.subs if s.target == substitution.target)
-        chosen = _worth_checking(uncovered, MAX_SIGNATURE_CHECKS)
-        if chosen:
-            self._check_signatures(sub, trace, chosen, inits)
-        substitution.coverage = rows
-        checked = [r for r in uncovered if r.check == "verified-here"]
-        skipped = [r for r in uncovered if r.check == "not-checked"]
-        if uncovered:
-            self.findings.append(Finding(
-                check=FindingCheck.E2E_ENVELOPE,
-                severity=Severity.WARN if skipped else Severity.INFO,
-                message=f"the host calls {sub.target} with {len(uncovered)} of {len(rows)} "
-                        f"signature(s) outside the isolated matrix; {len(checked)} verified in "
-                        f"isolation at the exact signature"
-                        + (f", {len(skipped)} not checked (over the limit of "
-                           f"{MAX_SIGNATURE_CHECKS})" if skipped else ""),
-                evidence={"uncovered": [r.signature.describe() for r in uncovered][:20],
-                          "checked": [r.signature.describe() for r in checked]}))
+        self.findings += check_uncovered(
+            sub.target, self.host, trace, substitution.coverage,
+            lambda name, text, extra: self._verify_module(sub, f"{_slug(sub.target)}_{name}",
+                                                          text, extra))
 
-    def _check_signatures(self, sub: Replacement, trace: TargetTrace,
-                          rows: list[SignatureCoverage], inits: dict[CallSignature, str]) -> None:
-        """One verification of the module at every chosen signature (one shape group each);
-        each row gets the verdict of its own cells."""
-        task = self._write_task(f"signatures_{_slug(sub.target)}.py", signatures_task(
-            self.host, trace,
-            [(r.signature, inits.get(r.signature, trace.instances[0].init_repr)) for r in rows]))
-        report = verify_loaded(self._loaded(task, sub), profile=self.profile,
-                               **{**self.module_overrides, **_SIGNATURES})
-        cells: dict[int, list[Any]] = {}
-        for test in report.correctness.tests if report.correctness else []:
-            index = test.variant.knobs.get("signature", CALL_BASE) - CALL_BASE
-            cells.setdefault(index, []).append(test)
-        failing: dict[Verdict, list[tuple[SignatureCoverage, Any]]] = {}
-        for index, row in enumerate(rows):
-            verdict = _cells_verdict(cells.get(index, []))
-            if verdict is None:
-                continue  # not run: the verification stopped before it (its findings say why)
-            ratios = [t.error_ratio for t in cells[index] if t.error_ratio is not None]
-            row.check, row.verdict = "verified-here", verdict
-            row.error_ratio = max(ratios) if ratios else None
-            if verdict is not Verdict.VERIFIED:
-                first = next(t for t in cells[index] if t.outcome is not TestOutcome.PASSED
-                             and t.outcome is not TestOutcome.SKIPPED)
-                failing.setdefault(verdict, []).append((row, first))
-        for verdict, found in failing.items():
-            row, first = found[0]
-            self.findings.append(Finding(
-                check=FindingCheck.E2E_ENVELOPE, severity=Severity.FAIL, forces=verdict,
-                message=f"the host calls {sub.target} at {len(found)} signature(s) outside the "
-                        f"isolated matrix where it is {verdict.value}; first "
-                        f"{row.signature.describe()} (first in {row.first_seen}): "
-                        f"{first.message[:300]}",
-                evidence={"signatures": [r.signature.describe() for r, _ in found][:20],
-                          "first_seen": [r.first_seen for r, _ in found][:20],
-                          "calls": sum(r.calls for r, _ in found)}))
-        # What is not about one cell (integrity, a crash that stopped the run) is reported too.
-        self.findings += _relabel([f for f in report.findings
-                                   if f.severity in (Severity.FAIL, Severity.SUSPECT)
-                                   and f.check is not FindingCheck.CORRECTNESS],
-                                  f"at the host's signatures ({sub.target})")
+    def _verify_module(self, sub: Replacement, name: str, text: str,
+                       extra: dict[str, Any]) -> Report:
+        """The candidate verified against a generated task of its module."""
+        return verify_loaded(self._loaded(self._write_task(name, text), sub),
+                             profile=self.profile, **{**self.module_overrides, **extra})
 
     # -- 4. host, 5. attribution -----------------------------------------------------------
 
@@ -348,23 +288,29 @@ class _E2ERun:
         # not be the same check); the standalone script embeds the generated host candidate.
         return report.model_copy(update={"repros": [
             r.model_copy(update={"command": self._command(
-                f"--knobs {','.join(f'{k}={v}' for k, v in r.knobs.items())} "
+                f"--knobs {_knobs(r.knobs)} "
                 f"--input-seed {r.seed} --seeds 1 --fixed-shapes --no-timing")})
             for r in report.repros]})
 
     def _command(self, extra: str) -> str:
-        """The ``kernelproof e2e`` command of this check, with ``extra`` options."""
+        """The ``kernelproof e2e`` command of this check, with ``extra`` options (and the
+        run's ``--knobs``, unless ``extra`` sets its own)."""
         replaced = " ".join(f"--replace {shlex.quote(s.describe())}" for s in self.subs)
+        if self.settings.default_knobs and "--knobs" not in extra:
+            extra = f"{extra} --knobs {_knobs(self.settings.default_knobs)}"
         return (f"kernelproof e2e {shlex.quote(str(self.host.path))} {replaced} "
                 f"--seed {self.base_seed} {extra}")
 
     def _attribution(self, traces: list[TargetTrace], host_report: Report) -> Attribution:
         attribution = Attribution()
         local_errors: list[float] = []
+        streamed: list[LoadedTask | None] = []
         for sub, trace in zip(self.subs, traces):
             if trace.recorded_calls == 0:
+                streamed.append(None)
                 continue
             task = self._write_task(f"replay_{_slug(sub.target)}.py", replay_task(self.host, trace))
+            streamed.append(self._loaded(task, sub))
             report = verify_loaded(self._loaded(task, sub), profile=self.profile,
                                    **{**self.module_overrides, **_REPLAY})
             calls = _record_calls(trace)
@@ -383,6 +329,15 @@ class _E2ERun:
         local = [c.error_ratio for c in attribution.calls if c.error_ratio is not None]
         attribution.max_local_error_ratio = max(local) if local else None
         attribution.max_local_error = max(local_errors) if local_errors else None
+        if self.trace_request is not None and any(streamed):
+            stream = stream_attribution(self.trace_request, streamed,
+                                        [s.target for s in self.subs], self.settings,
+                                        self.scratch)
+            attribution.stream_calls, attribution.stream_note = stream.calls, stream.note
+            ratios = [c.error_ratio for c in stream.calls if c.error_ratio is not None]
+            errors = [c.error for c in stream.calls if c.error is not None]
+            attribution.max_stream_error_ratio = max(ratios) if ratios else None
+            attribution.max_stream_error = max(errors) if errors else None
         host_tests = [t for t in (host_report.correctness.tests if host_report.correctness
                                   else [])
                       if t.variant.kind is VariantKind.SEED and not t.variant.knobs]
@@ -391,8 +346,9 @@ class _E2ERun:
         host_errors = [o.candidate_error for t in host_tests for o in t.outputs
                        if o.candidate_error is not None]
         attribution.host_error = max(host_errors) if host_errors else None
-        if attribution.host_error is not None and attribution.max_local_error:
-            attribution.amplification = attribution.host_error / attribution.max_local_error
+        worst_local = attribution.max_stream_error or attribution.max_local_error
+        if attribution.host_error is not None and worst_local:
+            attribution.amplification = attribution.host_error / worst_local
         attribution.calls.sort(key=lambda c: (c.target, c.call))
         return attribution
 
@@ -421,40 +377,80 @@ class _E2ERun:
     # -- 6. soak and speed -----------------------------------------------------------------
 
     def _soak(self, init_seed: int) -> Any:
-        task = self._write_task("soak_task.py", soak_task(self.host, init_seed))
+        knobs = {**self.host_task.default_knobs, **(self.settings.default_knobs or {})}
+        outcome = self._soak_at(knobs, self.soak, init_seed, until_drift=False)
+        self.findings += outcome.findings
+        soak = outcome.soak
+        if soak is None or soak.first_drift_step is None or not self.settings.shrink:
+            return soak
+
+        def first_drift(trial: dict[str, int], steps: int) -> int | None:
+            found = self._soak_at(trial, steps, init_seed, until_drift=True).soak
+            if found is None or found.steps == 0:
+                return REJECTED
+            return found.first_drift_step
+
+        repro = shrink_drift(first_drift, knobs, soak.first_drift_step)
+        self.durations["soak-shrink"] = repro.seconds
+        shown = _knobs(repro.knobs)
+        repro.command = self._command(f"--soak {repro.steps} --knobs {shown} --no-timing "
+                                      "--no-shrink")
+        soak.drift_repro = repro
+        # The run's drift finding, with the shrunk command in place of the whole soak's.
+        self.findings = [f for f in self.findings if f.check is not FindingCheck.SOAK_DRIFT]
+        self.findings += [f.model_copy(update={
+            "message": f.message + f" (shrunk in {repro.tries} trial soak(s): at {shown} "
+                                   f"it drifts by step {repro.steps - 1})",
+            "evidence": {**f.evidence, "repro_knobs": repro.knobs, "repro_steps": repro.steps}})
+            for f in drift_findings(soak, repro.command)]
+        return soak
+
+    def _soak_at(self, knobs: dict[str, int], steps: int, init_seed: int, *,
+                 until_drift: bool) -> SoakOutcome:
+        """A soak of the host at ``knobs``: the generated loop task and its substituted twin,
+        from the host's text at those knobs."""
+        host = HostFiles(path=self.host.path, text=self.host_task.render(knobs))
+        task = self._write_task("soak_task.py", soak_task(host, init_seed))
         wrapper = self.scratch / "soak_with_substitution.py"
         wrapper.write_text(host_candidate(
-            self.host, [(s.target, s.candidate.resolve()) for s in self.subs],
-            soak_seed=init_seed))
+            host, [(s.target, s.candidate.resolve()) for s in self.subs], soak_seed=init_seed))
         loaded = LoadedTask(task=task, candidate_path=wrapper,
                             candidate_text="\n".join(self.texts[s] for s in self.subs),
                             candidate_file=self.subs[0].candidate,
                             readable_paths=self._candidate_folders(), format="e2e")
-        repro = self._command("--soak {steps} --no-timing")
-        outcome = run_soak(loaded, self.settings, self.soak, init_seed,
-                           has_loop="soak_steps" in top_level_names(self.host.path),
-                           repro=repro)
-        self.findings += outcome.findings
-        return outcome.soak
+        return run_soak(loaded, self.settings, steps, init_seed,
+                        has_loop="soak_steps" in top_level_names(self.host.path),
+                        repro=self._command("--soak {steps} --no-timing"),
+                        until_drift=until_drift)
 
     def _speed(self, traced: TraceResult, substitutions: list[Substitution],
                host_report: Report) -> Speed:
-        host_s = traced.host_call_s or 0.0
-        speed = Speed(host_call_s=traced.host_call_s, rows=[
-            AmdahlRow(target=s.target, share=(spent / host_s) if host_s else 0.0,
-                      isolated_speedup=s.isolated_speedup)
-            for s, spent in zip(substitutions, traced.target_call_s)])
-        speed.predicted_speedup = predicted_speedup(speed.rows)
-        if host_report.timing is not None:
-            speed.measured_speedup = host_report.timing.speedup
-            speed.measured_speedup_ci = tuple(host_report.timing.speedup_ci)
-        speed.explanation = explain(speed)
-        if speed.predicted_speedup is not None or speed.measured_speedup is not None:
-            self.findings.append(Finding(check=FindingCheck.E2E_SPEED, severity=Severity.INFO,
-                                         message=speed.explanation,
-                                         evidence=speed.model_dump(mode="json",
-                                                                   exclude={"explanation"})))
+        rows = []
+        for position, (sub, substitution, trace) in enumerate(
+                zip(self.subs, substitutions, traced.targets)):
+            dominant = dominant_signature(trace)
+            at_host = None
+            if (dominant is not None and self.settings.timing and host_report.timing is not None
+                    and substitution.isolated_verdict is Verdict.VERIFIED):
+                at_host = self._phase("host-signature", lambda s=sub, t=trace, d=dominant:
+                                      self._time_at(s, t, d[1]))
+            rows.append(amdahl_row(substitution, traced, position, trace, at_host, dominant))
+        speed = build_speed(traced, rows, host_report)
+        if (finding := speed_finding(speed)) is not None:
+            self.findings.append(finding)
         return speed
+
+    def _time_at(self, sub: Replacement, trace: TargetTrace,
+                 signature: CallSignature) -> Report | None:
+        """The candidate timed against the module at one exact host signature."""
+        init = dict(zip(trace.signatures, trace.signature_init)).get(
+            signature, trace.instances[0].init_repr)
+        report = self._verify_module(
+            sub, f"timed_{_slug(sub.target)}.py",
+            signatures_task(self.host, trace, [(signature, init)]),
+            {**ENVELOPE_SETTINGS, "timing": True, "seeds": 1,
+             "budget_s": host_signature_budget(self.settings.budget_s)})
+        return report if report.verdict is Verdict.VERIFIED else None
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -488,10 +484,7 @@ def run_tracer(request: TraceRequest, scratch: Path) -> TraceResult:
     """Run the tracer in its own process (trusted host code only) and read its answer."""
     request_path, result_path = scratch / "trace_request.json", scratch / "trace_result.json"
     request_path.write_text(request.model_dump_json())
-    package_root = str(Path(kernelproof.__file__).resolve().parents[1])
-    environment = {**os.environ, "OMP_NUM_THREADS": "1",
-                   "PYTHONPATH": os.pathsep.join(
-                       p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
+    environment = trusted_environment()
     log = scratch / "tracer.log"
     try:
         with log.open("w") as output:
@@ -507,50 +500,6 @@ def run_tracer(request: TraceRequest, scratch: Path) -> TraceResult:
         return TraceResult(ok=False, error=f"the tracer exited with status "
                                            f"{completed.returncode}: {tail[0][:300]}")
     return TraceResult.model_validate_json(result_path.read_text())
-
-
-def _worth_checking(rows: list[SignatureCoverage], limit: int) -> list[SignatureCoverage]:
-    """One signature per layout class (dtype, rank, strides order, contiguity) first, then
-    the largest; a kernel that breaks on a layout breaks on its first signature."""
-    def layout(row: SignatureCoverage) -> tuple:
-        return tuple((a.dtype, len(a.shape), a.contiguous,
-                      tuple(sorted(range(len(a.strides)), key=lambda d: -a.strides[d])))
-                     if isinstance(a, TensorSignature) else ("value", a.type)
-                     for a in row.signature.args)
-
-    def size(row: SignatureCoverage) -> int:
-        total = 0
-        for a in row.signature.args:
-            if isinstance(a, TensorSignature):
-                count = 1
-                for s in a.shape:
-                    count *= s
-                total += count
-        return total
-
-    chosen: list[SignatureCoverage] = []
-    seen: set[tuple] = set()
-    for row in sorted(rows, key=size, reverse=True):
-        if layout(row) not in seen:
-            seen.add(layout(row))
-            chosen.append(row)
-    for row in sorted(rows, key=size, reverse=True):
-        if row not in chosen:
-            chosen.append(row)
-    return chosen[:limit]
-
-
-def _cells_verdict(tests: list[Any]) -> Verdict | None:
-    """The verdict of one signature's cells: a crash or a raise (the host would crash there
-    too) is ``broken``, a wrong answer ``incorrect``; None when none ran."""
-    outcomes = {t.outcome for t in tests} - {TestOutcome.SKIPPED}
-    if not outcomes:
-        return None
-    if outcomes & {TestOutcome.CRASHED, TestOutcome.RAISED}:
-        return Verdict.BROKEN
-    if TestOutcome.FAILED in outcomes:
-        return Verdict.INCORRECT
-    return Verdict.VERIFIED
 
 
 def _record_calls(trace: TargetTrace) -> dict[int, str]:
@@ -574,16 +523,17 @@ def _summary(verdict: Verdict, findings: list[Finding], correctness: Any, sectio
     return f"{summarize(verdict, findings, correctness)} ({isolated}; host run {host})"
 
 
+def _knobs(knobs: dict[str, int]) -> str:
+    """``--knobs``'s value: ``name=value,...``."""
+    return ",".join(f"{k}={v}" for k, v in knobs.items())
+
+
 def _ratio(value: float | None) -> str:
     return "unknown" if value is None else f"{value:.2f}x"
 
 
 def _slug(text: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in text)[:40]
-
-
-def _digest(signature: CallSignature) -> str:
-    return hashlib.sha256(signature.model_dump_json().encode()).hexdigest()[:10]
 
 
 def _artifact(path: Path, text: str) -> Artifact:

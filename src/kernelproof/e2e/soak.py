@@ -3,7 +3,8 @@ outside.
 
 Both sides run in the ordinary workers (the candidate's sandboxed), one ``run`` request per
 step of the generated soak task (:func:`kernelproof.e2e.generated.soak_task`). Per step the
-controller reads each worker's resident memory from /proc, compares the candidate's outputs
+controller reads each worker's resident memory from /proc (and, on CUDA, keeps the device
+memory each worker reports: /proc does not show it), compares the candidate's outputs
 with the float64 oracle of the same steps (the tolerance model, against the reference's own
 error at that step), and keeps each side's step time. A fresh candidate model then repeats the
 first steps to look for nondeterminism.
@@ -20,21 +21,12 @@ import numpy
 from kernelproof.checks.observations import findings_from_observations, merge_findings
 from kernelproof.checks.tolerance import TolerancePolicy, compare_output
 from kernelproof.config import Settings
+from kernelproof.e2e.growth import growth_finding, judge_growth
 from kernelproof.schema import Finding, FindingCheck, InputVariant, Severity, VariantKind, Verdict
 from kernelproof.schema.e2e import LatencyCurve, Soak
 from kernelproof.tasks.loaded import LoadedTask
 from kernelproof.workers.pair import WorkerPair, prepare_request
 from kernelproof.workers.protocol import PrepareReply, RunReply, RunRequest
-
-#: Growth of the candidate's memory beyond the reference's, over the second half of a soak,
-#: below which it is noise: glibc arenas and torch's allocator move resident memory by a few
-#: MiB between steps of an honest loop.
-SIGNIFICANT_GROWTH_BYTES = 4 << 20
-
-#: A leak that would exhaust the machine's memory within this many steps is ``broken``: a
-#: decode service makes about 10^7 steps a day (100 tokens a second), so a leak that kills it
-#: within that horizon kills it in production.
-FAILURE_HORIZON_STEPS = 10_000_000
 
 #: Steps a fresh candidate model repeats to look for nondeterminism.
 REPEATED_STEPS = 16
@@ -61,8 +53,10 @@ def machine_memory_bytes() -> int:
 
 
 def run_soak(loaded: LoadedTask, settings: Settings, steps: int, init_seed: int, *,
-             has_loop: bool, repro: str) -> SoakOutcome:
-    """Run ``steps`` steps on both sides and judge memory growth, drift, nondeterminism."""
+             has_loop: bool, repro: str, until_drift: bool = False) -> SoakOutcome:
+    """Run ``steps`` steps on both sides and judge memory growth, drift, nondeterminism.
+    With ``until_drift`` (a shrinking trial), stop at the first step beyond tolerance and
+    repeat nothing."""
     policy = TolerancePolicy.from_settings(settings)
     soak = Soak(steps=0, loop="soak_steps" if has_loop else "fresh-inputs",
                 rss_bytes={"candidate": [], "reference": []})
@@ -106,17 +100,20 @@ def run_soak(loaded: LoadedTask, settings: Settings, steps: int, init_seed: int,
             soak.steps = step + 1
             soak.rss_bytes["reference"].append(pair.reference.tree.resident_bytes())
             soak.rss_bytes["candidate"].append(pair.candidate.tree.resident_bytes())
+            _record_cuda(soak, {"reference": ref, "candidate": cand})
             times["reference"].append(ref.data_as(RunReply).call_s or 0.0)
             times["candidate"].append(cand.data_as(RunReply).call_s or 0.0)
             soak.drift_ratios.append(_drift(ref, cand, policy, soak, step))
+            if until_drift and soak.first_drift_step is not None:
+                return SoakOutcome(soak, findings)
             if step < REPEATED_STEPS:
                 kept.append([t.clone() for t in cand.tensors])
         if kept and _prepare(pair, init_seed, names, weights, findings):
             soak.repeated_steps, soak.nondeterminism = _repeat(pair, kept)
     soak.latency = {side: _latency(samples) for side, samples in times.items()}
     findings = merge_findings(findings)
-    findings += _memory_findings(soak, steps)
-    findings += _drift_findings(soak, repro)
+    findings += _memory_findings(soak)
+    findings += drift_findings(soak, repro.format(steps=(soak.first_drift_step or 0) + 1))
     findings += _nondeterminism_findings(soak)
     return SoakOutcome(soak, findings)
 
@@ -173,44 +170,65 @@ def _repeat(pair: WorkerPair, kept: list[list[Any]]) -> tuple[int, float | None]
     return len(kept), worst
 
 
-def _slope(values: list[int]) -> float:
-    """Bytes per step over the second half (the first steps fill caches and pools)."""
-    half = values[len(values) // 2:]
-    if len(half) < 2:
-        return 0.0
-    return float(numpy.polyfit(numpy.arange(len(half)), numpy.array(half, dtype=float), 1)[0])
+def _record_cuda(soak: Soak, replies: dict[str, Any]) -> None:
+    """Each side's CUDA memory after the step, as its worker reported it (on CUDA only)."""
+    for side, response in replies.items():
+        figures = response.data_as(RunReply).cuda_memory
+        if not figures:
+            if soak.cuda_memory == "measured":
+                soak.cuda_memory = "not-reported"
+            continue
+        if soak.cuda_memory == "not-applicable":
+            soak.cuda_memory = "measured"
+        soak.cuda_allocated_bytes.setdefault(side, []).append(int(figures["allocated"]))
+        soak.cuda_reserved_bytes.setdefault(side, []).append(int(figures["reserved"]))
+        soak.cuda_memory_limit_bytes = max(soak.cuda_memory_limit_bytes,
+                                           int(figures.get("total", 0)))
 
 
-def _memory_findings(soak: Soak, steps: int) -> list[Finding]:
-    rss = soak.rss_bytes
-    if len(rss["candidate"]) < 4:
-        return []
-    slopes = {side: _slope(values) for side, values in rss.items()}
-    slopes["excess"] = slopes["candidate"] - slopes["reference"]
-    soak.growth_bytes_per_step = slopes
+def _memory_findings(soak: Soak) -> list[Finding]:
+    """Resident memory against the machine's, and on CUDA device memory against the
+    device's: the same rule (:mod:`kernelproof.e2e.growth`)."""
+    findings = []
     soak.memory_limit_bytes = machine_memory_bytes()
-    half = len(rss["candidate"]) - len(rss["candidate"]) // 2
-    if slopes["excess"] * half < SIGNIFICANT_GROWTH_BYTES:
+    rss = judge_growth(soak.rss_bytes["candidate"], soak.rss_bytes["reference"],
+                       soak.memory_limit_bytes)
+    if rss is not None:
+        soak.growth_bytes_per_step = dict(rss.slopes)
+        soak.projected_failure_step = rss.projected_failure_step
+        if (finding := growth_finding(rss, "worker's resident memory", soak.steps)):
+            findings.append(finding)
+    findings += cuda_findings(soak)
+    return findings
+
+
+def cuda_findings(soak: Soak) -> list[Finding]:
+    """The growth rule on the workers' CUDA memory (allocated, then reserved: a pool that
+    grows without live tensors is fragmentation, and runs out the same), against the device's
+    total memory; fills the soak's CUDA slopes and projection."""
+    if soak.cuda_memory == "not-applicable" or soak.cuda_memory_limit_bytes <= 0:
         return []
-    left = soak.memory_limit_bytes - rss["candidate"][-1]
-    soak.projected_failure_step = soak.steps + int(max(left, 0) / slopes["excess"])
-    evidence = {"excess_bytes_per_step": slopes["excess"], "rss_bytes_last": rss["candidate"][-1],
-                "memory_limit_bytes": soak.memory_limit_bytes,
-                "projected_failure_step": soak.projected_failure_step}
-    message = (f"the candidate's worker grows by {slopes['excess'] / 1024:.0f} KiB per step "
-               f"beyond the reference's ({slopes['candidate'] / 1024:.0f} against "
-               f"{slopes['reference'] / 1024:.0f} KiB) over {soak.steps} soak steps; at that "
-               f"rate it exhausts this machine's {soak.memory_limit_bytes / 2**30:.0f} GiB at "
-               f"step {soak.projected_failure_step:,}")
-    if soak.projected_failure_step <= FAILURE_HORIZON_STEPS:
-        return [Finding(check=FindingCheck.SOAK_MEMORY, severity=Severity.FAIL,
-                        forces=Verdict.BROKEN, message=message, evidence=evidence)]
-    return [Finding(check=FindingCheck.SOAK_MEMORY, severity=Severity.WARN,
-                    message=message + f", beyond the {FAILURE_HORIZON_STEPS:,}-step horizon",
-                    evidence=evidence)]
+    judged = []
+    for memory, figures in (("CUDA allocated memory", soak.cuda_allocated_bytes),
+                            ("CUDA reserved memory", soak.cuda_reserved_bytes)):
+        growth = judge_growth(figures.get("candidate", []), figures.get("reference", []),
+                              soak.cuda_memory_limit_bytes)
+        if growth is None:
+            continue
+        if memory == "CUDA allocated memory":
+            soak.cuda_growth_bytes_per_step = dict(growth.slopes)
+        judged.append((memory, growth))
+    failing = [(m, g) for m, g in judged if g.projected_failure_step is not None]
+    if not failing:
+        return []
+    memory, growth = min(failing, key=lambda item: item[1].projected_failure_step or 0)
+    soak.cuda_projected_failure_step = growth.projected_failure_step
+    finding = growth_finding(growth, memory, soak.steps)
+    return [finding] if finding is not None else []
 
 
-def _drift_findings(soak: Soak, repro: str) -> list[Finding]:
+def drift_findings(soak: Soak, command: str) -> list[Finding]:
+    """``soak-drift``: the first step beyond tolerance, and the ``command`` that shows it."""
     if soak.first_drift_step is None:
         return []
     step = soak.first_drift_step
@@ -222,8 +240,8 @@ def _drift_findings(soak: Soak, repro: str) -> list[Finding]:
         message=f"the host's outputs drift beyond tolerance at soak step {step}: error ratio "
                 f"{shown} against the float64 oracle of the same steps (step 0: "
                 f"{first_ratio if first_ratio is None else round(first_ratio, 2)}x). "
-                f"Reproduce: {repro.format(steps=step + 1)}",
-        evidence={"first_step": step, "ratio": ratio, "repro": repro.format(steps=step + 1),
+                f"Reproduce: {command}",
+        evidence={"first_step": step, "ratio": ratio, "repro": command,
                   "ratios_head": soak.drift_ratios[:step + 1][-8:]})]
 
 

@@ -128,9 +128,18 @@ class TraceResult(BaseModel):
     host_call_s: float | None = None
     """Median seconds of one host call at the default shape (forward hooks attached)."""
 
-    target_call_s: list[float] = Field(default_factory=list)
-    """Per target, seconds inside its modules during one host call: the median share of a
-    call times the median call."""
+    target_hook_share: list[float] = Field(default_factory=list)
+    """Per target, its share of one host call by the forward hooks' wall clock: the median of
+    per-call ratios (the cross-check of the profiler's)."""
+
+    target_profiler_share: list[float | None] = Field(default_factory=list)
+    """Per target, its share of host time by ``torch.profiler``: the summed durations of the
+    ``record_function`` ranges around its outermost calls over those around the host's calls
+    (device time on CUDA, where a call's wall clock times the launches only). None where the
+    profiler gave nothing (``profiler_error`` says why)."""
+
+    profiler_error: str = ""
+    """Why the profiler's shares are missing, when they are."""
 
     rejected: list[str] = Field(default_factory=list)
     """Variants the host itself rejected (skipped, as the matrix skips them)."""

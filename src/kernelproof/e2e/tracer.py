@@ -37,6 +37,11 @@ from kernelproof.tasks.inputs import build_inputs, seed_everything
 from kernelproof.tasks.source import parse_task
 
 
+#: Names of the profiler ranges around the host's calls and a target's outermost calls.
+HOST_RANGE = "kernelproof.e2e.host"
+TARGET_RANGE = "kernelproof.e2e.target"
+
+
 class _CallLog:
     """Forward pre/post hooks on every target instance: signatures, recorded calls, time."""
 
@@ -52,6 +57,8 @@ class _CallLog:
         self.inside: list[float] = [0.0 for _ in traces]
         self.depth = 0
         self.entered = 0.0
+        self.profiling = False
+        self.range: Any = None
         self.handles = []
         for position, modules in enumerate(instances):
             for path, module, init in modules:
@@ -77,6 +84,10 @@ class _CallLog:
                     "args": [a.detach().clone() if isinstance(a, torch.Tensor) else a
                              for a in arguments]})
             if self.depth == 0:
+                if self.profiling:
+                    self.range = torch.autograd.profiler.record_function(
+                        f"{TARGET_RANGE}{position}")
+                    self.range.__enter__()
                 self.entered = time.perf_counter()
             self.depth += 1
         return hook
@@ -86,6 +97,9 @@ class _CallLog:
             self.depth -= 1
             if self.depth == 0:
                 self.inside[position] += time.perf_counter() - self.entered
+                if self.range is not None:
+                    self.range.__exit__(None, None, None)
+                    self.range = None
         return hook
 
 
@@ -99,7 +113,7 @@ def trace(request: TraceRequest) -> TraceResult:
     log: _CallLog | None = None
     for run_index, run in enumerate(request.runs):
         host = load_host(task.render(run.knobs), request.host_path)
-        model, records = _build(host, request.init_seed, request.device, dtype)
+        model, records = build_model(host, request.init_seed, request.device, dtype)
         if run_index == 0:
             traces, instances = _targets(model, records, request.targets)
             result.targets = traces
@@ -136,7 +150,9 @@ def trace(request: TraceRequest) -> TraceResult:
     return result
 
 
-def _build(host: Any, init_seed: int, device: str, dtype: Any) -> tuple[Any, dict]:
+def build_model(host: Any, init_seed: int, device: str, dtype: Any) -> tuple[Any, dict]:
+    """The host's ``Model`` as the workers build it (same seed), with every module's
+    constructor arguments recorded."""
     seed_everything(init_seed)
     init_inputs = list(host.get_init_inputs())
     seed_everything(init_seed)
@@ -198,9 +214,10 @@ def _relog(log: _CallLog, instances: list[list[tuple[str, torch.nn.Module, str]]
 
 def _profile(result: TraceResult, log: _CallLog, host: Any, model: torch.nn.Module,
              variant: Any, request: TraceRequest, dtype: Any) -> None:
-    """Median time of one host call, and of each target's share of it (forward hooks). The
-    share is a median of per-call ratios: on a loaded machine a call's total and its inside
-    time are slowed together, so their ratio is steadier than a ratio of medians."""
+    """Median time of one host call, and each target's share of it: by the forward hooks (a
+    median of per-call ratios: on a loaded machine a call's total and its inside time are
+    slowed together, so their ratio is steadier than a ratio of medians) and by the profiler
+    (:func:`_profiler_shares`), the figure Amdahl uses."""
     log.recording = False
     inputs = build_inputs(host, variant, device=request.device, dtype=dtype)
     totals, shares = [], [[] for _ in log.traces]
@@ -215,7 +232,47 @@ def _profile(result: TraceResult, log: _CallLog, host: Any, model: torch.nn.Modu
             for position, spent in enumerate(log.inside):
                 shares[position].append(spent / total if total > 0 else 0.0)
     result.host_call_s = statistics.median(totals)
-    result.target_call_s = [statistics.median(s) * result.host_call_s for s in shares]
+    result.target_hook_share = [statistics.median(s) for s in shares]
+    try:
+        result.target_profiler_share = _profiler_shares(log, model, inputs, request)
+    except Exception as exc:  # noqa: BLE001 - the hooks' figure stands in, and the report says so
+        result.profiler_error = f"{type(exc).__name__}: {exc}"[:300]
+        result.target_profiler_share = [None for _ in log.traces]
+
+
+def _profiler_shares(log: _CallLog, model: torch.nn.Module, inputs: list[Any],
+                     request: TraceRequest) -> list[float | None]:
+    """Each target's share of host time by ``torch.profiler``: the hooks open a
+    ``record_function`` range around each target's outermost call, the host's calls get one
+    too; a target's share is its ranges' total over the host's. On CUDA the ranges' device
+    time (the kernels launched inside them) is what counts, since their CPU time is launches."""
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    cuda = request.device == "cuda"
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    log.profiling = True
+    try:
+        with torch.no_grad(), profile(activities=activities) as recorded:
+            for _ in range(request.profile_repeats):
+                with record_function(HOST_RANGE):
+                    model(*inputs)
+                if cuda:
+                    torch.cuda.synchronize()
+    finally:
+        log.profiling = False
+
+    def spent(event: Any) -> float:
+        return float(event.device_time_total if cuda else event.cpu_time_total)
+
+    totals: dict[str, float] = {}
+    for event in recorded.events():
+        if event.name == HOST_RANGE or event.name.startswith(TARGET_RANGE):
+            totals[event.name] = totals.get(event.name, 0.0) + spent(event)
+    host = totals.get(HOST_RANGE, 0.0)
+    if host <= 0:
+        raise RuntimeError("the profiler recorded no time for the host's calls")
+    return [min(totals.get(f"{TARGET_RANGE}{position}", 0.0) / host, 1.0)
+            for position in range(len(log.traces))]
 
 
 def _save_calls(result: TraceResult, log: _CallLog, model: torch.nn.Module, out_dir: Path) -> None:

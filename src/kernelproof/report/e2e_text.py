@@ -4,7 +4,7 @@ envelope coverage, error attribution, the soak's key numbers, the Amdahl sentenc
 from __future__ import annotations
 
 from kernelproof.report import formatting as fmt
-from kernelproof.schema.e2e import E2E
+from kernelproof.schema.e2e import E2E, Soak
 
 
 def e2e_lines(section: E2E) -> list[str]:
@@ -25,7 +25,12 @@ def e2e_lines(section: E2E) -> list[str]:
         lines.append(
             f"attribution: worst local error {attribution.max_local_error:.3g} "
             f"(ratio {_x(attribution.max_local_error_ratio)}) over {len(attribution.calls)} "
-            f"replayed call(s); host outputs {_g(attribution.host_error)} (ratio "
+            f"replayed call(s)"
+            + (f", {_g(attribution.max_stream_error)} (ratio "
+               f"{_x(attribution.max_stream_error_ratio)}) over {len(attribution.stream_calls)} "
+               f"call(s) of the substituted stream" if attribution.stream_calls else "")
+            + (f" (stream stopped: {attribution.stream_note})" if attribution.stream_note else "")
+            + f"; host outputs {_g(attribution.host_error)} (ratio "
             f"{_x(attribution.host_error_ratio)}); amplification {_x(attribution.amplification)}")
     soak = section.soak
     if soak is not None:
@@ -42,7 +47,11 @@ def e2e_lines(section: E2E) -> list[str]:
             + f"; nondeterminism {_g(soak.nondeterminism)}"
             + (f"; candidate step p50 {fmt.seconds(latency.first_quarter_p50_s)} first quarter, "
                f"{fmt.seconds(latency.last_quarter_p50_s)} last quarter"
-               if latency and latency.first_quarter_p50_s is not None else ""))
+               if latency and latency.first_quarter_p50_s is not None else "")
+            + f"; {_cuda(soak)}")
+        if soak.drift_repro is not None:
+            lines.append(f"soak drift, shrunk to {soak.drift_repro.steps} step(s): "
+                         f"{soak.drift_repro.command}")
     if section.speed is not None and section.speed.explanation:
         lines.append(f"speed: {section.speed.explanation}")
     return lines
@@ -54,3 +63,13 @@ def _x(value: float | None) -> str:
 
 def _g(value: float | None) -> str:
     return "?" if value is None else f"{value:.3g}"
+
+
+def _cuda(soak: Soak) -> str:
+    if soak.cuda_memory != "measured":
+        return f"CUDA memory {soak.cuda_memory}"
+    growth = soak.cuda_growth_bytes_per_step.get("excess")
+    return ("CUDA allocated beyond the reference "
+            + ("?" if growth is None else f"{growth / 1024:+.0f} KiB/step")
+            + (f", exhausts the device at step {soak.cuda_projected_failure_step:,}"
+               if soak.cuda_projected_failure_step else ""))

@@ -283,6 +283,8 @@ class Harness(TimedCalls):
                 state, inputs, outputs, request.stability_delay_s
             )
         data.outputs = [describe(o) for o in outputs]
+        if self.spec.device == "cuda":
+            data.cuda_memory = _cuda_memory()
         if self.spec.role == "reference":
             data.signature = _signature_of(inputs)
         sendable = [plain_tensor(o) for o in outputs if isinstance(o, torch.Tensor)]
@@ -370,6 +372,16 @@ HANDLERS: dict[str, Callable[[Harness, Any, list[Any]], tuple[ReplyData, list[An
     "work": Harness.op_work,
     "plan": Harness.op_plan,
 }
+
+
+def _cuda_memory() -> dict[str, int]:
+    """The current device's allocated, reserved and total memory, in bytes."""
+    import torch
+
+    device = torch.cuda.current_device()
+    return {"allocated": int(torch.cuda.memory_allocated(device)),
+            "reserved": int(torch.cuda.memory_reserved(device)),
+            "total": int(torch.cuda.get_device_properties(device).total_memory)}
 
 
 def _signature_of(inputs: list[Any]) -> dict[str, Any] | None:

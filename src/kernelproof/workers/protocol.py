@@ -255,6 +255,12 @@ class RunReply(ReplyData):
     input_count: int = 0
     """How many input tensors follow (when ``return_inputs`` was asked)."""
 
+    cuda_memory: dict[str, int] | None = None
+    """On CUDA, the worker's device memory after the call: ``allocated`` and ``reserved``
+    (``torch.cuda.memory_allocated`` / ``memory_reserved``) and the device's ``total``, in
+    bytes; what the e2e soak's growth check reads (another process's device memory is not in
+    /proc). The worker's own word, so evidence only. None elsewhere."""
+
     signature: dict[str, Any] | None = None
     """Reference only: the :class:`~kernelproof.schema.envelope.CallSignature` of the call's
     inputs (dumped), for the report's envelope. The candidate's is never asked for: its
