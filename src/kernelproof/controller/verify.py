@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from kernelproof.checks.assumptions import infer_assumptions
-from kernelproof.checks.degenerate import degenerate_findings
+from kernelproof.checks.degenerate import DefaultCall, degenerate_findings
 from kernelproof.checks.observations import findings_from_observations, merge_findings
 from kernelproof.checks.op_policy import audit_ops
 from kernelproof.checks.static_scan import scan_source
@@ -301,7 +301,7 @@ class _Run:
         self.correctness.largest_verified = largest_verified(self.correctness.tests, sizing.knobs)
         self.envelope = self._envelope(runner.result.signatures, sizing.knobs)
         self.findings += correctness_findings(self.correctness.tests)
-        self.findings += degenerate_findings(result.default_calls, policy, str(self.task.path))
+        self.findings += self._degenerate_findings(result.default_calls, policy)
         self.findings += _weight_findings(result.weights)
         self.assumptions = infer_assumptions(self.correctness.tests, sizing.knobs, self.findings)
         if self.settings.shrink and self.assumptions and self.saved is None:
@@ -320,6 +320,20 @@ class _Run:
         if self.settings.timing and decide_verdict(self.findings) in (Verdict.VERIFIED,
                                                                       Verdict.SUSPECT):
             self._time(pair, runnable, policy)
+
+    def _degenerate_findings(self, calls: list[DefaultCall],
+                             policy: TolerancePolicy) -> list[Finding]:
+        """The task's adequacy findings (mutants of the reference's default outputs through
+        the comparator): once per session for the same seeds and tolerance, as they depend
+        on the reference's answers alone, which the memo replays."""
+        def compute() -> list[Finding]:
+            return degenerate_findings(calls, policy, str(self.task.path))
+
+        if self.memo is None:
+            return compute()
+        key = f"degenerate:{policy!r}:{[call.seed for call in calls]}"
+        return [finding.model_copy(deep=True)
+                for finding in self.memo.derived_value(key, compute)]
 
     def _envelope(self, signatures: dict[str, Any], knobs: dict[str, int]) -> Envelope | None:
         """The report's envelope; a fault in building it costs the envelope (and says so),

@@ -36,10 +36,12 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from kernelproof.workers.process import Response, WorkerProcess
 from kernelproof.workers.protocol import WorkerRequest, parse_request
+
+_Value = TypeVar("_Value")
 
 if TYPE_CHECKING:
     from kernelproof.config import Settings
@@ -133,6 +135,10 @@ class TaskMemo:
     reference_stacks: Any = None
     """The reference's native stack profile, sampled while it ran the default shape once."""
 
+    derived: dict[str, Any] = field(default_factory=dict)
+    """What the controller computed from remembered answers alone (the task's adequacy
+    findings), keyed by what it was computed from."""
+
     idle: list[WarmReference] = field(default_factory=list)
     started_references: int = 0
     closed: bool = False
@@ -159,6 +165,16 @@ class TaskMemo:
                 return
             self.answers[key] = Remembered(response.reply, tuple(response.tensors))
             self.stored_bytes += size
+
+    def derived_value(self, key: str, compute: Callable[[], _Value]) -> _Value:
+        """``compute()``, once per ``key`` for this task: a value that depends only on the
+        reference's answers (which the memo replays alike for every candidate)."""
+        with self.lock:
+            if key in self.derived:
+                return self.derived[key]
+        value = compute()
+        with self.lock:
+            return self.derived.setdefault(key, value)
 
     def next_reference_index(self) -> int:
         with self.lock:
@@ -320,5 +336,6 @@ class TaskMemos:
         with self.lock:
             memos = list(self.memos.values())
         return {"hits": sum(m.hits for m in memos), "misses": sum(m.misses for m in memos),
-                "tasks": len(memos), "idle_references": sum(len(m.idle) for m in memos)}
+                "tasks": len(memos), "idle_references": sum(len(m.idle) for m in memos),
+                "derived": sum(len(m.derived) for m in memos)}
 
