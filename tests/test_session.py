@@ -118,3 +118,41 @@ def test_a_closed_session_refuses_work():
     session.close()
     with pytest.raises(RuntimeError, match="closed"):
         session.evaluate("x = 1\n", "y = 2\n")
+
+
+@pytest.mark.slow
+def test_a_results_store_keeps_the_reference_work_for_the_next_session(tmp_path: Path):
+    import kernelproof
+    from kernelproof.suite.answer_archive import AnswerArchive
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    reference = (SOFTMAX / "reference.py").read_text()
+    candidate = (SOFTMAX / "correct.py").read_text()
+    options = {**OPTIONS, "base_seed": 11}
+    with kernelproof.Session(store=url) as first:
+        alone = first.evaluate(reference, candidate, **options)
+        assert first.stats()["misses"] > 0
+    with kernelproof.Session(store=url) as second:  # a new process would see the same rows
+        again = second.evaluate(reference, candidate, **options)
+        stats = second.stats()
+    assert stats["misses"] == 0 and stats["hits"] > 0  # the reference computed nothing
+    assert again.verdict == alone.verdict
+    assert _outcomes(again) == _outcomes(alone)
+    assert _findings(again) == _findings(alone)
+    # The native audit still has the reference's profile, sampled in the first session.
+    assert (again.op_audit.native or {}).get("reference") == (alone.op_audit.native or {}).get(
+        "reference")
+    # Another seed, or another task text, finds nothing of it.
+    archive = AnswerArchive(url)
+    with kernelproof.Session(store=archive.store) as third:
+        third.evaluate(reference + "\n# another task\n", candidate, **options)
+        assert third.stats()["hits"] == 0
+    archive.close()
+
+
+def test_a_store_that_cannot_be_opened_costs_only_the_reuse(tmp_path: Path):
+    from kernelproof.suite.answer_archive import AnswerArchive
+
+    archive = AnswerArchive(f"sqlite:///{tmp_path / 'missing-folder' / 'x' / 'results.db'}")
+    stored = archive.load("any-task")
+    assert stored.answers == {} and stored.values == {}

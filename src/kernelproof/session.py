@@ -22,10 +22,13 @@ import shutil
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from kernelproof.schema import Report
 from kernelproof.workers.reference_memo import TaskMemos
+
+if TYPE_CHECKING:
+    from kernelproof.suite.store import ResultsStore
 
 #: Calls of ``evaluate`` per task that share one base seed before a new one is drawn: the
 #: reference's work is done once per this many candidates, and no input set lives longer.
@@ -40,13 +43,21 @@ class Session:
     :meth:`close`, to stop the warm reference workers. Safe to use from several threads."""
 
     def __init__(self, *, profile: str = "default", reseed_every: int = RESEED_EVERY,
-                 **options: Any) -> None:
+                 store: "str | ResultsStore | None" = None, **options: Any) -> None:
+        """``store``: a results store (or its URL) that keeps the reference's answers across
+        sessions and processes (:mod:`kernelproof.suite.answer_archive`); without one they
+        live as long as the session."""
         if reseed_every < 1:
             raise ValueError(f"reseed_every must be at least 1, not {reseed_every}")
         self.profile = profile
         self.options = dict(options)
         self.reseed_every = reseed_every
-        self.memos = TaskMemos()
+        self.archive = None
+        if store is not None:
+            from kernelproof.suite.answer_archive import AnswerArchive
+
+            self.archive = AnswerArchive(store)
+        self.memos = TaskMemos(archive=self.archive)
         self._root = Path(tempfile.mkdtemp(prefix="kernelproof-session-"))
         self._seeds: dict[str, tuple[int, int]] = {}
         """Per task text: its shared base seed and how many calls have used it."""
@@ -90,6 +101,8 @@ class Session:
         """Stop the warm reference workers and drop the memos. Idempotent."""
         self._closed = True
         self.memos.close()
+        if self.archive is not None:
+            self.archive.close()
         shutil.rmtree(self._root, ignore_errors=True)
 
     def __enter__(self) -> "Session":
@@ -111,13 +124,22 @@ class Session:
             shutil.rmtree(folder, ignore_errors=True)
 
     def _reference_file(self, reference_src: str) -> Path:
-        """One file per reference text, at a stable path: the task's key includes its path."""
+        """One file per reference text, at a stable path: the task's key includes its path.
+        With a store, the path is the same in every session (under the cache folder), so
+        that the answers a session stored serve the next one."""
         digest = hashlib.sha256(reference_src.encode()).hexdigest()[:24]
-        path = self._root / "tasks" / digest / "reference.py"
+        root = self._root
+        if self.archive is not None:
+            from kernelproof.config import cache_dir
+
+            root = cache_dir() / "session-tasks"
+        path = root / "tasks" / digest / "reference.py"
         with self._lock:
-            if not path.is_file():
+            if not path.is_file():  # written whole, then renamed: other sessions read it
                 path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(reference_src, encoding="utf-8")
+                partial = path.with_name(f".{secrets.token_hex(8)}.partial")
+                partial.write_text(reference_src, encoding="utf-8")
+                partial.replace(path)
         return path
 
     def _shared_seed(self, reference_src: str) -> int:

@@ -286,7 +286,7 @@ class _Run:
                 stacks = native.reference_stacks
                 if self.memo is not None and pair.contained and stacks is not None \
                         and stacks.samples:
-                    self.memo.reference_stacks = stacks
+                    self.memo.remember_stacks(stacks)
             result = runner.run([g for g in runnable if not g.is_default])
         finally:
             if native is not None and native.running:

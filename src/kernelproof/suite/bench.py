@@ -70,8 +70,10 @@ def run_bench(suite: Path, solutions: Path, options: BenchOptions,
             pending.append((item, verify_call(item, options.profile, options.overrides)))
     executor: Executor = (
         RayCluster(address=None if options.ray == "local" else options.ray, device=base.device,
-                   num_cpus=options.jobs if options.ray == "local" else None)
-        if options.ray else LocalPool(jobs=options.jobs)
+                   num_cpus=options.jobs if options.ray == "local" else None,
+                   store_url=store.url if options.ray == "local"
+                   or not store.url.startswith("sqlite") else None)
+        if options.ray else LocalPool(jobs=options.jobs, store_url=store.url)
     )
     status = RunStatus.FINISHED
     with _progress(console) as progress:

@@ -65,13 +65,16 @@ class LocalPool:
     """``jobs`` verifications in flight at once, in threads of this process."""
 
     jobs: int = 1
+    store_url: str | None = None
+    """The results store that keeps the reference's answers across runs (``bench``'s own)."""
+
     _executor: ThreadPoolExecutor | None = None
     _session: Session | None = None
 
     def results(self, calls: list[tuple[BenchItem, VerifyCall]]) -> Iterator[tuple[BenchItem, Report]]:
         self._executor = ThreadPoolExecutor(max_workers=max(1, self.jobs),
                                             thread_name_prefix="kernelproof-bench")
-        session = self._session = Session()
+        session = self._session = Session(store=self.store_url)
         futures: dict[Future[Report], BenchItem] = {
             self._executor.submit(call.run, session): item for item, call in calls
         }
@@ -98,8 +101,8 @@ class LocalPool:
 class SessionActor:
     """A Ray actor: one Session for every verification it runs (reports cross as JSON)."""
 
-    def __init__(self) -> None:
-        self.session = Session()
+    def __init__(self, store_url: str | None = None) -> None:
+        self.session = Session(store=store_url)
 
     def verify(self, call: VerifyCall) -> str:
         return call.run(self.session).to_json()
@@ -112,6 +115,10 @@ class RayCluster:
     address: str | None = None
     device: str = "cpu"
     num_cpus: int | None = None
+    store_url: str | None = None
+    """The results store that keeps the reference's answers across runs: only one every
+    node can reach (a server database; a SQLite file only on a one-machine cluster)."""
+
     _refs: list[Any] = field(default_factory=list)
 
     def _connect(self) -> Any:
@@ -165,7 +172,7 @@ class RayCluster:
         slots = int(ray.available_resources().get(kind, 0)) or 1
         resources = {"num_gpus": 1, "num_cpus": 1} if self.device == "cuda" else {"num_cpus": 1}
         actor = ray.remote(max_restarts=0, **resources)(SessionActor)
-        return [actor.remote() for _ in range(max(1, min(slots, wanted)))]
+        return [actor.remote(self.store_url) for _ in range(max(1, min(slots, wanted)))]
 
     def cancel(self) -> None:
         import ray

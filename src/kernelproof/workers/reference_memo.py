@@ -45,6 +45,7 @@ _Value = TypeVar("_Value")
 
 if TYPE_CHECKING:
     from kernelproof.config import Settings
+    from kernelproof.suite.answer_archive import AnswerArchive
     from kernelproof.tasks.source import TaskSource
 
 #: Operations whose answers depend on the task and the worker's history only.
@@ -61,6 +62,9 @@ SEED_SETTINGS = frozenset({"base_seed", "input_seeds"})
 #: Bytes of reference outputs one memo keeps at most. Past it, answers are no longer stored
 #: (they are still served from what is kept): a stress shape's oracle can be hundreds of MiB.
 MAX_MEMO_BYTES = 1 << 30
+
+#: The archive's name for the reference's native-stack profile.
+STACKS_VALUE = "reference-stacks"
 
 #: Idle reference workers kept per task: one per verification that may run at once here.
 MAX_IDLE_REFERENCES = 2
@@ -135,6 +139,9 @@ class TaskMemo:
     reference_stacks: Any = None
     """The reference's native stack profile, sampled while it ran the default shape once."""
 
+    archive: "AnswerArchive | None" = None
+    """Where answers are also kept across sessions (the results store), if anywhere."""
+
     derived: dict[str, Any] = field(default_factory=dict)
     """What the controller computed from remembered answers alone (the task's adequacy
     findings), keyed by what it was computed from."""
@@ -160,11 +167,46 @@ class TaskMemo:
         if response.reply is None or response.death is not None:
             return  # a death says nothing about the task
         size = sum(t.numel() * t.element_size() for t in response.tensors)
+        remembered = Remembered(response.reply, tuple(response.tensors))
         with self.lock:
             if key in self.answers or self.stored_bytes + size > MAX_MEMO_BYTES:
                 return
-            self.answers[key] = Remembered(response.reply, tuple(response.tensors))
+            self.answers[key] = remembered
             self.stored_bytes += size
+        if self.archive is not None:
+            self.archive.save(self.key, key, remembered, size)
+
+    def remember_stacks(self, stacks: Any) -> None:
+        """Keep the reference's native-stack profile (and archive it): a verification whose
+        reference answers are all replayed leaves the reference worker idle, with nothing
+        to sample."""
+        if stacks is self.reference_stacks:
+            return
+        self.reference_stacks = stacks
+        if self.archive is not None:
+            from dataclasses import asdict
+
+            self.archive.save_value(self.key, STACKS_VALUE, json.dumps(asdict(stacks)))
+
+    def restore(self) -> None:
+        """Take the answers the archive holds for this task (a new memo's first step)."""
+        if self.archive is None:
+            return
+        stored = self.archive.load(self.key)
+        stacks = stored.values.get(STACKS_VALUE)
+        if stacks is not None and self.reference_stacks is None:
+            from kernelproof.checks.native_stacks import NativeProfile
+
+            try:
+                self.reference_stacks = NativeProfile(**json.loads(stacks))
+            except (TypeError, ValueError):
+                pass  # stored by other code: sampled again
+        with self.lock:
+            for key, remembered in stored.answers.items():
+                size = sum(t.numel() * t.element_size() for t in remembered.tensors)
+                if key not in self.answers and self.stored_bytes + size <= MAX_MEMO_BYTES:
+                    self.answers[key] = remembered
+                    self.stored_bytes += size
 
     def derived_value(self, key: str, compute: Callable[[], _Value]) -> _Value:
         """``compute()``, once per ``key`` for this task: a value that depends only on the
@@ -309,6 +351,9 @@ class TaskMemos:
     """The memos of one session, by task key (the oldest dropped past ``capacity``)."""
 
     capacity: int = 16
+    archive: "AnswerArchive | None" = None
+    """The results store's table of answers: new memos start from it and add to it."""
+
     memos: dict[str, TaskMemo] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -317,12 +362,17 @@ class TaskMemos:
         key = task_key(task, readable_paths, settings)
         dropped: list[TaskMemo] = []
         with self.lock:
-            memo = self.memos.pop(key, None) or TaskMemo(key=key)
+            memo = self.memos.pop(key, None)
+            fresh = memo is None
+            if memo is None:
+                memo = TaskMemo(key=key, archive=self.archive)
             self.memos[key] = memo  # most recent last
             while len(self.memos) > self.capacity:
                 dropped.append(self.memos.pop(next(iter(self.memos))))
         for old in dropped:
             old.close()
+        if fresh:
+            memo.restore()
         return memo
 
     def close(self) -> None:
