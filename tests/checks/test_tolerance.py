@@ -126,3 +126,20 @@ def test_float32_overflow_on_huge_outputs_falls_back_to_float64():
                             own_error=OwnError(norm=1e-7, element=1e-7))
     assert not result.passed
     assert result.error_ratio is not None and math.isfinite(result.error_ratio)
+
+
+def test_the_reference_side_is_remembered_but_never_served_stale():
+    # A session compares every candidate with the same replayed reference and oracle: their
+    # side of the comparison is computed once. An in-place change of either is seen.
+    reference, oracle = outputs()
+    candidate = reference + 1e-7
+    first = compare_output(candidate, reference, oracle, policy=ORACLE)
+    again = compare_output(candidate.clone(), reference, oracle, policy=ORACLE)
+    assert again.reference_error == first.reference_error
+    assert again.error_ratio == first.error_ratio
+    reference.add_(1e-4)  # the reference's own error grows: its side must be recomputed
+    changed = compare_output(candidate, reference, oracle, policy=ORACLE)
+    assert changed.reference_error > first.reference_error * 10
+    reference[0, 0] = float("nan")  # and its finiteness too
+    masked = compare_output(candidate, reference, oracle, policy=ORACLE)
+    assert any("finite" in note.message for note in masked.notes)
