@@ -136,6 +136,7 @@ def test_a_results_store_keeps_the_reference_work_for_the_next_session(tmp_path:
         again = second.evaluate(reference, candidate, **options)
         stats = second.stats()
     assert stats["misses"] == 0 and stats["hits"] > 0  # the reference computed nothing
+    assert alone.verdict.value == "verified"  # the task file, under the cache folder, is read
     assert again.verdict == alone.verdict
     assert _outcomes(again) == _outcomes(alone)
     assert _findings(again) == _findings(alone)
