@@ -119,6 +119,23 @@ def verdict_check(candidate: str, expected: str, finding: str | None = None,
     return check
 
 
+def e2e_soak_on_cuda() -> tuple[bool, str]:
+    """The decoder example's honest RMSNorm in its host on the GPU, with a short soak: the
+    soak must read each worker's CUDA memory per step (the CPU never exercises that path)."""
+    from kernelproof.e2e.run import e2e
+
+    decoder = EXAMPLES / "e2e" / "decoder"
+    report = e2e(decoder / "host.py", [f"RMSNorm={decoder / 'rmsnorm_honest.py'}"], soak=16,
+                 device="cuda", seeds=2, timing=False)
+    soak = report.e2e.soak if report.e2e is not None else None
+    ok = (report.verdict.value == "verified" and soak is not None
+          and soak.cuda_memory == "measured")
+    memory = "no soak" if soak is None else (
+        f"cuda memory {soak.cuda_memory}, limit {soak.cuda_memory_limit_bytes / 2**30:.0f} GiB, "
+        f"projected failure {soak.cuda_projected_failure_step}")
+    return ok, f"verdict {report.verdict.value} (expected verified); {memory}; {report.summary[:160]}"
+
+
 def l2_flush() -> tuple[bool, str]:
     import torch
 
@@ -246,6 +263,7 @@ def main() -> int:
                                 memory_limit_gib=48.0)),
         run_check("guard: shadow check on a side stream, time bomb rolled back",
                   guard_side_stream),
+        run_check("e2e soak reads CUDA memory per step", e2e_soak_on_cuda),
     ]
     from rich.console import Console
     from rich.table import Table
