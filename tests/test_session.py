@@ -157,3 +157,20 @@ def test_a_store_that_cannot_be_opened_costs_only_the_reuse(tmp_path: Path):
     archive = AnswerArchive(f"sqlite:///{tmp_path / 'missing-folder' / 'x' / 'results.db'}")
     stored = archive.load("any-task")
     assert stored.answers == {} and stored.values == {}
+
+
+def test_a_row_stored_twice_is_kept_once_and_the_store_stays_in_use(tmp_path: Path):
+    # Two sessions (or processes) store the same answer: the unique key keeps the first row,
+    # and the second writer goes on using the store.
+    from kernelproof.suite.answer_archive import AnswerArchive
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    first, second = AnswerArchive(url), AnswerArchive(url)
+    first.save_value("task", "profile", '{"samples": 1}')
+    second.save_value("task", "profile", '{"samples": 2}')
+    second.save_value("task", "other", '{"samples": 3}')
+    reader = AnswerArchive(url)
+    assert reader.load("task").values == {"profile": '{"samples": 1}',
+                                          "other": '{"samples": 3}'}
+    for archive in (first, second, reader):
+        archive.close()

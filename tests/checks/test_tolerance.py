@@ -3,7 +3,13 @@ import math
 import pytest
 import torch
 
-from kernelproof.checks.tolerance import OwnError, TolerancePolicy, compare_output
+from kernelproof.checks.tolerance import (
+    _DERIVED,
+    OwnError,
+    TolerancePolicy,
+    _working_dtype,
+    compare_output,
+)
 from kernelproof.schema import Severity
 
 ORACLE = TolerancePolicy()
@@ -112,6 +118,7 @@ def test_a_known_own_error_is_judged_alike_in_float32_and_float64(noise, shift):
     candidate = reference + noise * torch.randn(64, 257, generator=generator) + shift
     own = OwnError(norm=2e-7, element=1e-6)
     policy = TolerancePolicy()
+    assert _working_dtype(reference, reference, own, policy) is torch.float32
     fast = compare_output(candidate, reference, reference, policy=policy, own_error=own)
     exact = compare_output(candidate, reference, reference.double(), policy=policy,
                            own_error=own)
@@ -134,6 +141,7 @@ def test_the_reference_side_is_remembered_but_never_served_stale():
     reference, oracle = outputs()
     candidate = reference + 1e-7
     first = compare_output(candidate, reference, oracle, policy=ORACLE)
+    assert id(oracle) in _DERIVED  # remembered for the next candidate
     again = compare_output(candidate.clone(), reference, oracle, policy=ORACLE)
     assert again.reference_error == first.reference_error
     assert again.error_ratio == first.error_ratio

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import DateTime, Index, Integer, LargeBinary, String, Text, select
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Mapped, mapped_column
 
 from kernelproof.suite.store import Base, ResultsStore
@@ -164,15 +164,10 @@ class AnswerArchive:
                 return
             try:
                 with self.store.transaction() as session:
-                    exists = session.execute(select(ReferenceAnswer.id).where(
-                        ReferenceAnswer.task_key == task_key,
-                        ReferenceAnswer.code == row.code,
-                        ReferenceAnswer.answer_key == row.answer_key)).first()
-                    if exists is None:
-                        session.add(row)
+                    session.add(row)
+            except IntegrityError:
+                return  # already stored (by an earlier session or another process): kept
             except SQLAlchemyError as exc:
-                if "UNIQUE" in str(exc).upper():
-                    return  # stored by another process between the check and the insert
                 self._fail("write", exc)
 
     def close(self) -> None:
