@@ -164,3 +164,29 @@ def test_a_restart_resumes_the_queue(database_url, catalog):
     assert [queue.get(i).status for i in ids] == ["done"] * 3
     assert len(store.verifications(run)) == 3
     store.close()
+
+
+def test_a_zombie_worker_counts_as_gone_at_start():
+    # A worker killed with its server is reparented to whoever reaps orphans; until then (or
+    # forever, under an init that does not reap) it is a zombie that kill(pid, 0) still
+    # finds. Its submission must be recovered at start, not after a stale heartbeat.
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from kernelproof.serve.supervisor import _alive
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # exited, not yet reaped: a zombie
+        with open(f"/proc/{child.pid}/stat") as stat:
+            if stat.read().rpartition(")")[2].split()[0] == "Z":
+                break
+        time.sleep(0.01)
+    try:
+        os.kill(child.pid, 0)  # what the check relied on alone: it still finds the zombie
+        assert not _alive(child.pid)
+        assert _alive(os.getpid())
+    finally:
+        child.wait()

@@ -21,6 +21,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from kernelproof.serve.catalog import SuiteCatalog
@@ -82,13 +83,20 @@ def recover_dead_local_workers(queue: SubmissionQueue) -> list[int]:
 
 
 def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs. A zombie does not: a worker killed with its server (parent-death
+    signal) is reparented to whoever reaps orphans, and until that happens (never, under an
+    init that does not reap) ``kill(pid, 0)`` still finds it."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except (OSError, IndexError):
+        return True  # no /proc: kill() is all there is to go on
+    return state not in ("Z", "X")
 
 
 @dataclass
