@@ -480,6 +480,22 @@ def _top_symbol(profile: NativeProfile, routine: str) -> str:
     return max(symbols)[1] if symbols else routine
 
 
+def _usable(profile: NativeProfile) -> bool:
+    return (profile.available and profile.native and profile.samples >= PASSTHROUGH_MIN_SAMPLES
+            and bool(profile.heavy_functions))
+
+
+def passthrough_targets(reference: NativeProfile) -> list[str]:
+    """The library routines a candidate could be caught passing its work through to: those
+    that take at least ``REFERENCE_SHARE`` of the reference's library-kernel samples. Empty
+    when the reference's profile is unusable or its time goes to no such routine: no
+    candidate profile can then be passthrough evidence, so sampling one proves nothing."""
+    if not _usable(reference):
+        return []
+    return sorted(routine for routine in _routines(reference.heavy_functions)
+                  if _share(reference, routine) >= REFERENCE_SHARE)
+
+
 def passthrough_evidence(reference: NativeProfile, candidate: NativeProfile) -> str | None:
     """A message when the candidate's time went mostly to the reference's own heavy kernel.
 
@@ -488,10 +504,8 @@ def passthrough_evidence(reference: NativeProfile, candidate: NativeProfile) -> 
     function, and the candidate showing (almost) no custom code of its own. Returns None
     otherwise.
     """
-    for profile in (reference, candidate):
-        if not profile.available or not profile.native \
-                or profile.samples < PASSTHROUGH_MIN_SAMPLES or not profile.heavy_functions:
-            return None
+    if not (_usable(reference) and _usable(candidate)):
+        return None
     calls = _routines(candidate.heavy_functions)
     if not calls:
         return None

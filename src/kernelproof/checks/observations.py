@@ -54,7 +54,8 @@ def findings_from_observations(
             severity=severity,
             message=str(item.get("message", name))[:MAX_MESSAGE_CHARS],
             evidence=evidence,
-            variant=variant,
+            # Probes deferred past their reply name the call they checked.
+            variant=item["variant"] if isinstance(item.get("variant"), str) else variant,
         ))
     return found
 

@@ -161,16 +161,22 @@ class CallProbe:
     def after(
         self, state: "_CallState", inputs: list[Any], outputs: list[Any], stability_delay_s: float
     ) -> list[Observation]:
+        found, settling = self.after_call(state, inputs, outputs, stability_delay_s)
+        return found + settling.settle()
+
+    def after_call(
+        self, state: "_CallState", inputs: list[Any], outputs: list[Any], stability_delay_s: float
+    ) -> tuple[list[Observation], "Settling"]:
+        """The checks that read the call as it returned, and the ones that must wait (output
+        stability, threads left running): ``Settling.settle`` runs those, at once or after
+        the reply is sent (the wait then overlaps the controller's comparison)."""
         # Snapshot before anything synchronizes: on CUDA, work a candidate left on a side
         # stream is still running, and the later comparison sees it land.
         snapshots = [out.clone() if isinstance(out, torch.Tensor) else None for out in outputs]
-        found: list[Observation] = []
-        found += self._check_inputs(state, inputs)
-        found += self._check_outputs(inputs, outputs)
+        found = self._check_inputs(state, inputs) + self._check_outputs(inputs, outputs)
         delay = min(max(stability_delay_s, MIN_STABILITY_DELAY_S), MAX_STABILITY_DELAY_S)
-        found += self._check_stability(snapshots, outputs, delay)
-        found += self._check_threads(state)
-        return found
+        return found, Settling(snapshots=snapshots, outputs=list(outputs), threads=state.threads,
+                               deadline=time.monotonic() + delay, delay_s=delay)
 
     def _check_inputs(self, state: "_CallState", inputs: list[Any]) -> list[Observation]:
         found = []
@@ -230,14 +236,25 @@ class CallProbe:
         del self.remembered[:-REMEMBERED_OUTPUTS]
         return found
 
-    def _check_stability(
-        self, snapshots: list[Any], outputs: list[Any], delay_s: float
-    ) -> list[Observation]:
-        time.sleep(delay_s)
+
+@dataclass
+class Settling:
+    """The checks of one call that wait until ``deadline``: a side thread or stream that
+    finishes the output after the call returned (HACKS row 6) needs about as long as the
+    honest computation."""
+
+    snapshots: list[Any]
+    outputs: list[Any]
+    threads: set[str]
+    deadline: float
+    delay_s: float
+
+    def settle(self) -> list[Observation]:
+        time.sleep(max(0.0, self.deadline - time.monotonic()))
         if torch.cuda.is_available():
             torch.cuda.synchronize()
         found = []
-        for index, (snapshot, out) in enumerate(zip(snapshots, outputs)):
+        for index, (snapshot, out) in enumerate(zip(self.snapshots, self.outputs)):
             if snapshot is not None and not bitwise_equal(snapshot, out):
                 found.append(
                     observation(
@@ -245,22 +262,19 @@ class CallProbe:
                         f"output {index} changed after the call returned: work continues on a "
                         "side thread or stream that the timer does not see",
                         output=index,
-                        delay_s=delay_s,
+                        delay_s=self.delay_s,
                     )
                 )
-        return found
-
-    def _check_threads(self, state: "_CallState") -> list[Observation]:
-        new = sorted(_live_threads() - state.threads)
-        if not new:
-            return []
-        return [
-            observation(
-                FindingCheck.NEW_THREADS,
-                f"{len(new)} Python thread(s) still alive after the call: {', '.join(new[:5])}",
-                threads=new[:20],
+        new = sorted(_live_threads() - self.threads)
+        if new:
+            found.append(
+                observation(
+                    FindingCheck.NEW_THREADS,
+                    f"{len(new)} Python thread(s) still alive after the call: {', '.join(new[:5])}",
+                    threads=new[:20],
+                )
             )
-        ]
+        return found
 
 
 @dataclass

@@ -15,7 +15,7 @@ from kernelproof.checks.observations import findings_from_observations
 from kernelproof.checks.op_policy import CallOps
 from kernelproof.checks.tolerance import Comparison, OwnError, TolerancePolicy, compare_output
 from kernelproof.workers.pair import WorkerPair, prepare_request
-from kernelproof.workers.protocol import PrepareReply, RunReply, RunRequest
+from kernelproof.workers.protocol import PrepareReply, RunReply, RunRequest, SettleRequest
 from kernelproof.schema.envelope import CallSignature
 from kernelproof.schema import (
     CorrectnessTest,
@@ -114,9 +114,18 @@ class MatrixRunner:
     """The candidate's outputs on the first seed, to compare repeated runs with."""
 
     def run(self, groups: list[ShapeGroup]) -> MatrixResult:
-        for group in groups:
-            self._run_group(group)
+        try:
+            for group in groups:
+                self._run_group(group)
+        finally:
+            self._settle_candidate()
         return self.result
+
+    def _settle_candidate(self) -> None:
+        """Collect what the candidate's deferred probes found after its last reply."""
+        if self.pair.candidate is None or self.pair.candidate_death is not None:
+            return
+        self._observe(self.pair.ask_candidate(SettleRequest()), None)
 
     # -- one group -------------------------------------------------------------------------
 
@@ -203,7 +212,8 @@ class MatrixRunner:
         # checked calls too, "profiler off" no longer tells a candidate it is being timed.
         candidate = self.pair.ask_candidate(RunRequest(variant=variant, threads=threads,
                                                        record_ops=_recorded(variant),
-                                                       stability_delay_s=delay, given=given),
+                                                       stability_delay_s=delay, given=given,
+                                                       defer_probes=True),
                                             tensors)
         self._observe(candidate, variant.name)
         if not candidate.ok:

@@ -13,7 +13,8 @@ from collections import Counter
 from dataclasses import asdict
 from typing import Any
 
-from kernelproof.checks.native_stacks import NativeProfile, StackSampler, passthrough_evidence
+from kernelproof.checks.native_stacks import (NativeProfile, StackSampler, passthrough_evidence,
+                                               passthrough_targets)
 from kernelproof.checks.op_policy import KERNEL_FAMILIES, kernel_families
 from kernelproof.schema import Finding, FindingCheck, Severity
 from kernelproof.workers.process import WorkerProcess
@@ -33,8 +34,20 @@ class NativeAudit:
         self.passthrough: str | None = None
         self.reference_stacks = reference_stacks
         self.samplers: dict[str, tuple[StackSampler, WorkerProcess]] = {}
+        #: Why the candidate is not sampled ('' when it is).
+        self.unsampled = ""
+        if reference_stacks is not None and not passthrough_targets(reference_stacks):
+            # Sampling costs the candidate a pause per sample and the machine a py-spy start
+            # (about 0.6 s a verification here); the rule below could not use what it saw.
+            self.unsampled = ("not sampled: the reference's profile shows no library routine "
+                              "(GEMM, convolution, oneDNN) a candidate could pass its work "
+                              "through to" if reference_stacks.available else
+                              "not sampled: the reference's profile is unavailable "
+                              f"({reference_stacks.reason})")
         for role, worker in (("reference", reference), ("candidate", candidate)):
             if role == "reference" and reference_stacks is not None:
+                continue
+            if role == "candidate" and self.unsampled:
                 continue
             if worker is not None and worker.tree is not None and worker.alive:
                 self.samplers[role] = (StackSampler(), worker)
@@ -51,6 +64,8 @@ class NativeAudit:
         """Stop sampling; the report's ``op_audit.native`` section."""
         self.running = False
         profiles = {role: sampler.stop() for role, (sampler, _) in self.samplers.items()}
+        if self.unsampled:
+            profiles["candidate"] = NativeProfile(available=False, reason=self.unsampled)
         if self.reference_stacks is not None:
             profiles["reference"] = self.reference_stacks
         self.reference_stacks = profiles.get("reference")

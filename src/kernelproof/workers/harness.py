@@ -30,6 +30,7 @@ from kernelproof.workers.protocol import (
     ReplyData,
     RunReply,
     RunRequest,
+    SettleRequest,
     WorkReply,
     WorkRequest,
     parse_request,
@@ -103,6 +104,9 @@ class Harness(TimedCalls):
     audit: Any = None
     render_cache: dict[str, types.ModuleType] = field(default_factory=dict)
     pending: list[dict[str, Any]] = field(default_factory=list)
+    settling: Any = None
+    """The deferred probes of the last call (:attr:`RunRequest.defer_probes`): a
+    ``(variant name, Settling)`` pair that runs after its reply is sent."""
     timer: Any = None
     timed_outputs: dict[str, list[list[Any]]] = field(default_factory=dict)
     """The outputs of the last timed batch, per baseline (eager, compile, graph)."""
@@ -140,11 +144,25 @@ class Harness(TimedCalls):
             # batch's request, whose wall time the controller compares between the workers;
             # the fetch that follows every round runs it.
             op = getattr(request, "op", None)
-            reply.observations = self._drain_observations(snapshot=op != "time")
+            deferred = self.settling is not None
+            reply.observations = self._drain_observations(
+                snapshot=op != "time" and not deferred)
             # The harness's own channel (a socket that carries memory files) is not the
             # candidate's network use.
             with self.audit.quiet() if self.audit is not None else contextlib.nullcontext():
                 send(self.conn, reply.model_dump(mode="json"), tensors_out)
+            if deferred:
+                self._settle()
+
+    def _settle(self) -> None:
+        """Run the last call's deferred probes and the tamper diff, now that its reply is on
+        its way; what they find goes with the next reply, naming the call's variant."""
+        variant, settling = self.settling
+        self.settling = None
+        found = settling.settle() + self._drain_observations()
+        for item in found:
+            item.setdefault("variant", variant)
+        self.pending += found
 
     def _drain_observations(self, *, snapshot: bool = True) -> list[dict[str, Any]]:
         found, self.pending = self.pending, []
@@ -279,9 +297,15 @@ class Harness(TimedCalls):
             data.ops = recorder.summary()
         outputs = list(raw) if isinstance(raw, (tuple, list)) else [raw]
         if self.probe is not None and state is not None:
-            self.pending += self.probe.after(
-                state, inputs, outputs, request.stability_delay_s
-            )
+            found, settling = self.probe.after_call(state, inputs, outputs,
+                                                    request.stability_delay_s)
+            self.pending += found
+            if request.defer_probes and self.spec.device == "cpu":
+                # On CUDA the outputs must wait for the stability probe's synchronize before
+                # they are sent; on the CPU they are sent as the call left them.
+                self.settling = (request.variant.name, settling)
+            else:
+                self.pending += settling.settle()
         data.outputs = [describe(o) for o in outputs]
         if self.spec.device == "cuda":
             data.cuda_memory = _cuda_memory()
@@ -307,6 +331,10 @@ class Harness(TimedCalls):
             data.input_count = len(input_tensors)
             sendable += [plain_tensor(x) for x in input_tensors]
         return data, sendable
+
+    def op_settle(self, request: SettleRequest, tensors: list[Any]) -> tuple[ReplyData, list[Any]]:
+        """Nothing to do: the reply carries what the deferred probes found."""
+        return ReplyData(), []
 
     def op_work(self, request: WorkRequest, tensors: list[Any]) -> tuple[WorkReply, list[Any]]:
         """FLOPs and compulsory bytes of one reference call, for the speed-of-light floor."""
@@ -371,6 +399,7 @@ HANDLERS: dict[str, Callable[[Harness, Any, list[Any]], tuple[ReplyData, list[An
     "fetch": Harness.op_fetch,
     "work": Harness.op_work,
     "plan": Harness.op_plan,
+    "settle": Harness.op_settle,
 }
 
 

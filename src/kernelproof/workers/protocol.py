@@ -93,6 +93,12 @@ class RunRequest(_Request):
     stability_delay_s: float = 0.05
     """Candidate only: how long the stability probe waits before reading the outputs again."""
 
+    defer_probes: bool = False
+    """Candidate only, on the CPU: send the outputs as the call left them and run the
+    stability wait and the tamper diff after the reply is sent, while the controller compares.
+    Their observations (each naming its variant) come with the next reply; a
+    :class:`SettleRequest` collects the last ones."""
+
     threads: int | None = None
     """Run the call with torch's and numba's pools at this many threads; None: the worker's
     own count (the machine's, for correctness)."""
@@ -173,6 +179,13 @@ class PlanRequest(_Request):
     """The knobs to render the task with."""
 
 
+class SettleRequest(_Request):
+    """Answer with the observations of the probes deferred after earlier replies
+    (:attr:`RunRequest.defer_probes`), once they have run."""
+
+    op: Literal["settle"] = "settle"
+
+
 class ExitRequest(_Request):
     """Stop serving: the worker returns from its loop and exits. Never answered."""
 
@@ -181,7 +194,7 @@ class ExitRequest(_Request):
 
 WorkerRequest = Annotated[
     Union[BuildRequest, PrepareRequest, RunRequest, TimeRequest, FetchRequest, WorkRequest,
-          PlanRequest, ExitRequest],
+          PlanRequest, SettleRequest, ExitRequest],
     Field(discriminator="op"),
 ]
 """Any request a worker serves, told apart by ``op``."""

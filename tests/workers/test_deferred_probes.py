@@ -1,0 +1,70 @@
+"""Probes deferred past their reply (``RunRequest.defer_probes``): the stability wait and the
+tamper diff run while the controller compares, and what they find still reaches it, naming
+the call it belongs to. A real candidate worker with a background-thread candidate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kernelproof.config import resolve_settings
+from kernelproof.schema.variant import InputVariant, VariantKind
+from kernelproof.tasks.source import read_task
+from kernelproof.workers.pair import WorkerPair, prepare_request
+from kernelproof.workers.protocol import PrepareReply, RunRequest, SettleRequest
+
+pytestmark = pytest.mark.slow
+
+#: Fills its output from a thread 30 ms after returning: inside the stability wait below.
+LATE_FILL = """
+import threading, time
+import torch
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        out = torch.zeros_like(x)
+        answer = torch.softmax(x, dim=-1)
+        threading.Thread(target=lambda: (time.sleep(0.03), out.copy_(answer))).start()
+        return out
+"""
+
+
+def _checks(response) -> dict[str, str | None]:
+    return {item["check"]: item.get("variant") for item in response.reply.observations}
+
+
+@pytest.mark.parametrize("deferred", [True, False])
+def test_an_output_filled_after_the_call_is_seen_whether_or_not_the_wait_is_deferred(
+        examples: Path, tmp_path: Path, deferred: bool):
+    candidate = tmp_path / "late.py"
+    candidate.write_text(LATE_FILL)
+    task = read_task(examples / "softmax" / "reference.py")
+    with WorkerPair(task=task, candidate_path=candidate, settings=resolve_settings()) as pair:
+        assert pair.start_candidate().ok
+        pair.start_reference()
+        reference = pair.ask_reference(prepare_request(task.default_knobs, 0))
+        assert reference.ok, reference.failure
+        names = reference.data_as(PrepareReply).state_names
+        assert pair.ask_candidate(prepare_request(task.default_knobs, 0, names),
+                                  reference.tensors).ok
+        variants = [InputVariant(name=f"seed:{i}", kind=VariantKind.SEED, seed=i) for i in (1, 2)]
+        replies = [pair.ask_candidate(RunRequest(variant=v, stability_delay_s=0.2,
+                                                 defer_probes=deferred)) for v in variants]
+        settled = pair.ask_candidate(SettleRequest())
+    assert all(r.ok for r in replies) and settled.ok
+    first, second = (_checks(r) for r in replies)
+    if deferred:
+        # The first call's wait ran after its reply: its finding comes with the second reply,
+        # and the last call's with the settle request, each naming its own call.
+        assert "output-unstable" not in first
+        assert second["output-unstable"] == "seed:1"
+        assert _checks(settled)["output-unstable"] == "seed:2"
+    else:
+        assert "output-unstable" in first and "output-unstable" in second
+        assert "output-unstable" not in _checks(settled)
+    # The output sent is the one the call returned, before the thread filled it: all zeros
+    # when deferred; filled when the harness waited before sending.
+    sent = replies[0].tensors[0]
+    assert bool((sent == 0).all()) is deferred
