@@ -8,6 +8,7 @@ nothing, while a present one is hard to fake by accident. The controller decides
 from __future__ import annotations
 
 import builtins
+import operator
 import threading
 import time
 from dataclasses import dataclass, field
@@ -22,6 +23,16 @@ from kernelproof.schema.checks import FindingCheck
 #: so the controller asks for twice the reference's call time, within these bounds.
 MIN_STABILITY_DELAY_S = 0.002
 MAX_STABILITY_DELAY_S = 0.25
+
+#: Bounds of the wait when the outputs were sent before it (``RunRequest.defer_probes``). The
+#: controller then judges the values as the call left them, so work that lands after the send
+#: makes the cell wrong whatever the probe sees, and work that landed before it changed the
+#: output since the snapshot: the comparison only has to come after the send (about a
+#: millisecond after the call), and the wait only lets a ready side thread run once. A long
+#: wait (a denormal-slowed reference asked for 0.69 s on one cell) would only hold the next
+#: request back: the controller's comparison of a cell takes about 2 ms here.
+MIN_DEFERRED_DELAY_S = 0.0005
+MAX_DEFERRED_DELAY_S = 0.01
 
 #: Earlier outputs kept alive so that a new output aliasing one of them can be detected
 #: (HACKS rows 9 and 16). Keeping them alive also stops their memory being reused legitimately.
@@ -92,6 +103,10 @@ class CallableSnapshot:
 
     entries: dict[str, int] = field(default_factory=dict)
     extra: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    untouched: list[tuple[Any, list[Any], list[Any]]] = field(default_factory=list)
+    """Each namespace's dict, its keys and its values when last found unchanged: a diff that
+    finds every key and value the very same object is skipped (this runs after every reply;
+    the full diff walks thousands of callables, about a millisecond)."""
 
     @classmethod
     def take(cls, extra: dict[str, Callable[..., Any]] | None = None) -> "CallableSnapshot":
@@ -99,19 +114,40 @@ class CallableSnapshot:
         for prefix, space in _watched_namespaces().items():
             for name, value in _public_callables(space):
                 entries[f"{prefix}.{name}"] = id(value)
-        return cls(entries=entries, extra=dict(extra or {}))
+        return cls(entries=entries, extra=dict(extra or {}), untouched=_namespace_states())
 
     def changed(self) -> list[str]:
         """Names whose object is no longer the one snapshotted (replaced or deleted)."""
+        changed = [name for name, original in self.extra.items() if _resolve(name) is not original]
+        if self.untouched and all(_same_state(state) for state in self.untouched):
+            return changed
         now: dict[str, int] = {}
         for prefix, space in _watched_namespaces().items():
             for name, value in _public_callables(space):
                 now[f"{prefix}.{name}"] = id(value)
-        changed = sorted(name for name, ident in self.entries.items() if now.get(name) != ident)
-        for name, original in self.extra.items():
-            if _resolve(name) is not original:
-                changed.append(name)
-        return changed
+        replaced = sorted(name for name, ident in self.entries.items() if now.get(name) != ident)
+        # A method set on torch.Tensor that it only inherited until now (``add`` lives on
+        # the C base class) shadows it for every tensor: new there is replaced.
+        replaced += sorted(name for name in now
+                           if name.startswith("torch.Tensor.") and name not in self.entries)
+        if not replaced:
+            # Something else in a namespace changed (a private flag, a lazy submodule): the
+            # next diff starts from here.
+            self.untouched = _namespace_states()
+        return replaced + changed
+
+
+def _namespace_states() -> list[tuple[Any, list[Any], list[Any]]]:
+    return [(vars(space), list(vars(space)), list(vars(space).values()))
+            for space in _watched_namespaces().values()]
+
+
+def _same_state(state: tuple[Any, list[Any], list[Any]]) -> bool:
+    """Whether a namespace dict still holds the very same keys and values, in order. Compared
+    by identity in C (``operator.is_``): no ``__eq__`` of a candidate's object runs."""
+    namespace, keys, values = state
+    return (len(namespace) == len(keys) and all(map(operator.is_, namespace, keys))
+            and all(map(operator.is_, namespace.values(), values)))
 
 
 def _resolve(dotted: str) -> Any:
@@ -165,7 +201,8 @@ class CallProbe:
         return found + settling.settle()
 
     def after_call(
-        self, state: "_CallState", inputs: list[Any], outputs: list[Any], stability_delay_s: float
+        self, state: "_CallState", inputs: list[Any], outputs: list[Any], stability_delay_s: float,
+        deferred: bool = False,
     ) -> tuple[list[Observation], "Settling"]:
         """The checks that read the call as it returned, and the ones that must wait (output
         stability, threads left running): ``Settling.settle`` runs those, at once or after
@@ -174,7 +211,9 @@ class CallProbe:
         # stream is still running, and the later comparison sees it land.
         snapshots = [out.clone() if isinstance(out, torch.Tensor) else None for out in outputs]
         found = self._check_inputs(state, inputs) + self._check_outputs(inputs, outputs)
-        delay = min(max(stability_delay_s, MIN_STABILITY_DELAY_S), MAX_STABILITY_DELAY_S)
+        low, high = ((MIN_DEFERRED_DELAY_S, MAX_DEFERRED_DELAY_S) if deferred
+                     else (MIN_STABILITY_DELAY_S, MAX_STABILITY_DELAY_S))
+        delay = min(max(stability_delay_s, low), high)
         return found, Settling(snapshots=snapshots, outputs=list(outputs), threads=state.threads,
                                deadline=time.monotonic() + delay, delay_s=delay)
 

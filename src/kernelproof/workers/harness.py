@@ -297,12 +297,13 @@ class Harness(TimedCalls):
             data.ops = recorder.summary()
         outputs = list(raw) if isinstance(raw, (tuple, list)) else [raw]
         if self.probe is not None and state is not None:
+            # On CUDA the outputs must wait for the stability probe's synchronize before they
+            # are sent; on the CPU they are sent as the call left them.
+            deferred = request.defer_probes and self.spec.device == "cpu"
             found, settling = self.probe.after_call(state, inputs, outputs,
-                                                    request.stability_delay_s)
+                                                    request.stability_delay_s, deferred)
             self.pending += found
-            if request.defer_probes and self.spec.device == "cpu":
-                # On CUDA the outputs must wait for the stability probe's synchronize before
-                # they are sent; on the CPU they are sent as the call left them.
+            if deferred:
                 self.settling = (request.variant.name, settling)
             else:
                 self.pending += settling.settle()
