@@ -16,17 +16,23 @@ from kernelproof.workers.protocol import PrepareReply, RunRequest, SettleRequest
 
 pytestmark = pytest.mark.slow
 
-#: Fills its output from a thread 30 ms after returning: inside the stability wait below.
+#: Fills its output from a thread after returning, a piece every half millisecond (some 40 ms
+#: in all): under way when the call returns, done within the harness's 0.2 s wait.
 LATE_FILL = """
 import threading, time
 import torch
 
 
+def _fill(out, answer):
+    for piece, chunk in zip(out.view(-1).chunk(64), answer.view(-1).chunk(64)):
+        time.sleep(0.0005)
+        piece.copy_(chunk)
+
+
 class ModelNew(torch.nn.Module):
     def forward(self, x):
         out = torch.zeros_like(x)
-        answer = torch.softmax(x, dim=-1)
-        threading.Thread(target=lambda: (time.sleep(0.03), out.copy_(answer))).start()
+        threading.Thread(target=_fill, args=(out, torch.softmax(x, dim=-1))).start()
         return out
 """
 
@@ -64,7 +70,7 @@ def test_an_output_filled_after_the_call_is_seen_whether_or_not_the_wait_is_defe
     else:
         assert "output-unstable" in first and "output-unstable" in second
         assert "output-unstable" not in _checks(settled)
-    # The output sent is the one the call returned, before the thread filled it: all zeros
-    # when deferred; filled when the harness waited before sending.
+    # Deferred, the output is sent as the call left it, the thread's fill still under way:
+    # the controller compares an unfinished output. Waited for, it is sent filled.
     sent = replies[0].tensors[0]
-    assert bool((sent == 0).all()) is deferred
+    assert bool((sent == 0).any()) is deferred

@@ -24,14 +24,12 @@ from kernelproof.schema.checks import FindingCheck
 MIN_STABILITY_DELAY_S = 0.002
 MAX_STABILITY_DELAY_S = 0.25
 
-#: Bounds of the wait when the outputs were sent before it (``RunRequest.defer_probes``). The
+#: The longest wait when the outputs were sent before it (``RunRequest.defer_probes``). The
 #: controller then judges the values as the call left them, so work that lands after the send
 #: makes the cell wrong whatever the probe sees, and work that landed before it changed the
-#: output since the snapshot: the comparison only has to come after the send (about a
-#: millisecond after the call), and the wait only lets a ready side thread run once. A long
-#: wait (a denormal-slowed reference asked for 0.69 s on one cell) would only hold the next
-#: request back: the controller's comparison of a cell takes about 2 ms here.
-MIN_DEFERRED_DELAY_S = 0.0005
+#: output since the snapshot. The wait past the send only lets a side thread write something
+#: the probe can name (the minimum above), and a longer one (a denormal-slowed reference asked
+#: for 0.69 s on one cell) would only hold the next request back.
 MAX_DEFERRED_DELAY_S = 0.01
 
 #: Earlier outputs kept alive so that a new output aliasing one of them can be detected
@@ -211,9 +209,8 @@ class CallProbe:
         # stream is still running, and the later comparison sees it land.
         snapshots = [out.clone() if isinstance(out, torch.Tensor) else None for out in outputs]
         found = self._check_inputs(state, inputs) + self._check_outputs(inputs, outputs)
-        low, high = ((MIN_DEFERRED_DELAY_S, MAX_DEFERRED_DELAY_S) if deferred
-                     else (MIN_STABILITY_DELAY_S, MAX_STABILITY_DELAY_S))
-        delay = min(max(stability_delay_s, low), high)
+        delay = min(max(stability_delay_s, MIN_STABILITY_DELAY_S),
+                    MAX_DEFERRED_DELAY_S if deferred else MAX_STABILITY_DELAY_S)
         return found, Settling(snapshots=snapshots, outputs=list(outputs), threads=state.threads,
                                deadline=time.monotonic() + delay, delay_s=delay)
 
