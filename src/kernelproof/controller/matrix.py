@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field, replace
-from typing import Any
+from functools import partial
+from typing import Any, Callable
 
 from kernelproof.checks.degenerate import DefaultCall
 from kernelproof.checks.observations import findings_from_observations
@@ -112,14 +113,24 @@ class MatrixRunner:
     first_outputs: list[Any] | None = None
     oracle_fallback_noted: bool = False
     """The candidate's outputs on the first seed, to compare repeated runs with."""
+    held_comparison: Callable[[], None] | None = None
+    """The last cell's comparison, held back to run while the candidate computes the next
+    cell (on two cores the two overlap); run before anything else is recorded, so the report
+    lists cells in matrix order."""
 
     def run(self, groups: list[ShapeGroup]) -> MatrixResult:
         try:
             for group in groups:
                 self._run_group(group)
         finally:
+            self._compare_held()
             self._settle_candidate()
         return self.result
+
+    def _compare_held(self) -> None:
+        held, self.held_comparison = self.held_comparison, None
+        if held is not None:
+            held()
 
     def _settle_candidate(self) -> None:
         """Collect what the candidate's deferred probes found after its last reply."""
@@ -210,16 +221,20 @@ class MatrixRunner:
         delay = 2 * (reference.data_as(RunReply).call_s or 0.0)
         # The candidate's profiler runs on most calls but not on all: with it off on some
         # checked calls too, "profiler off" no longer tells a candidate it is being timed.
-        candidate = self.pair.ask_candidate(RunRequest(variant=variant, threads=threads,
-                                                       record_ops=_recorded(variant),
-                                                       stability_delay_s=delay, given=given,
-                                                       defer_probes=True),
-                                            tensors)
+        submitted = self.pair.submit_candidate(RunRequest(variant=variant, threads=threads,
+                                                          record_ops=_recorded(variant),
+                                                          stability_delay_s=delay, given=given,
+                                                          defer_probes=True),
+                                               tensors)
+        try:
+            self._compare_held()
+        finally:  # the reply is collected whatever the comparison did: replies come in order
+            candidate = self.pair.collect_candidate(submitted)
         self._observe(candidate, variant.name)
         if not candidate.ok:
             self._candidate_failed(group, variant, candidate)
             return
-        self._compare(variant, reference, candidate, group)
+        self.held_comparison = partial(self._compare, variant, reference, candidate, group)
 
     # -- outcomes --------------------------------------------------------------------------
 
@@ -372,6 +387,7 @@ class MatrixRunner:
 
     def _record(self, variant: InputVariant, outcome: TestOutcome, message: str,
                 death: WorkerDeath | None = None, **timing: Any) -> None:
+        self._compare_held()
         self.result.tests.append(CorrectnessTest(
             variant=variant, seed=variant.seed, outcome=outcome, message=message[:1000], **timing,
         ))

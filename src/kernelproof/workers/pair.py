@@ -14,7 +14,7 @@ from typing import Any
 from kernelproof.config import Settings, cache_dir
 from kernelproof.tasks.source import TaskSource
 from kernelproof.workers.harness import WorkerSpec
-from kernelproof.workers.process import Response, WorkerDeath, WorkerProcess
+from kernelproof.workers.process import Response, Submitted, WorkerDeath, WorkerProcess
 from kernelproof.workers.protocol import BuildRequest, PrepareRequest, WorkerRequest
 from kernelproof.workers.reference_memo import ReferenceReplay, TaskMemo, WarmReference
 from kernelproof.workers.sandbox import SandboxPlan, grantable, holds_protected, readable_defaults
@@ -226,6 +226,15 @@ class WorkerPair:
         """Ask the candidate worker (a dead one answers with its death)."""
         assert self.candidate is not None
         return self.candidate.request(request, tensors, timeout_s=self._timeout(request))
+
+    def submit_candidate(self, request: WorkerRequest, tensors: list[Any] = ()) -> Submitted:
+        """Send the candidate worker a request whose reply :meth:`collect_candidate` waits for."""
+        assert self.candidate is not None
+        return self.candidate.submit(request, tensors, timeout_s=self._timeout(request))
+
+    def collect_candidate(self, submitted: Submitted) -> Response:
+        assert self.candidate is not None
+        return self.candidate.collect(submitted)
 
     def _timeout(self, request: WorkerRequest) -> float:
         return self.settings.call_timeout_s

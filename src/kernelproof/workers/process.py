@@ -107,6 +107,17 @@ class WorkerDeath:
 
 
 @dataclass
+class Submitted:
+    """A request sent to a worker whose reply is still to be collected."""
+
+    op: str
+    deadline: float
+    timeout_s: float
+    settled: "Response | None" = None
+    """The answer already known when sending failed (a dead worker)."""
+
+
+@dataclass
 class Response:
     """The answer to one request: the worker's reply and tensors, or how it died."""
 
@@ -178,14 +189,32 @@ class WorkerProcess:
         timeout_s: float,
     ) -> Response:
         """Send one request and wait for its reply, the worker's death, or the timeout."""
+        return self.collect(self.submit(request, tensors, timeout_s=timeout_s))
+
+    def submit(
+        self,
+        request: WorkerRequest,
+        tensors: list["torch.Tensor"] = (),
+        *,
+        timeout_s: float,
+    ) -> "Submitted":
+        """Send one request without waiting: the controller works while the worker does, and
+        :meth:`collect` waits for the reply. Every submitted request must be collected before
+        the next is sent (replies come in order)."""
         if self.death is not None:
-            return Response(death=self.death)
+            return Submitted(request.op, 0.0, timeout_s, Response(death=self.death))
         assert self.conn is not None
         try:
             transport.send(self.conn, request.header(), list(tensors))
         except (BrokenPipeError, ConnectionResetError, OSError):
-            return Response(death=self._died())
-        deadline = time.monotonic() + timeout_s
+            return Submitted(request.op, 0.0, timeout_s, Response(death=self._died()))
+        return Submitted(request.op, time.monotonic() + timeout_s, timeout_s)
+
+    def collect(self, submitted: "Submitted") -> Response:
+        """The reply to a submitted request, the worker's death, or the timeout."""
+        if submitted.settled is not None:
+            return submitted.settled
+        deadline, timeout_s = submitted.deadline, submitted.timeout_s
         while True:
             if self.conn.poll(POLL_INTERVAL_S):
                 response = self._receive()
@@ -211,7 +240,7 @@ class WorkerProcess:
                 self.kill()
                 return Response(death=self._record(WorkerDeath(
                     DeathCause.TIMEOUT,
-                    f"timed out: no answer within {timeout_s:g} s (request {request.op!r})",
+                    f"timed out: no answer within {timeout_s:g} s (request {submitted.op!r})",
                     log_tail=self.log_tail(),
                 )))
 
