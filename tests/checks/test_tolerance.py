@@ -151,3 +151,22 @@ def test_the_reference_side_is_remembered_but_never_served_stale():
     reference[0, 0] = float("nan")  # and its finiteness too
     masked = compare_output(candidate, reference, oracle, policy=ORACLE)
     assert any("finite" in note.message for note in masked.notes)
+
+
+def test_comparing_in_reused_buffers_leaves_the_outputs_alone_and_gives_fresh_results():
+    # The working copies live in per-thread buffers reused across comparisons of any size:
+    # a float64 candidate (no conversion) must not be changed in place, and a comparison
+    # after a larger one must judge only its own elements.
+    torch.manual_seed(3)
+    big = torch.randn(4096, dtype=torch.float64)
+    small_oracle = torch.randn(100, dtype=torch.float64)
+    small_candidate = small_oracle + 1e-3
+    kept = small_candidate.clone()
+    policy = TolerancePolicy()
+    compare_output(big + 1.0, big, big, policy=policy)
+    first = compare_output(small_candidate, small_oracle, small_oracle.clone(), policy=policy)
+    assert torch.equal(small_candidate, kept)
+    again = compare_output(small_candidate, small_oracle, small_oracle.clone(), policy=policy)
+    assert first.error_ratio == again.error_ratio and not first.passed
+    assert first.candidate_error == pytest.approx(
+        1e-3 / float(small_oracle.pow(2).mean().sqrt()), rel=1e-6)

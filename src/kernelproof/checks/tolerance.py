@@ -160,27 +160,34 @@ def compare_output(
     if not reference.is_floating_point():
         return _compare_exact(candidate, reference, oracle, policy, own_error)
     work = _working_dtype(reference, oracle, own_error, policy)
-    c, r = candidate.to(work), reference.to(work)
-    o = r if oracle is reference else oracle.to(work)
+    c = _scratch(0, candidate, work).copy_(candidate)
+    # The reference in the working dtype is needed only where its side is not remembered.
+    r = reference if reference.dtype == work else _Lazy(lambda: reference.to(work))
+    o = oracle if oracle.dtype == work and oracle is not reference else (
+        r if oracle is reference else oracle.to(work))
+    if isinstance(o, _Lazy):
+        o = r = o.value()
     comparable: torch.Tensor | None = None  # None: every element
     notes: list[SpecialValueNote] = []
     reference_finite = _derived(reference, oracle, "finite", lambda: _all_finite(reference) and (
         oracle is reference or _all_finite(oracle)))
     if not (reference_finite and _all_finite(candidate)):
         finite_c, finite_r = torch.isfinite(candidate), torch.isfinite(reference)
+        r = _value(r)
         notes = _special_value_notes(c, r, finite_c, finite_r, planted)
         comparable = finite_c & finite_r if o is r else finite_c & finite_r & torch.isfinite(o)
     hard = [n for n in notes if n.severity is Severity.FAIL]
     if policy.mode == "fixed":
-        result = _compare_fixed(c, r, comparable, policy)
+        result = _compare_fixed(c, _value(r), comparable, policy)
     else:
         # The reference's side depends on the reference and the oracle alone: a session
         # compares every candidate with the same replayed tensors, so it is computed once.
         measured = own_error is None
         side = (_derived(reference, oracle, f"side:{measured}",
-                         lambda: _ReferenceSide.of(r, o, measured))
+                         lambda: _ReferenceSide.of(_value(r), o, measured))
                 if comparable is None else None)
-        result = _compare_oracle(c, r, o, comparable, policy, reference.dtype, own_error, side)
+        result = _compare_oracle(c, _value(r) if side is None else None, o, comparable, policy,
+                                 reference.dtype, own_error, side)
         if work != torch.float64 and not math.isfinite(result.error_ratio or 0.0):
             # float32 arithmetic overflowed on huge values: the verdict is float64's
             return compare_output(candidate, reference, oracle.double(), policy=policy,
@@ -196,7 +203,7 @@ def compare_output(
 
 
 def _compare_oracle(
-    c: torch.Tensor, r: torch.Tensor, o: torch.Tensor, mask: torch.Tensor | None,
+    c: torch.Tensor, r: torch.Tensor | None, o: torch.Tensor, mask: torch.Tensor | None,
     policy: TolerancePolicy, dtype: torch.dtype, own_error: OwnError | None = None,
     side: "_ReferenceSide | None" = None,
 ) -> Comparison:
@@ -204,15 +211,19 @@ def _compare_oracle(
         if not bool(mask.any()):
             return Comparison(True, 0.0, 0.0, 0.0, None, "no finite elements to compare")
         if not bool(mask.all()):  # indexing copies: only when something must be left out
+            assert r is not None
             c, r, o = c[mask], r[mask], o[mask]
     eps = torch.finfo(dtype).eps
     if side is None:
+        assert r is not None
         side = _ReferenceSide.of(r, o, own_error is None)
     scale = side.scale
-    # Differences computed once and reused: this runs on every verified timed call too.
-    error_c = (c - o).abs_()
+    # In place on the candidate's working copy (a reused buffer, never the candidate's own
+    # tensor): this runs on every cell and every verified timed call, and fresh temporaries
+    # of 16 MiB cost more in page faults than in arithmetic.
+    error_c = c.sub_(o).abs_()
     norm_c = _rms(error_c) / scale
-    denominator = o.abs().add_(ELEMENT_SCALE_FRACTION * scale)
+    denominator = torch.abs(o, out=_scratch(1, o, o.dtype)).add_(ELEMENT_SCALE_FRACTION * scale)
     elem_c = float(error_c.div_(denominator).max())
     if own_error is not None:  # ``o`` is the reference itself: its error is known, not measured
         norm_r, elem_r = own_error.norm, own_error.element
@@ -346,6 +357,43 @@ def _derived(reference: torch.Tensor, oracle: torch.Tensor, name: str,
     except TypeError:
         pass  # not weakly referenceable: not remembered
     return value
+
+
+#: Bytes of a reused comparison buffer at most (per slot and thread); larger outputs get
+#: fresh temporaries rather than pinning that much memory for the session's life.
+MAX_SCRATCH_BYTES = 64 << 20
+
+_SCRATCH = threading.local()
+
+
+def _scratch(slot: int, like: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """An uninitialised tensor shaped like ``like`` in ``dtype``, on the CPU taken from a
+    buffer this thread reuses for every comparison (no page faults after the first)."""
+    numel = like.numel()
+    if like.device.type != "cpu" or numel * torch.finfo(dtype).bits // 8 > MAX_SCRATCH_BYTES:
+        return torch.empty(like.shape, dtype=dtype, device=like.device)
+    buffers: dict[tuple[int, torch.dtype], torch.Tensor] = _SCRATCH.__dict__.setdefault(
+        "buffers", {})
+    buffer = buffers.get((slot, dtype))
+    if buffer is None or buffer.numel() < numel:
+        buffer = buffers[(slot, dtype)] = torch.empty(numel, dtype=dtype)
+    return buffer[:numel].view(like.shape)
+
+
+class _Lazy:
+    """A value computed on first use."""
+
+    def __init__(self, compute: Callable[[], torch.Tensor]) -> None:
+        self.compute, self.computed = compute, None
+
+    def value(self) -> torch.Tensor:
+        if self.computed is None:
+            self.computed = self.compute()
+        return self.computed
+
+
+def _value(x: "torch.Tensor | _Lazy") -> torch.Tensor:
+    return x.value() if isinstance(x, _Lazy) else x
 
 
 def _all_finite(x: torch.Tensor) -> bool:
