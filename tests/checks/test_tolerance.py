@@ -170,3 +170,19 @@ def test_comparing_in_reused_buffers_leaves_the_outputs_alone_and_gives_fresh_re
     assert first.error_ratio == again.error_ratio and not first.passed
     assert first.candidate_error == pytest.approx(
         1e-3 / float(small_oracle.pow(2).mean().sqrt()), rel=1e-6)
+
+
+def test_reductions_in_float32_fall_back_to_float64_where_float32_overflows():
+    from kernelproof.checks.tolerance import _all_finite, _rms
+
+    huge = torch.full((1000,), 1e20, dtype=torch.float32)  # squares overflow float32
+    assert _rms(huge) == pytest.approx(1e20, rel=1e-6)
+    assert _rms(torch.full((10,), 3.0)) == pytest.approx(3.0)
+    assert _all_finite(torch.ones(5)) and not _all_finite(torch.tensor([1.0, float("nan")]))
+    assert not _all_finite(torch.tensor([float("inf"), -float("inf")]))
+    # A finite tensor whose float32 sum overflows reads as "not known finite": the caller then
+    # checks element by element, which finds every element finite.
+    assert not _all_finite(torch.full((4,), 3e38))
+    verdict = compare_output(torch.full((4,), 3e38), torch.full((4,), 3e38),
+                             torch.full((4,), 3e38, dtype=torch.float64), policy=ORACLE)
+    assert verdict.passed

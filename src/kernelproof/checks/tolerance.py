@@ -402,12 +402,21 @@ def _all_finite(x: torch.Tensor) -> bool:
     "no", which only sends the caller to the element-wise path."""
     if not x.is_floating_point():
         return True
-    return bool(torch.isfinite(x.sum(dtype=torch.float64)))
+    # In the tensor's own dtype (float32 at least): a sum that converts each element on the
+    # way (``dtype=float64``) ran at 4 ns an element, 60x slower on 16 MiB.
+    if x.element_size() >= 4:
+        return bool(torch.isfinite(x.sum()))
+    return bool(torch.isfinite(x.sum(dtype=torch.float32)))
 
 
 def _rms(x: torch.Tensor) -> float:
-    # float64 accumulation whatever the working dtype: a float32 sum of squares overflows
-    return float(torch.linalg.vector_norm(x, dtype=torch.float64)) / max(x.numel(), 1) ** 0.5
+    # In the tensor's own dtype (torch sums in cascades: float32's error is ~1e-7 here, far
+    # below any factor a test applies), and again in float64 where float32's sum of squares
+    # overflowed; converting each element on the way ran 60x slower.
+    norm = float(torch.linalg.vector_norm(x))
+    if not math.isfinite(norm) and x.dtype != torch.float64:
+        norm = float(torch.linalg.vector_norm(x, dtype=torch.float64))
+    return norm / max(x.numel(), 1) ** 0.5
 
 
 def _special_value_notes(c: torch.Tensor, r: torch.Tensor, finite_c: torch.Tensor,
