@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from kernelproof.schema import Report
+from kernelproof.workers.process import start_forkserver
 from kernelproof.workers.reference_memo import TaskMemos
 
 if TYPE_CHECKING:
@@ -63,6 +64,12 @@ class Session:
         """Per task text: its shared base seed and how many calls have used it."""
         self._lock = threading.Lock()
         self._closed = False
+        # The forkserver imports torch while the caller imports the verifier and reads its
+        # first task (a cold session's first verification: 8.0 s, of which 2.0 s waited on it).
+        try:
+            start_forkserver()
+        except Exception:  # noqa: BLE001 - the first worker start reports what is wrong
+            pass
 
     # -- the API ---------------------------------------------------------------------------
 

@@ -79,11 +79,13 @@ def _context() -> Any:
 
 
 def start_forkserver() -> None:
-    """Start the forkserver now (it imports torch once), instead of at the first worker."""
+    """Start the forkserver now, instead of at the first worker: it imports torch (about two
+    seconds here) while the caller goes on with its own work. Returns at once."""
     import multiprocessing.forkserver
 
     _context()
-    multiprocessing.forkserver.ensure_running()
+    with _main_module_hidden():  # the forkserver would import the caller's main script too
+        multiprocessing.forkserver.ensure_running()
 
 
 class DeathCause(str, Enum):
