@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field, replace
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from typing import Any, Callable
 
@@ -113,6 +114,8 @@ class MatrixRunner:
     first_outputs: list[Any] | None = None
     oracle_fallback_noted: bool = False
     """The candidate's outputs on the first seed, to compare repeated runs with."""
+    reference_ahead: ThreadPoolExecutor | None = None
+    """Asks the reference for the next cell while the candidate runs this one."""
     held_comparison: Callable[[], None] | None = None
     """The last cell's comparison, held back to run while the candidate computes the next
     cell (on two cores the two overlap); run before anything else is recorded, so the report
@@ -123,6 +126,9 @@ class MatrixRunner:
             for group in groups:
                 self._run_group(group)
         finally:
+            if self.reference_ahead is not None:
+                self.reference_ahead.shutdown()
+                self.reference_ahead = None
             self._compare_held()
             self._settle_candidate()
         return self.result
@@ -147,8 +153,22 @@ class MatrixRunner:
         names, weights = prepared
         if not self._prepare_candidate(group, names, weights):
             return
-        for variant in group.variants:
-            self._run_variant(group, variant, names, weights)
+        variants = list(group.variants)
+        ahead: Future[Response] | None = None
+        for position, variant in enumerate(variants):
+            reference = ahead.result() if ahead is not None else self._ask_reference(group,
+                                                                                   variant)
+            ahead = None
+            if position + 1 < len(variants) and reference.death is None:
+                # The reference computes the next cell while the candidate computes this
+                # one: the two workers overlap, as the comparison overlaps the candidate.
+                ahead = self._ahead().submit(self._ask_reference, group, variants[position + 1])
+            try:
+                self._run_variant(group, variant, names, weights, reference=reference)
+            except BaseException:
+                if ahead is not None:  # its reply is collected before anything else is asked
+                    ahead.result()
+                raise
         if group.is_default and self.one_thread_sample:
             # The matrix runs at the machine's thread count; a sample of it again at one
             # thread, for kernels whose parallel and serial paths differ.
@@ -193,18 +213,33 @@ class MatrixRunner:
             self.candidate_ready_for = None
         return False
 
+    def _ahead(self) -> ThreadPoolExecutor:
+        if self.reference_ahead is None:
+            self.reference_ahead = ThreadPoolExecutor(max_workers=1,
+                                                      thread_name_prefix="kernelproof-reference")
+        return self.reference_ahead
+
+    def _given(self, variant: InputVariant) -> tuple[list[dict[str, Any]] | None, list[Any]]:
+        return (given_slots(self.saved_arguments)
+                if variant.kind is VariantKind.SAVED and self.saved_arguments is not None
+                else (None, []))
+
+    def _ask_reference(self, group: ShapeGroup, variant: InputVariant,
+                       threads: int | None = None) -> Response:
+        given, tensors = self._given(variant)
+        # Past 2x the float64 oracle costs more than it tells: compare with the reference.
+        return self.pair.ask_reference(RunRequest(variant=variant, threads=threads,
+                                                  oracle=not group.stress, oracle_fallback=True,
+                                                  given=given), tensors)
+
     def _run_variant(
         self, group: ShapeGroup, variant: InputVariant, names: list[str], weights: list[Any],
-        threads: int | None = None,
+        threads: int | None = None, reference: Response | None = None,
     ) -> None:
-        given, tensors = (given_slots(self.saved_arguments)
-                          if variant.kind is VariantKind.SAVED and self.saved_arguments is not None
-                          else (None, []))
-        # Past 2x the float64 oracle costs more than it tells: compare with the reference.
-        reference = self.pair.ask_reference(RunRequest(variant=variant, threads=threads,
-                                                       oracle=not group.stress,
-                                                       oracle_fallback=True, given=given),
-                                            tensors)
+        """One cell: ``reference`` is the reference's answer when it was asked ahead."""
+        given, tensors = self._given(variant)
+        if reference is None:
+            reference = self._ask_reference(group, variant, threads)
         if not reference.ok:
             if group.is_default and variant.kind is VariantKind.SEED:
                 raise TaskFailure(f"the reference fails on its default inputs: "
