@@ -11,12 +11,20 @@ audit hooks, op audit). Timing is off: this measures the verification machinery.
 The "session" rows verify through one :class:`kernelproof.Session` with a fixed seed, as a
 reward loop does: the reference's calls are replayed from its memo, so only the candidate's
 calls count as inside calls there (the reference's run once, in the first verification).
+
+The last table times ``kernelproof verify --no-timing`` as a command, whole (Python's start
+included), with a warm verifier running (``kernelproof warm``, in a cache folder of its own):
+with one fixed ``--seed`` (the memo replays the reference) and with a new seed each call.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -47,6 +55,32 @@ def measure(reference: Path, candidate: Path, probes: bool, seed: int,
     inside = inside_calls(report) if session is None else sum(
         t.candidate_s or 0.0 for t in report.correctness.tests)
     return wall, inside, len(report.correctness.tests)
+
+
+def cli_walls(reference: Path, candidate: Path, repeats: int) -> dict[str, list[float]]:
+    """Wall seconds of whole ``kernelproof verify`` commands served by a warm verifier."""
+    with tempfile.TemporaryDirectory(prefix="kp-warm-bench-") as cache:
+        env = {**os.environ, "KERNELPROOF_CACHE_DIR": cache}
+        cli = [sys.executable, "-m", "kernelproof.cli"]
+        subprocess.run([*cli, "warm"], env=env, check=True, capture_output=True)
+        try:
+            def run(*extra: str) -> float:
+                started = time.monotonic()
+                done = subprocess.run([*cli, "verify", str(reference), str(candidate),
+                                       "--no-timing", *extra], env=env, capture_output=True,
+                                      text=True)
+                wall = time.monotonic() - started
+                if "warm verifier" not in done.stdout + done.stderr:
+                    raise SystemExit(f"the warm verifier did not answer: {done.stderr[-500:]}")
+                return wall
+            run("--seed", "0")  # the task's first verification fills the memo
+            walls: dict[str, list[float]] = {"fixed seed": [], "new seed": []}
+            for _ in range(repeats):
+                walls["fixed seed"].append(run("--seed", "0"))
+                walls["new seed"].append(run())
+            return walls
+        finally:
+            subprocess.run([*cli, "warm", "--stop"], env=env, capture_output=True)
 
 
 def main() -> None:
@@ -88,6 +122,14 @@ def main() -> None:
         on, off = fixed[(True, warm)], fixed[(False, warm)]
         print(f"fixed cost per verification, {label}: {on:.2f} s with probes; "
               f"probes add {on - off:.2f} s ({(on - off) / cells * 1e3:.0f} ms per cell)")
+    walls = cli_walls(reference, args.candidate, args.repeats)
+    cli_table = Table(title="kernelproof verify --no-timing with a warm verifier (whole command)")
+    for column in ("seed", "wall s (median)", "min", "max"):
+        cli_table.add_column(column)
+    for label, values in walls.items():
+        cli_table.add_row(label, f"{statistics.median(values):.2f}", f"{min(values):.2f}",
+                          f"{max(values):.2f}")
+    Console().print(cli_table)
 
 
 if __name__ == "__main__":
