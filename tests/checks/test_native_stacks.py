@@ -74,6 +74,28 @@ def test_mm_and_einsum_land_in_the_same_blas_kernel() -> None:
 
 
 @pytest.mark.slow
+def test_an_interrupted_window_is_collected_later_and_only_once() -> None:
+    """The matrix ends the sampled window, runs its other shapes, then collects: what the
+    target does after the interrupt is not in the profile."""
+    proc = subprocess.Popen([sys.executable, "-c", WORKLOAD.format(seconds=8, op=MM)],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        sampler = StackSampler()
+        sampler.start(proc.pid)
+        time.sleep(1.5)
+        sampler.interrupt()
+        time.sleep(3.0)  # the target keeps working, unsampled: 300 more samples otherwise
+        profile = sampler.collect()
+        assert profile.available, profile.reason
+        assert 0 < profile.samples <= 1.5 * sampler.rate_hz, profile.samples
+        assert not sampler.collect().available  # collected once
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.slow
 def test_nonexistent_pid_is_unavailable_without_raising() -> None:
     sampler = StackSampler()
     sampler.start(2 ** 22 + 12345)

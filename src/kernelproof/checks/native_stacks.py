@@ -321,10 +321,11 @@ class StackSampler:
         self._use_native = False
         self._output: list[bytes] = []
         self._reader: threading.Thread | None = None
+        self._interrupted: tuple[dict[str, str], dict[int, int], dict[int, int]] | None = None
 
     def start(self, pid: int) -> None:
         """Launch py-spy on ``pid`` in the background (on every thread, on-CPU samples only)."""
-        self._reason, self._pid, self._proc = "", pid, None
+        self._reason, self._pid, self._proc, self._interrupted = "", pid, None, None
         try:
             exe = self.py_spy or find_py_spy()
             if exe is None:
@@ -371,28 +372,49 @@ class StackSampler:
 
     def stop(self) -> NativeProfile:
         """Stop sampling (SIGINT so py-spy writes its output; kill on timeout) and parse it."""
+        self.interrupt()
+        return self.collect()
+
+    def interrupt(self) -> None:
+        """End the sampled window now; py-spy symbolises and writes its output (a few tenths
+        of a second for libtorch) while the caller goes on, until :meth:`collect`."""
+        if self._proc is None or self._interrupted is not None:
+            return
         try:
-            return self._stop()
+            self._interrupted = (_library_paths(self._pid), _thread_cpu_ticks(self._pid),
+                                 _namespace_tids(self._pid))
+            if self._proc.poll() is None:
+                try:  # the whole session: nsenter's child is the py-spy that writes the output
+                    os.killpg(self._proc.pid, signal.SIGINT)
+                except OSError:
+                    self._proc.send_signal(signal.SIGINT)
+        except Exception as exc:  # noqa: BLE001 - the sampler must never raise into the caller
+            self._reason = f"sampling failed: {exc}"
+
+    def collect(self) -> NativeProfile:
+        """The profile of the window that :meth:`interrupt` ended (ends it first if not)."""
+        self.interrupt()
+        try:
+            return self._collect()
         except Exception as exc:  # noqa: BLE001 - the sampler must never raise into the caller
             return NativeProfile(available=False, reason=f"sampling failed: {exc}")
         finally:
+            self._interrupted = None
             if self._dir is not None:
                 self._dir.cleanup()
                 self._dir = None
 
-    def _stop(self) -> NativeProfile:
+    def _collect(self) -> NativeProfile:
         proc = self._proc
-        if proc is None or self._dir is None:
+        if proc is not None and self._interrupted is None:  # the interrupt itself failed
+            proc.kill()
+            self._proc = None
+            return NativeProfile(available=False, reason=self._reason or "sampling failed")
+        if proc is None or self._dir is None or self._interrupted is None:
             return NativeProfile(available=False, reason=self._reason or "sampler not started")
         self._proc = None
-        paths = _library_paths(self._pid)
-        ticks_after = _thread_cpu_ticks(self._pid)
-        inner_tids = _namespace_tids(self._pid)
+        paths, ticks_after, inner_tids = self._interrupted
         if proc.poll() is None:
-            try:  # the whole session: nsenter's child is the py-spy that must write its output
-                os.killpg(proc.pid, signal.SIGINT)
-            except OSError:
-                proc.send_signal(signal.SIGINT)
             try:
                 proc.wait(timeout=STOP_TIMEOUT_S)
             except subprocess.TimeoutExpired:

@@ -60,10 +60,15 @@ class NativeAudit:
             sampler.start(worker.tree.server())
         self.running = True
 
+    def interrupt(self) -> None:
+        """End the sampled window; the samplers write their profiles until :meth:`finish`."""
+        for sampler, _ in self.samplers.values():
+            sampler.interrupt()
+
     def finish(self) -> dict[str, Any]:
         """Stop sampling; the report's ``op_audit.native`` section."""
         self.running = False
-        profiles = {role: sampler.stop() for role, (sampler, _) in self.samplers.items()}
+        profiles = {role: sampler.collect() for role, (sampler, _) in self.samplers.items()}
         if self.unsampled:
             profiles["candidate"] = NativeProfile(available=False, reason=self.unsampled)
         if self.reference_stacks is not None:

@@ -282,12 +282,14 @@ class _Run:
         try:
             runner.run([g for g in runnable if g.is_default])
             if native is not None:
+                native.interrupt()  # py-spy writes its profiles while the other shapes run
+            result = runner.run([g for g in runnable if not g.is_default])
+            if native is not None:
                 self.native = native.finish()
                 stacks = native.reference_stacks
                 if self.memo is not None and pair.contained and stacks is not None \
                         and stacks.samples:
                     self.memo.remember_stacks(stacks)
-            result = runner.run([g for g in runnable if not g.is_default])
         finally:
             if native is not None and native.running:
                 self.native = native.finish()
