@@ -132,6 +132,8 @@ class Harness(TimedCalls):
                 if isinstance(request, ExitRequest):
                     return
                 phase = request.phase
+                if self.settling is not None and request.op != "run":
+                    self._settle()  # a run settles once its inputs are built (op_run)
                 data, tensors_out = HANDLERS[request.op](self, request, message.tensors)
                 reply = WorkerReply(ok=True, phase=phase, data=data.dump())
             except BaseException as exc:  # noqa: BLE001 - every failure becomes a value
@@ -151,7 +153,10 @@ class Harness(TimedCalls):
             # candidate's network use.
             with self.audit.quiet() if self.audit is not None else contextlib.nullcontext():
                 send(self.conn, reply.model_dump(mode="json"), tensors_out)
-            if deferred:
+            if deferred and not self.conn.poll(max(0.0, self.settling[1].deadline
+                                                   - time.monotonic())):
+                # The probe's wait ran out before the next request came: settle now. When
+                # the request comes first, its inputs are built inside the wait (op_run).
                 self._settle()
 
     def _settle(self) -> None:
@@ -273,6 +278,8 @@ class Harness(TimedCalls):
 
         assert self.prepared is not None, "run before prepare"
         inputs = self._inputs(request, tensors)
+        if self.settling is not None:  # the last call's probes, before this call runs
+            self._settle()
         data = RunReply()
         if not self.prepared.warmed and self.spec.role == "candidate":
             # One unrecorded call first, so that lazy compilation (torch.compile, numba) is
