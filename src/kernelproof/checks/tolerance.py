@@ -163,10 +163,10 @@ def compare_output(
     c = _scratch(0, candidate, work).copy_(candidate)
     # The reference in the working dtype is needed only where its side is not remembered.
     r = reference if reference.dtype == work else _Lazy(lambda: reference.to(work))
-    o = oracle if oracle.dtype == work and oracle is not reference else (
-        r if oracle is reference else oracle.to(work))
-    if isinstance(o, _Lazy):
-        o = r = o.value()
+    if oracle is reference:
+        o = r = _value(r)
+    else:
+        o = oracle.to(work)
     comparable: torch.Tensor | None = None  # None: every element
     notes: list[SpecialValueNote] = []
     reference_finite = _derived(reference, oracle, "finite", lambda: _all_finite(reference) and (

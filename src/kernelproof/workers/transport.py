@@ -53,7 +53,8 @@ class Message:
 
 
 def send(conn: Connection, header: dict[str, Any], tensors: list["torch.Tensor"] = ()) -> None:
-    """Send a header and tensors. Tensors are serialised from contiguous CPU copies."""
+    """Send a header and tensors, each as the bytes of a contiguous CPU tensor (its own memory
+    when it already is one, a copy otherwise)."""
     descriptors: list[dict[str, Any]] = []
     buffers: list[memoryview | None] = []
     files: list[int] = []
