@@ -5,6 +5,7 @@ the call it belongs to. A real candidate worker with a background-thread candida
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -74,3 +75,105 @@ def test_an_output_filled_after_the_call_is_seen_whether_or_not_the_wait_is_defe
     # the controller compares an unfinished output. Waited for, it is sent filled.
     sent = replies[0].tensors[0]
     assert bool((sent == 0).any()) is deferred
+
+
+#: Keeps each output and writes into it during the next call: the re-read of a call's outputs
+#: comes after the next request has run, so a write there is seen and named for the first call.
+WRITES_LAST_OUTPUT = """
+import torch
+
+_last = []
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        if _last:
+            _last.pop().add_(1.0)
+        out = torch.softmax(x, dim=-1)
+        _last.append(out)
+        return out
+"""
+
+#: Zeroes its input on the first call after it is built (the harness's unrecorded warm-up).
+ZEROES_FIRST_INPUT = """
+import torch
+
+_calls = []
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        if not _calls:
+            x.zero_()
+        _calls.append(1)
+        return torch.softmax(x, dim=-1)
+"""
+
+
+def _prepared_pair(examples: Path, candidate: Path) -> tuple[WorkerPair, Any]:
+    task = read_task(examples / "softmax" / "reference.py")
+    pair = WorkerPair(task=task, candidate_path=candidate, settings=resolve_settings())
+    assert pair.start_candidate().ok
+    pair.start_reference()
+    reference = pair.ask_reference(prepare_request(task.default_knobs, 0))
+    assert reference.ok, reference.failure
+    names = reference.data_as(PrepareReply).state_names
+    assert pair.ask_candidate(prepare_request(task.default_knobs, 0, names),
+                              reference.tensors).ok
+    return pair, task
+
+
+def test_a_write_into_an_earlier_output_during_the_next_call_is_named_for_its_call(
+        examples: Path, tmp_path: Path):
+    candidate = tmp_path / "writes_last.py"
+    candidate.write_text(WRITES_LAST_OUTPUT)
+    pair, _ = _prepared_pair(examples, candidate)
+    with pair:
+        first, second = (pair.ask_candidate(RunRequest(variant=InputVariant(
+            name=f"seed:{i}", kind=VariantKind.SEED, seed=i), defer_probes=True))
+            for i in (1, 2))
+        settled = pair.ask_candidate(SettleRequest())
+    assert first.ok and second.ok and settled.ok
+    assert "output-unstable" not in _checks(first)
+    assert _checks(second)["output-unstable"] == "seed:1"
+    assert "output-unstable" not in _checks(settled)  # nothing wrote into seed:2's output
+
+
+def test_a_prepare_settles_the_last_call_around_itself(examples: Path, tmp_path: Path):
+    """The next shape group's prepare runs inside the last call's stability wait, and its
+    reply carries what the re-read after it found."""
+    candidate = tmp_path / "late.py"
+    candidate.write_text(LATE_FILL)
+    pair, task = _prepared_pair(examples, candidate)
+    with pair:
+        run = pair.ask_candidate(RunRequest(variant=InputVariant(
+            name="seed:1", kind=VariantKind.SEED, seed=1), stability_delay_s=0.2,
+            defer_probes=True))
+        reference = pair.ask_reference(prepare_request(task.default_knobs, 0))
+        prepared = pair.ask_candidate(prepare_request(
+            task.default_knobs, 0, reference.data_as(PrepareReply).state_names),
+            reference.tensors)
+        settled = pair.ask_candidate(SettleRequest())
+    assert run.ok and prepared.ok and settled.ok
+    assert "output-unstable" not in _checks(run)
+    assert _checks(prepared)["output-unstable"] == "seed:1"
+    assert "output-unstable" not in _checks(settled)
+
+
+def test_the_warm_up_call_runs_on_its_own_copy_of_given_inputs(examples: Path, tmp_path: Path):
+    """Saved inputs (``verify --inputs``) arrive with the request; a candidate that changes
+    them in the unrecorded warm-up call must not change the call that counts."""
+    import torch
+
+    from kernelproof.tasks.saved_inputs import given_slots
+
+    candidate = tmp_path / "zeroes_first.py"
+    candidate.write_text(ZEROES_FIRST_INPUT)
+    x = torch.randn(4, 16)
+    given, tensors = given_slots([x])
+    pair, _ = _prepared_pair(examples, candidate)
+    with pair:
+        reply = pair.ask_candidate(RunRequest(variant=InputVariant(
+            name="saved", kind=VariantKind.SAVED, seed=0), given=given), tensors)
+    assert reply.ok, reply.failure
+    assert torch.allclose(reply.tensors[0], torch.softmax(x, dim=-1))

@@ -54,13 +54,28 @@ def bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
     if a.dtype.is_floating_point or a.dtype.is_complex:
-        width = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}.get(
-            a.element_size()
-        )
+        width = _SAME_WIDTH.get(a.element_size())
         if width is None:
             return bool(torch.equal(a, b))
         return bool(torch.equal(a.contiguous().view(width), b.contiguous().view(width)))
     return bool(torch.equal(a, b))
+
+
+def _bits(t: torch.Tensor) -> torch.Tensor:
+    """A floating tensor's bits as integers of its width (the same memory).
+
+    Snapshots are kept this way: they live on in the candidate's process while its next call
+    runs (:meth:`Settling.outputs_changed`), and a candidate that searches the heap for a
+    tensor that looks like its answer (HACKS row 14) must not find its own last output there
+    under a name it did not give it. It would learn nothing new, but return a stale answer."""
+    if not (t.dtype.is_floating_point or t.dtype.is_complex):
+        return t
+    width = _SAME_WIDTH.get(t.element_size())
+    return t.view(width) if width is not None else t
+
+
+#: Integer dtypes by element size, to compare floating tensors bit for bit.
+_SAME_WIDTH = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 
 
 def _storage_span(t: torch.Tensor) -> tuple[int, int]:
@@ -207,7 +222,8 @@ class CallProbe:
         the reply is sent (the wait then overlaps the controller's comparison)."""
         # Snapshot before anything synchronizes: on CUDA, work a candidate left on a side
         # stream is still running, and the later comparison sees it land.
-        snapshots = [out.clone() if isinstance(out, torch.Tensor) else None for out in outputs]
+        snapshots = [_bits(out.clone()) if isinstance(out, torch.Tensor) else None
+                     for out in outputs]
         found = self._check_inputs(state, inputs) + self._check_outputs(inputs, outputs)
         delay = min(max(stability_delay_s, MIN_STABILITY_DELAY_S),
                     MAX_DEFERRED_DELAY_S if deferred else MAX_STABILITY_DELAY_S)
@@ -286,12 +302,17 @@ class Settling:
     delay_s: float
 
     def settle(self) -> list[Observation]:
+        return self.outputs_changed() + self.threads_left()
+
+    def outputs_changed(self) -> list[Observation]:
+        """Wait until the deadline (what is left of it), then compare each output with its
+        snapshot."""
         time.sleep(max(0.0, self.deadline - time.monotonic()))
         if torch.cuda.is_available():
             torch.cuda.synchronize()
         found = []
         for index, (snapshot, out) in enumerate(zip(self.snapshots, self.outputs)):
-            if snapshot is not None and not bitwise_equal(snapshot, out):
+            if snapshot is not None and not bitwise_equal(snapshot, _bits(out)):
                 found.append(
                     observation(
                         FindingCheck.OUTPUT_UNSTABLE,
@@ -301,6 +322,11 @@ class Settling:
                         delay_s=self.delay_s,
                     )
                 )
+        return found
+
+    def threads_left(self) -> list[Observation]:
+        """Python threads started since the call began that are still alive."""
+        found = []
         new = sorted(_live_threads() - self.threads)
         if new:
             found.append(

@@ -194,11 +194,12 @@ class MatrixRunner:
     def _prepare_candidate(self, group: ShapeGroup, names: list[str], weights: list[Any]) -> bool:
         response = self.pair.ask_candidate(prepare_request(group.knobs, self.init_seed, names),
                                            weights)
+        # Also when it failed: the reply carries what the last call's deferred probes found.
+        self._observe(response, None)
         if response.ok:
             self.candidate_ready_for = group.knobs
             if group.is_default:
                 self.result.weights = response.data_as(PrepareReply).weights
-            self._observe(response, None)
             return True
         if group.is_default:
             raise CandidateBroken(broken_finding(
@@ -450,6 +451,7 @@ class MatrixRunner:
                 return False
         response = self.pair.ask_candidate(prepare_request(group.knobs, self.init_seed, names),
                                            weights)
+        self._observe(response, None)
         if response.ok:
             self.candidate_ready_for = group.knobs
         return response.ok

@@ -17,7 +17,7 @@ import time
 import types
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from kernelproof.workers.protocol import (
     BuildReply,
@@ -132,8 +132,8 @@ class Harness(TimedCalls):
                 if isinstance(request, ExitRequest):
                     return
                 phase = request.phase
-                if self.settling is not None and request.op != "run":
-                    self._settle()  # a run settles once its inputs are built (op_run)
+                if self.settling is not None and request.op not in SETTLED_AROUND:
+                    self._settle()
                 data, tensors_out = HANDLERS[request.op](self, request, message.tensors)
                 reply = WorkerReply(ok=True, phase=phase, data=data.dump())
             except BaseException as exc:  # noqa: BLE001 - every failure becomes a value
@@ -156,7 +156,7 @@ class Harness(TimedCalls):
             if deferred and not self.conn.poll(max(0.0, self.settling[1].deadline
                                                    - time.monotonic())):
                 # The probe's wait ran out before the next request came: settle now. When
-                # the request comes first, its inputs are built inside the wait (op_run).
+                # the request comes first, the wait passes while it runs (op_run).
                 self._settle()
 
     def _settle(self) -> None:
@@ -164,7 +164,42 @@ class Harness(TimedCalls):
         its way; what they find goes with the next reply, naming the call's variant."""
         variant, settling = self.settling
         self.settling = None
-        found = settling.settle() + self._drain_observations()
+        self._add_pending(variant, settling.settle() + self._drain_observations())
+
+    @contextlib.contextmanager
+    def _settling_around(self) -> Iterator[None]:
+        """Settle the last call around the request served inside: its threads and the tamper
+        diff before, the re-read of its outputs after, so that the stability wait passes
+        while this request computes instead of before it. After also when the request fails:
+        the last call's findings still come back."""
+        if self.settling is None:
+            yield
+            return
+        earlier = self._settle_around_call()
+        try:
+            yield
+        finally:
+            self._reread(earlier)
+
+    def _settle_around_call(self) -> tuple[str, Any]:
+        """The first half of :meth:`_settling_around`.
+
+        Sound because the last call's outputs are still held (by its ``Settling``): no
+        allocation of the next call can reuse their memory, and an honest call never writes
+        to outputs it returned before. Anything that changes them now is work the last call
+        left running (HACKS row 6), or a candidate writing into a returned output: both are
+        reported as ``output-unstable``, as before. What the controller judged was sent
+        before either."""
+        variant, settling = self.settling
+        self.settling = None
+        self._add_pending(variant, settling.threads_left() + self._drain_observations())
+        return variant, settling
+
+    def _reread(self, earlier: tuple[str, Any]) -> None:
+        variant, settling = earlier
+        self._add_pending(variant, settling.outputs_changed())
+
+    def _add_pending(self, variant: str, found: list[dict[str, Any]]) -> None:
         for item in found:
             item.setdefault("variant", variant)
         self.pending += found
@@ -235,6 +270,11 @@ class Harness(TimedCalls):
     def op_prepare(self, request: PrepareRequest,
                    tensors: list[Any]) -> tuple[PrepareReply, list[Any]]:
         """Render the task at the requested knobs and construct the model."""
+        with self._settling_around():
+            return self._prepare(request, tensors)
+
+    def _prepare(self, request: PrepareRequest,
+                 tensors: list[Any]) -> tuple[PrepareReply, list[Any]]:
         import torch
 
         from kernelproof.tasks.inputs import seed_everything
@@ -271,21 +311,26 @@ class Harness(TimedCalls):
 
     def op_run(self, request: RunRequest, tensors: list[Any]) -> tuple[RunReply, list[Any]]:
         """Build the variant's inputs, call the model, return outputs (and the oracle's)."""
+        assert self.prepared is not None, "run before prepare"
+        inputs = self._inputs(request, tensors)
+        with self._settling_around():
+            return self._call(request, tensors, inputs)
+
+    def _call(self, request: RunRequest, tensors: list[Any],
+              inputs: list[Any]) -> tuple[RunReply, list[Any]]:
         import torch
 
         from kernelproof.checks.op_recorder import OpRecorder
         from kernelproof.tasks.inputs import oracle_inputs
 
-        assert self.prepared is not None, "run before prepare"
-        inputs = self._inputs(request, tensors)
-        if self.settling is not None:  # the last call's probes, before this call runs
-            self._settle()
+        assert self.prepared is not None
         data = RunReply()
         if not self.prepared.warmed and self.spec.role == "candidate":
             # One unrecorded call first, so that lazy compilation (torch.compile, numba) is
-            # not what the op audit and the probes see.
+            # not what the op audit and the probes see. On inputs of its own: a candidate that
+            # changes its inputs must not change the call that counts.
             with torch.no_grad():
-                self.prepared.model(*self._inputs(request, tensors))
+                self.prepared.model(*self._inputs(request, [t.clone() for t in tensors]))
             synchronize(self.spec.device)
         self.prepared.warmed = True
         state = self.probe.before(inputs) if self.probe is not None else None
@@ -397,6 +442,10 @@ class Harness(TimedCalls):
                 source.render(knobs), self.spec.task_path, name
             )
         return self.render_cache[key]
+
+#: Requests that settle the last call's deferred probes around themselves
+#: (:meth:`Harness._settling_around`); any other settles them first.
+SETTLED_AROUND = frozenset({"run", "prepare"})
 
 #: The operation each request names, and the method that serves it (``exit`` ends the loop).
 HANDLERS: dict[str, Callable[[Harness, Any, list[Any]], tuple[ReplyData, list[Any]]]] = {
