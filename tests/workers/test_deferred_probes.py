@@ -42,20 +42,26 @@ def _checks(response) -> dict[str, str | None]:
     return {item["check"]: item.get("variant") for item in response.reply.observations}
 
 
+def _prepared_pair(examples: Path, candidate: Path) -> tuple[WorkerPair, Any]:
+    task = read_task(examples / "softmax" / "reference.py")
+    pair = WorkerPair(task=task, candidate_path=candidate, settings=resolve_settings())
+    assert pair.start_candidate().ok
+    pair.start_reference()
+    reference = pair.ask_reference(prepare_request(task.default_knobs, 0))
+    assert reference.ok, reference.failure
+    names = reference.data_as(PrepareReply).state_names
+    assert pair.ask_candidate(prepare_request(task.default_knobs, 0, names),
+                              reference.tensors).ok
+    return pair, task
+
+
 @pytest.mark.parametrize("deferred", [True, False])
 def test_an_output_filled_after_the_call_is_seen_whether_or_not_the_wait_is_deferred(
         examples: Path, tmp_path: Path, deferred: bool):
     candidate = tmp_path / "late.py"
     candidate.write_text(LATE_FILL)
-    task = read_task(examples / "softmax" / "reference.py")
-    with WorkerPair(task=task, candidate_path=candidate, settings=resolve_settings()) as pair:
-        assert pair.start_candidate().ok
-        pair.start_reference()
-        reference = pair.ask_reference(prepare_request(task.default_knobs, 0))
-        assert reference.ok, reference.failure
-        names = reference.data_as(PrepareReply).state_names
-        assert pair.ask_candidate(prepare_request(task.default_knobs, 0, names),
-                                  reference.tensors).ok
+    pair, _ = _prepared_pair(examples, candidate)
+    with pair:
         variants = [InputVariant(name=f"seed:{i}", kind=VariantKind.SEED, seed=i) for i in (1, 2)]
         replies = [pair.ask_candidate(RunRequest(variant=v, stability_delay_s=0.2,
                                                  defer_probes=deferred)) for v in variants]
@@ -108,19 +114,6 @@ class ModelNew(torch.nn.Module):
         _calls.append(1)
         return torch.softmax(x, dim=-1)
 """
-
-
-def _prepared_pair(examples: Path, candidate: Path) -> tuple[WorkerPair, Any]:
-    task = read_task(examples / "softmax" / "reference.py")
-    pair = WorkerPair(task=task, candidate_path=candidate, settings=resolve_settings())
-    assert pair.start_candidate().ok
-    pair.start_reference()
-    reference = pair.ask_reference(prepare_request(task.default_knobs, 0))
-    assert reference.ok, reference.failure
-    names = reference.data_as(PrepareReply).state_names
-    assert pair.ask_candidate(prepare_request(task.default_knobs, 0, names),
-                              reference.tensors).ok
-    return pair, task
 
 
 def test_a_write_into_an_earlier_output_during_the_next_call_is_named_for_its_call(
