@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from kernelproof.timing import cache_eviction
+from kernelproof.timing import c_helper, cache_eviction
 from kernelproof.timing.cache_eviction import load_line_evictor, reachable_tensors
 from kernelproof.timing.call_timer import FLUSH_FACTOR, CallTimer
 
@@ -83,5 +83,5 @@ def test_reachable_tensors_include_weights_kept_outside_parameters() -> None:
 
 
 def test_an_unsupported_machine_gets_no_helper(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cache_eviction.platform, "machine", lambda: "riscv64")
+    monkeypatch.setattr(c_helper.platform, "machine", lambda: "riscv64")
     assert load_line_evictor() is None

@@ -3,6 +3,9 @@ values stay in the task's domain."""
 
 from __future__ import annotations
 
+import platform
+
+import pytest
 import torch
 
 from kernelproof.workers.input_pool import InputPool
@@ -59,3 +62,38 @@ def test_small_sets_are_built_fresh_for_every_call():
     for seed in SEEDS[:4]:
         assert torch.equal(pool.inputs_for(seed)[0], _builder((4, 8))(seed)[0])
     assert pool.sets == []
+
+
+def test_a_streamed_set_equals_the_torch_path_s_and_says_it_went_past_the_caches():
+    """One worker may stream (the compiled gather) where the other cannot: their sets must
+    still agree, call for call. The streamed tensors are named, so the timer does not flush
+    them again; the torch path's never are."""
+    streaming, plain = InputPool(_builder((64, 512))), InputPool(_builder((64, 512)))
+    for seed in SEEDS:
+        a, b = streaming.inputs_for(seed, stream=True), plain.inputs_for(seed)
+        assert torch.equal(a[0], b[0]) and a[1] == b[1] == 3
+        assert plain.streamed == []
+    from kernelproof.workers import block_gather
+
+    if block_gather._block_gather is not None and platform.machine() in ("x86_64", "AMD64"):
+        assert len(streaming.streamed) == 1 and streaming.streamed[0] is a[0]
+
+
+def test_a_block_map_that_names_a_missing_block_is_refused():
+    """The compiled gather reads where the map says: a corrupted map must not read outside
+    the pool's storage."""
+    from kernelproof.workers import block_gather
+
+    gather = block_gather.load_block_gather()
+    if gather is None:  # no C compiler here: the torch path is all there is
+        assert block_gather._block_gather is None
+        return
+    storage = torch.randn(8, 16)
+    mine = torch.arange(4, dtype=torch.int64)
+    theirs = torch.arange(4, 8, dtype=torch.int64)
+    out = torch.empty(4, 16)
+    gather.use(mine, theirs, (1, 1, 0), (1, 0), out, storage)
+    assert torch.equal(out, storage[torch.tensor([4, 1, 2, 3])])  # position 0 traded
+    mine[2] = 99
+    with pytest.raises(RuntimeError, match="block it does not have"):
+        gather.use(mine, theirs, (1, 1, 0), (1, 0), out, storage)

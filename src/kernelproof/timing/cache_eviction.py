@@ -18,12 +18,6 @@ are not evicted, so they may stay warm; ``--cache-flush full`` evicts everything
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import os
-import platform
-import shutil
-import subprocess
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,8 +25,7 @@ from typing import Any
 
 import torch
 
-from kernelproof.config import cache_dir
-from kernelproof.pins import pin, trusted_bytes
+from kernelproof.timing.c_helper import load_c_helper
 
 #: The helper: flush every line of [start, start + length) from all cache levels, then fence
 #: so that the timed call starts only once the lines are gone.
@@ -67,9 +60,6 @@ void kp_evict(const void *start, size_t length) {
 }
 """
 
-SUPPORTED_MACHINES = ("x86_64", "amd64", "aarch64", "arm64")
-
-
 @dataclass(frozen=True)
 class LineEvictor:
     """Flushes the cache lines of tensors' storages."""
@@ -96,45 +86,12 @@ class LineEvictor:
 
 def load_line_evictor() -> LineEvictor | None:
     """The compiled helper, built on first use and cached; None where it cannot be built."""
-    if platform.machine().lower() not in SUPPORTED_MACHINES:
-        return None
-    digest = hashlib.sha256(EVICT_SOURCE.encode()).hexdigest()[:12]
-    target = cache_dir() / f"evict-{platform.machine()}-{digest}.so"
-    # Loaded only if it is the file the controller built: a stand-in that evicts nothing would
-    # give every later candidate warm caches.
-    if trusted_bytes(target) is None and not _build(target):
-        return None
-    try:
-        library = ctypes.CDLL(str(target))
-    except OSError:
+    library = load_c_helper("evict", EVICT_SOURCE)
+    if library is None:
         return None
     library.kp_evict.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
     library.kp_evict.restype = None
-    return LineEvictor(library=library, path=target)
-
-
-def _build(target: Path) -> bool:
-    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        return False
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(prefix="kernelproof-evict-") as scratch:
-            source = Path(scratch) / "evict.c"
-            source.write_text(EVICT_SOURCE)
-            built = Path(scratch) / "evict.so"
-            result = subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-o", str(built),
-                                     str(source)], capture_output=True, timeout=60)
-            if result.returncode != 0:
-                return False
-            # Renamed into place: two workers building at once never load a half-written file.
-            partial = target.with_suffix(f".{os.getpid()}.tmp")
-            shutil.copyfile(built, partial)
-            os.replace(partial, target)
-            pin(target)
-        return True
-    except (OSError, subprocess.SubprocessError):
-        return False
+    return LineEvictor(library=library, path=Path(library._name))
 
 
 def reachable_tensors(model: Any) -> list[Any]:

@@ -114,10 +114,12 @@ class CallTimer:
                 _cuda_synchronize()
 
     def time_call(self, fn: Callable[..., Any], inputs: list[Any],
-                  resident: list[Any] | tuple[Any, ...] = ()) -> tuple[float, Any]:
+                  resident: list[Any] | tuple[Any, ...] = (),
+                  cold: list[Any] | tuple[Any, ...] = ()) -> tuple[float, Any]:
         """Seconds taken by ``fn(*inputs)`` and its result. The cache is flushed first:
-        entirely, or (data flush) the lines of ``inputs`` and of the ``resident`` tensors."""
-        self.flush([*inputs, *resident])
+        entirely, or (data flush) the lines of ``inputs`` and of the ``resident`` tensors,
+        except the inputs in ``cold``, which were written past the caches."""
+        self.flush([*(x for x in inputs if not any(x is c for c in cold)), *resident])
         if self.device == "cuda":
             return self._time_cuda(fn, inputs)
         started = _clock_ns()

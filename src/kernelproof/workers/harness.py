@@ -233,7 +233,7 @@ class Harness(TimedCalls):
         if not self.spec.probes:
             return self._import_candidate(), []
         from kernelproof.checks.probes import CallableSnapshot, CallProbe
-        from kernelproof.workers import transport
+        from kernelproof.workers import block_gather, input_pool, timed_calls, transport
 
         from kernelproof.timing import call_timer
 
@@ -249,6 +249,15 @@ class Harness(TimedCalls):
                 "kernelproof.timing.call_timer._line_evictor": call_timer._line_evictor,
                 "kernelproof.timing.cache_eviction.LineEvictor.evict":
                     call_timer.LineEvictor.evict,
+                # A gather that leaves the pooled inputs in the cache, while saying they went
+                # past it, would skip their flush.
+                "kernelproof.workers.block_gather._block_gather": block_gather._block_gather,
+                "kernelproof.workers.block_gather.BlockGather.use": block_gather.BlockGather.use,
+                "kernelproof.workers.input_pool.InputPool.inputs_for":
+                    input_pool.InputPool.inputs_for,
+                "kernelproof.workers.input_pool.PooledBlocks.change":
+                    input_pool.PooledBlocks.change,
+                "kernelproof.workers.timed_calls.TimedInputs.cold": timed_calls.TimedInputs.cold,
             }
         )
         self.probe = CallProbe()

@@ -42,6 +42,8 @@ from typing import Any, Callable
 
 import torch
 
+from kernelproof.workers import block_gather
+
 #: Sets per pool: two, the fewest an exchange needs. Every set is built once (a build is the
 #: cost a pool saves), and more sets would not change what a candidate can learn: every use
 #: changes the whole set.
@@ -78,9 +80,15 @@ class InputPool:
     blocks: dict[int, "PooledBlocks"] = field(default_factory=dict)
     """Per input position that moves: every set's blocks and where each set's are."""
 
-    def inputs_for(self, seed: int) -> list[Any]:
+    streamed: list[Any] = field(default_factory=list)
+    """The tensors of the last set :meth:`inputs_for` returned that were written past the
+    caches (:mod:`kernelproof.workers.block_gather`): already as cold as a flush leaves them."""
+
+    def inputs_for(self, seed: int, *, stream: bool = False) -> list[Any]:
         """The inputs of the timed call with ``seed``: a fresh set while the pool fills (and
-        always for small sets), then a pooled set changed by the seed."""
+        always for small sets), then a pooled set changed by the seed. ``stream``: write the
+        changed set past the caches where the machine can (a cold-cache call's inputs)."""
+        self.streamed = []
         if not self.capacity or len(self.sets) < self.capacity:
             fresh = self.build(seed)
             if self.capacity is None:
@@ -96,7 +104,9 @@ class InputPool:
         other = (index + 1 + rng.randrange(len(self.sets) - 1)) % len(self.sets)
         chosen = self.sets[index]
         for position, pooled in self.blocks.items():
-            chosen[position] = pooled.change(index, other, rng)
+            chosen[position], streamed = pooled.change(index, other, rng, stream=stream)
+            if streamed:
+                self.streamed.append(chosen[position])
         return chosen
 
 
@@ -130,18 +140,29 @@ class PooledBlocks:
     """``(sets, count)`` block numbers: set ``k``'s blocks in order."""
     shape: torch.Size
 
-    def change(self, index: int, other: int, rng: random.Random) -> torch.Tensor:
+    def change(self, index: int, other: int, rng: random.Random, *,
+               stream: bool = False) -> tuple[torch.Tensor, bool]:
         """Exchange an eighth of set ``index``'s blocks with set ``other``'s (both change),
-        then its blocks in a random affine order, gathered into a new tensor."""
+        then its blocks in a random affine order, gathered into a new tensor. Returns it and
+        whether it was written past the caches (``stream``, on the CPU, where the compiled
+        gather loads and the blocks are aligned)."""
         count = self.holdings.shape[1]
-        device = self.holdings.device
-        traded = _affine(max(1, count // EXCHANGED_SHARE), count, rng, device)
+        traded_length = max(1, count // EXCHANGED_SHARE)
+        traded, order = _affine_params(count, rng), _affine_params(count, rng)
         mine, theirs = self.holdings[index], self.holdings[other]
-        held = mine.index_select(0, traded)
-        mine.index_copy_(0, traded, theirs.index_select(0, traded))
-        theirs.index_copy_(0, traded, held)
-        order = mine.index_select(0, _affine(count, count, rng, device))
-        return self.storage.index_select(0, order).view(self.shape)
+        gather = block_gather._block_gather
+        if stream and gather is not None and self.storage.device.type == "cpu":
+            out = torch.empty(self.shape, dtype=self.storage.dtype)
+            streamed = gather.use(mine, theirs, (traded_length, *traded), order, out,
+                                  self.storage)
+            return out, streamed
+        device = self.holdings.device
+        positions = _affine(traded_length, count, *traded, device)
+        held = mine.index_select(0, positions)
+        mine.index_copy_(0, positions, theirs.index_select(0, positions))
+        theirs.index_copy_(0, positions, held)
+        blocks = mine.index_select(0, _affine(count, count, *order, device))
+        return self.storage.index_select(0, blocks).view(self.shape), False
 
 
 def _pooled_blocks(sets: list[list[Any]]) -> dict[int, PooledBlocks]:
@@ -172,13 +193,18 @@ def _block_width(x: torch.Tensor) -> int:
     return width
 
 
-def _affine(length: int, modulus: int, rng: random.Random, device: Any) -> torch.Tensor:
-    """``length`` distinct positions ``(a*i + b) mod modulus`` with ``a`` prime to it."""
+def _affine_params(modulus: int, rng: random.Random) -> tuple[int, int]:
+    """``(a, b)`` of a random affine permutation ``i -> (a*i + b) mod modulus``, ``a`` prime
+    to the modulus."""
     step = 1
     if modulus > 2:
         step = rng.randrange(1, modulus)
         while math.gcd(step, modulus) != 1:
             step = rng.randrange(1, modulus)
-    offset = rng.randrange(modulus)
+    return step, rng.randrange(modulus)
+
+
+def _affine(length: int, modulus: int, step: int, offset: int, device: Any) -> torch.Tensor:
+    """The first ``length`` positions ``(step*i + offset) mod modulus``: distinct."""
     positions = torch.arange(length, dtype=torch.int64, device=device)
     return positions.mul_(step).add_(offset).remainder_(modulus)

@@ -36,6 +36,7 @@ POLL_INTERVAL_S = 0.05
 #: Modules the forkserver imports once, so that every worker starts with them loaded.
 PRELOAD = ["torch", "numpy", "kernelproof.workers.warmup", "kernelproof.workers.harness",
            "kernelproof.workers.protocol", "kernelproof.workers.timed_calls",
+           "kernelproof.workers.input_pool", "kernelproof.workers.block_gather",
            "kernelproof.workers.tensors", "kernelproof.tasks.inputs", "kernelproof.tasks.planning", "kernelproof.checks.probes",
            "kernelproof.checks.audit_hooks", "kernelproof.checks.op_recorder",
            "kernelproof.timing.call_timer", "kernelproof.roofline.work",

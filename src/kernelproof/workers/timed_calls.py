@@ -4,7 +4,8 @@ worker."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
 
 from kernelproof.workers.protocol import FetchReply, FetchRequest, TimeReply, TimeRequest
 from kernelproof.workers.tensors import describe, plain_tensor
@@ -85,7 +86,8 @@ class TimedCalls:
                     seconds, raw = self.timer.time_call(lambda: fn.replay(), [])
                     raw = clone_outputs(raw)
                 else:
-                    seconds, raw = self.timer.time_call(fn, inputs, resident)
+                    seconds, raw = self.timer.time_call(fn, inputs, resident,
+                                                        cold=inputs_for.cold())
                     if request.pooled and self.spec.role == "reference":
                         # A pooled set changes before its next use: an output that is a view
                         # of an input would change with it.
@@ -109,9 +111,9 @@ class TimedCalls:
             threads=int(request.threads or torch.get_num_threads()),
         ), []
 
-    def _inputs_source(self, request: TimeRequest) -> Any:
-        """``inputs_for(seed, settle=False)``: built from the seed, or from the baseline's
-        input pool when the request says so."""
+    def _inputs_source(self, request: TimeRequest) -> "TimedInputs":
+        """Each timed call's inputs: built from the seed, or from the baseline's input pool
+        when the request says so."""
         from kernelproof.schema.variant import InputVariant, VariantKind
         from kernelproof.tasks.inputs import build_inputs
         from kernelproof.workers.input_pool import InputPool
@@ -127,11 +129,13 @@ class TimedCalls:
         if not request.pooled:
             # Every set built before the first call, as the batch's calls then run back to
             # back (with warm caches, in hot mode).
-            built = {int(seed): build(int(seed)) for seed in request.seeds}
-            return lambda seed, settle=False: build(seed) if settle else built[seed]
-        pool = prepared.pools.setdefault(request.baseline, InputPool(build))
-        return lambda seed, settle=False: (pool.settle_inputs(seed) if settle
-                                           else pool.inputs_for(seed))
+            return TimedInputs(build, built={int(seed): build(int(seed))
+                                             for seed in request.seeds})
+        # Cold calls take their pooled inputs written past the caches: the flush would evict
+        # them again (see block_gather).
+        return TimedInputs(build, pool=prepared.pools.setdefault(request.baseline,
+                                                                 InputPool(build)),
+                           stream=not request.hot and request.cache_flush == "data")
 
     def op_fetch(self, request: FetchRequest, tensors: list[Any]) -> tuple[FetchReply, list[Any]]:
         """The outputs of chosen calls of the last timed batch (of the named baseline)."""
@@ -163,6 +167,28 @@ class TimedCalls:
                 self.prepared.graph = GraphReplay.capture(self.prepared.model, example)
             return self.prepared.graph
         return self.prepared.model
+
+
+@dataclass
+class TimedInputs:
+    """Where a batch's inputs come from: sets built ahead from the seeds, or an input pool."""
+
+    build: Callable[[int], list[Any]]
+    built: dict[int, list[Any]] = field(default_factory=dict)
+    pool: Any = None
+    stream: bool = False
+
+    def __call__(self, seed: int, settle: bool = False) -> list[Any]:
+        """The inputs of the call with ``seed``; ``settle``: of the batch's untimed first
+        call, which never changes the pool."""
+        if self.pool is None:
+            return self.build(seed) if settle else self.built[seed]
+        return (self.pool.settle_inputs(seed) if settle
+                else self.pool.inputs_for(seed, stream=self.stream))
+
+    def cold(self) -> list[Any]:
+        """The inputs of the last call that were written past the caches, if any."""
+        return self.pool.streamed if self.pool is not None else []
 
 
 def _owned(raw: Any, inputs: list[Any]) -> Any:
