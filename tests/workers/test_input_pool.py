@@ -89,11 +89,19 @@ def test_a_block_map_that_names_a_missing_block_is_refused():
         assert block_gather._block_gather is None
         return
     storage = torch.randn(8, 16)
-    mine = torch.arange(4, dtype=torch.int64)
-    theirs = torch.arange(4, 8, dtype=torch.int64)
+    holdings = torch.arange(8, dtype=torch.int64).view(2, 4)
     out = torch.empty(4, 16)
-    gather.use(mine, theirs, (1, 1, 0), (1, 0), out, storage)
+    gather.use(holdings, 0, 1, (1, 1, 0), (1, 0), out, storage)
     assert torch.equal(out, storage[torch.tensor([4, 1, 2, 3])])  # position 0 traded
-    mine[2] = 99
+    holdings[0, 2] = 99
     with pytest.raises(RuntimeError, match="block it does not have"):
-        gather.use(mine, theirs, (1, 1, 0), (1, 0), out, storage)
+        gather.use(holdings, 0, 1, (1, 1, 0), (1, 0), out, storage)
+
+
+def test_a_small_set_is_pooled_in_small_blocks_and_never_repeats():
+    """A 16 KiB input (a ~5 us softmax) is pooled too, cut into enough blocks that a long
+    timing phase never sees the same data twice."""
+    pool = InputPool(_builder((4, 1024)))
+    seen = {pool.inputs_for(seed, stream=True)[0].numpy().tobytes() for seed in range(2000)}
+    assert pool.sets and len(pool.blocks[0].holdings[0]) >= 256
+    assert len(seen) == 2000

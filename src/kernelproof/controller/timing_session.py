@@ -69,7 +69,17 @@ WARMUP_CALLS = 3
 #: interleave often and drift cancels.
 TARGET_BATCH_S = 0.06
 
-MIN_BATCH, MAX_BATCH = 2, 64
+MIN_BATCH, MAX_BATCH = 2, 1024
+
+#: Calls per batch allowed whatever their outputs weigh (the workers keep a batch's outputs
+#: until the round is verified) ...
+OUTPUT_BOUND_BATCH = 64
+
+#: ... and, past it, as many as this many bytes of outputs hold. Short calls then get batches
+#: of :data:`TARGET_BATCH_S` too: capped at 64 calls, a batch of 7 us softmax calls lasted
+#: 2 ms, next to 1-2 ms of round trip, settling call and bookkeeping per batch, and the
+#: reference's duty cycle was 0.10.
+MAX_BATCH_OUTPUT_BYTES = 64 << 20
 
 #: Output bytes of timed calls compared per round at most. Both workers already hold their
 #: outputs of the round's seeds, so a comparison costs two transfers and the comparator: every
@@ -201,7 +211,7 @@ class TimingSession:
         per_call_s = self._warm_up([p for p in participants if p.error is None])
         if any(p.error for p in participants[:2]):
             return None, None
-        batch = _batch_size(per_call_s)
+        batch = _batch_size(per_call_s, self._output_bytes_per_call)
         rule = StoppingRule(target_half_width=self.settings.target_ci,
                             min_rounds=self.settings.min_rounds,
                             max_rounds=self.settings.max_rounds, budget_s=budget_s,
@@ -237,7 +247,7 @@ class TimingSession:
             # swung with every slow round (4, 11, 5, 13 calls), and each new largest batch
             # made the workers reserve and touch memory for its outputs, in the budget.
             per_call_costs.append(timed_s / len(active) / batch)
-            batch = _batch_size(statistics.median(per_call_costs))
+            batch = _batch_size(statistics.median(per_call_costs), self._output_bytes_per_call)
             if evidence.add(batches[reference.label][1], batches[candidate.label][1]):
                 for participant in active:
                     participant.samples += batches[participant.label][0]
@@ -617,7 +627,15 @@ def ruled_out_rate(clean_calls: int) -> float | None:
     return 1.0 - 0.05 ** (1.0 / clean_calls)
 
 
-def _batch_size(per_call_s: float) -> int:
-    return max(MIN_BATCH, min(MAX_BATCH, int(TARGET_BATCH_S / max(per_call_s, 1e-7))))
+def _batch_size(per_call_s: float, output_bytes: int) -> int:
+    """Calls per batch: :data:`TARGET_BATCH_S` of them, within the batch bounds; past
+    :data:`OUTPUT_BOUND_BATCH` only while their outputs (``output_bytes`` a call, 0 while
+    unknown) fit in :data:`MAX_BATCH_OUTPUT_BYTES`."""
+    bound = MAX_BATCH
+    if output_bytes <= 0:
+        bound = OUTPUT_BOUND_BATCH
+    else:
+        bound = min(MAX_BATCH, max(OUTPUT_BOUND_BATCH, MAX_BATCH_OUTPUT_BYTES // output_bytes))
+    return max(MIN_BATCH, min(bound, int(TARGET_BATCH_S / max(per_call_s, 1e-7))))
 
 

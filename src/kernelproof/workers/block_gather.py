@@ -81,14 +81,16 @@ class BlockGather:
                                      ctypes.c_int64])
         self.function.restype = ctypes.c_int
 
-    def use(self, mine: Any, theirs: Any, traded: tuple[int, int, int],
+    def use(self, holdings: Any, index: int, other: int, traded: tuple[int, int, int],
             order: tuple[int, int], out: Any, storage: Any) -> bool:
-        """Trade ``traded`` = (length, step, offset) positions of the two maps, gather
-        ``mine``'s blocks in ``order`` = (step, offset) into ``out``. True when streamed."""
-        count = mine.numel()
-        width = storage.shape[1] * storage.element_size()
-        done = self.function(mine.data_ptr(), theirs.data_ptr(), count, *traded, *order,
-                             out.data_ptr(), storage.data_ptr(), storage.shape[0], width)
+        """Trade ``traded`` = (length, step, offset) positions of the block maps of sets
+        ``index`` and ``other`` (rows of ``holdings``), gather set ``index``'s blocks in
+        ``order`` = (step, offset) into ``out``. True when streamed."""
+        count = holdings.shape[1]
+        row = holdings.data_ptr()
+        done = self.function(row + 8 * index * count, row + 8 * other * count, count, *traded,
+                             *order, out.data_ptr(), storage.data_ptr(), storage.shape[0],
+                             storage.shape[1] * storage.element_size())
         if done < 0:
             raise RuntimeError("an input pool's block map holds a block it does not have")
         return bool(done)

@@ -6,7 +6,7 @@ budget got 6 samples per side. A pool builds a few sets once per prepared model 
 each later use, changes the chosen set, deterministically from the call's seed:
 
 1. **exchange**: a random eighth of its blocks (a power of two of elements, at most a quarter
-   of a row) trade places with the blocks at the same positions of another set of the pool,
+   of a row, and small enough for :data:`MIN_BLOCKS` blocks) trade places with the blocks at the same positions of another set of the pool,
    so the values the set holds (their sum, their sorted order) differ from any earlier use;
 2. **scramble**: all of its blocks are moved by a random affine permutation
    (``i -> (a*i + b) mod n``), so no region keeps its place or its neighbours.
@@ -17,7 +17,8 @@ entries of two maps (an eighth of a few thousand integers), and the scramble gat
 blocks in their new order into the call's input: one pass over the data, where moving the
 blocks of both sets in place took two and a half (measured in a timed loop with the cache
 flushed between calls: 121 against 91 us for the softmax example's 1 MiB, next to a 120 us
-call; 2.5 against 1.6 ms for 16 MiB).
+call; 2.5 against 1.6 ms for 16 MiB). On the CPU both steps run in one C call whose writes go
+past the caches (:mod:`kernelproof.workers.block_gather`: 73 us and no flush for that 1 MiB).
 
 Why both, and why all of the set (the design says "a random part"): a change of a part only
 lets a candidate that keeps its previous input and output recompute just what changed (rows
@@ -36,7 +37,6 @@ pools go through the same states and a timed call's outputs stay comparable.
 from __future__ import annotations
 
 import math
-import random
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -49,9 +49,15 @@ from kernelproof.workers import block_gather
 #: changes the whole set.
 POOL_SETS = 2
 
-#: Sets smaller than this are built fresh for every call: a build is cheap there, and a small
-#: tensor has too few arrangements to keep every call's data distinct.
-MIN_POOLED_BYTES = 64 << 10
+#: Sets smaller than this are built fresh for every call: they cannot be cut into
+#: :data:`MIN_BLOCKS` blocks of 16 bytes. Above it a pooled use costs microseconds where a
+#: build (seeding every RNG, then ``get_inputs``) cost 40-50 us here, ten times a 5 us call.
+MIN_POOLED_BYTES = 4 << 10
+
+#: A movable input is cut into at least this many blocks per set, where it can be: enough
+#: arrangements (affine orders times the blocks exchanged) that no two calls of a timing
+#: phase see the same data even for a small tensor.
+MIN_BLOCKS = 256
 
 #: Elements moved together at most. Larger blocks move faster (index_select copies one block
 #: per step: 16-element blocks cost 12 ms for 16 MiB here, against 5 ms for the LayerNorm call
@@ -98,10 +104,10 @@ class InputPool:
             return fresh
         if not self.blocks:
             self.blocks = _pooled_blocks(self.sets)
-        rng = random.Random(seed)
+        rng = Draws(seed)
         index = self.uses % len(self.sets)
         self.uses += 1
-        other = (index + 1 + rng.randrange(len(self.sets) - 1)) % len(self.sets)
+        other = (index + 1 + rng.below(len(self.sets) - 1)) % len(self.sets)
         chosen = self.sets[index]
         for position, pooled in self.blocks.items():
             chosen[position], streamed = pooled.change(index, other, rng, stream=stream)
@@ -140,7 +146,7 @@ class PooledBlocks:
     """``(sets, count)`` block numbers: set ``k``'s blocks in order."""
     shape: torch.Size
 
-    def change(self, index: int, other: int, rng: random.Random, *,
+    def change(self, index: int, other: int, rng: "Draws", *,
                stream: bool = False) -> tuple[torch.Tensor, bool]:
         """Exchange an eighth of set ``index``'s blocks with set ``other``'s (both change),
         then its blocks in a random affine order, gathered into a new tensor. Returns it and
@@ -149,13 +155,13 @@ class PooledBlocks:
         count = self.holdings.shape[1]
         traded_length = max(1, count // EXCHANGED_SHARE)
         traded, order = _affine_params(count, rng), _affine_params(count, rng)
-        mine, theirs = self.holdings[index], self.holdings[other]
         gather = block_gather._block_gather
         if stream and gather is not None and self.storage.device.type == "cpu":
             out = torch.empty(self.shape, dtype=self.storage.dtype)
-            streamed = gather.use(mine, theirs, (traded_length, *traded), order, out,
-                                  self.storage)
+            streamed = gather.use(self.holdings, index, other, (traded_length, *traded), order,
+                                  out, self.storage)
             return out, streamed
+        mine, theirs = self.holdings[index], self.holdings[other]
         device = self.holdings.device
         positions = _affine(traded_length, count, *traded, device)
         held = mine.index_select(0, positions)
@@ -185,23 +191,50 @@ def _pooled_blocks(sets: list[list[Any]]) -> dict[int, PooledBlocks]:
 
 def _block_width(x: torch.Tensor) -> int:
     """The largest power of two that divides the tensor, is at most a quarter of its last
-    dimension and at most :data:`MAX_BLOCK_ELEMENTS`."""
-    limit = min(MAX_BLOCK_ELEMENTS, max(1, x.shape[-1] // PIECES_PER_ROW if x.dim() else 1))
+    dimension, at most :data:`MAX_BLOCK_ELEMENTS`, and leaves :data:`MIN_BLOCKS` blocks (or
+    is 1)."""
+    limit = min(MAX_BLOCK_ELEMENTS, max(1, x.shape[-1] // PIECES_PER_ROW if x.dim() else 1),
+                max(1, x.numel() // MIN_BLOCKS))
     width = 1
     while width * 2 <= limit and x.numel() % (width * 2) == 0:
         width *= 2
     return width
 
 
-def _affine_params(modulus: int, rng: random.Random) -> tuple[int, int]:
+class Draws:
+    """Random integers from a seed (splitmix64): what a pooled use draws, the same in both
+    workers. ``random.Random(seed)`` cost 5 us to seed and 1.5 us a draw here, a third of a
+    small set's use; this is a few multiplications a draw. Nothing here is secret (the worker
+    sees its seeds), only distinct from call to call."""
+
+    def __init__(self, seed: int) -> None:
+        self.state = seed & _MASK_64
+
+    def next(self) -> int:
+        self.state = (self.state + 0x9E3779B97F4A7C15) & _MASK_64
+        z = self.state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK_64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK_64
+        return z ^ (z >> 31)
+
+    def below(self, bound: int) -> int:
+        """An integer in ``[0, bound)`` (0 when ``bound`` is below 1); the modulo bias of a
+        64-bit draw is negligible here."""
+        return self.next() % bound if bound > 0 else 0
+
+
+_MASK_64 = (1 << 64) - 1
+
+
+def _affine_params(modulus: int, rng: Draws) -> tuple[int, int]:
     """``(a, b)`` of a random affine permutation ``i -> (a*i + b) mod modulus``, ``a`` prime
     to the modulus."""
     step = 1
     if modulus > 2:
-        step = rng.randrange(1, modulus)
-        while math.gcd(step, modulus) != 1:
-            step = rng.randrange(1, modulus)
-    return step, rng.randrange(modulus)
+        step = 1 + rng.below(modulus - 1)
+        while math.gcd(step, modulus) != 1:  # the next one up: a draw costs more than a gcd
+            step = step % (modulus - 1) + 1
+    return step, rng.below(modulus)
 
 
 def _affine(length: int, modulus: int, step: int, offset: int, device: Any) -> torch.Tensor:
