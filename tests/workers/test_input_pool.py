@@ -64,19 +64,31 @@ def test_small_sets_are_built_fresh_for_every_call():
     assert pool.sets == []
 
 
-def test_a_streamed_set_equals_the_torch_path_s_and_says_it_went_past_the_caches():
-    """One worker may stream (the compiled gather) where the other cannot: their sets must
-    still agree, call for call. The streamed tensors are named, so the timer does not flush
-    them again; the torch path's never are."""
-    streaming, plain = InputPool(_builder((64, 512))), InputPool(_builder((64, 512)))
-    for seed in SEEDS:
-        a, b = streaming.inputs_for(seed, stream=True), plain.inputs_for(seed)
-        assert torch.equal(a[0], b[0]) and a[1] == b[1] == 3
-        assert plain.streamed == []
+def test_the_compiled_path_and_the_torch_path_give_the_same_sets(
+        monkeypatch: pytest.MonkeyPatch):
+    """One worker may take the compiled gather where the other cannot (no C compiler): their
+    sets must still agree, call for call. Streamed tensors are named, so the timer does not
+    flush them again; those of the torch path never are."""
     from kernelproof.workers import block_gather
 
-    if block_gather._block_gather is not None and platform.machine() in ("x86_64", "AMD64"):
-        assert len(streaming.streamed) == 1 and streaming.streamed[0] is a[0]
+    compiled, plain = InputPool(_builder((64, 512))), InputPool(_builder((64, 512)))
+    gather = block_gather._block_gather
+    for seed in SEEDS:
+        a = compiled.inputs_for(seed, stream=True)
+        monkeypatch.setattr(block_gather, "_block_gather", None)
+        b = plain.inputs_for(seed, stream=True)
+        monkeypatch.setattr(block_gather, "_block_gather", gather)
+        assert torch.equal(a[0], b[0]) and a[1] == b[1] == 3
+        assert plain.streamed == []
+    if gather is not None and platform.machine() in ("x86_64", "AMD64"):
+        assert len(compiled.streamed) == 1 and compiled.streamed[0] is a[0]
+
+
+def test_a_large_set_is_not_streamed():
+    pool = InputPool(_builder((2048, 1024)))  # 8 MiB
+    for seed in SEEDS[:4]:
+        pool.inputs_for(seed, stream=True)
+        assert pool.streamed == []
 
 
 def test_a_block_map_that_names_a_missing_block_is_refused():
@@ -91,11 +103,11 @@ def test_a_block_map_that_names_a_missing_block_is_refused():
     storage = torch.randn(8, 16)
     holdings = torch.arange(8, dtype=torch.int64).view(2, 4)
     out = torch.empty(4, 16)
-    gather.use(holdings, 0, 1, (1, 1, 0), (1, 0), out, storage)
+    gather.use(holdings, 0, 1, (1, 1, 0), (1, 0), out, storage, True)
     assert torch.equal(out, storage[torch.tensor([4, 1, 2, 3])])  # position 0 traded
     holdings[0, 2] = 99
     with pytest.raises(RuntimeError, match="block it does not have"):
-        gather.use(holdings, 0, 1, (1, 1, 0), (1, 0), out, storage)
+        gather.use(holdings, 0, 1, (1, 1, 0), (1, 0), out, storage, True)
 
 
 def test_a_small_set_is_pooled_in_small_blocks_and_never_repeats():

@@ -69,6 +69,11 @@ MAX_BLOCK_ELEMENTS = 256
 #: would let a candidate reuse its old output row (a matmul's row of A against fixed weights).
 PIECES_PER_ROW = 4
 
+#: Sets written past the caches (``stream``) at most: streaming stores saved the flush of a
+#: 1 MiB set (73 against 61 + 32 us) but cost more than gather and flush together for 16 MiB
+#: (3.5 against 3.0 ms) on this machine (see :mod:`kernelproof.workers.block_gather`).
+MAX_STREAMED_BYTES = 4 << 20
+
 #: One block in this many trades places with another set's on each use.
 EXCHANGED_SHARE = 8
 
@@ -156,10 +161,11 @@ class PooledBlocks:
         traded_length = max(1, count // EXCHANGED_SHARE)
         traded, order = _affine_params(count, rng), _affine_params(count, rng)
         gather = block_gather._block_gather
-        if stream and gather is not None and self.storage.device.type == "cpu":
+        if gather is not None and self.storage.device.type == "cpu":
             out = torch.empty(self.shape, dtype=self.storage.dtype)
+            stream = stream and out.numel() * out.element_size() <= MAX_STREAMED_BYTES
             streamed = gather.use(self.holdings, index, other, (traded_length, *traded), order,
-                                  out, self.storage)
+                                  out, self.storage, stream)
             return out, streamed
         mine, theirs = self.holdings[index], self.holdings[other]
         device = self.holdings.device
