@@ -73,3 +73,49 @@ def test_an_unavailable_reference_profile_is_named_as_the_reason():
     audit = NativeAudit(_LiveWorker(), _LiveWorker(), reference_stacks=reference)
     assert audit.samplers == {}
     assert "py-spy is not installed" in audit.finish()["candidate"]["reason"]
+
+
+class _SchedTree:
+    """A worker's process tree whose main thread ran for ``running`` and waited ``waiting``
+    seconds more each time it is read."""
+
+    def __init__(self, running: float, waiting: float) -> None:
+        self.step, self.reads = (running, waiting), 0
+
+    def server(self) -> int:
+        return 0
+
+    def main_schedstat_s(self) -> tuple[float, float]:
+        self.reads += 1
+        return self.step[0] * self.reads, self.step[1] * self.reads
+
+
+class _Sampler:
+    def start(self, pid: int) -> None: ...
+    def interrupt(self) -> None: ...
+
+
+def _sampled_reference(running: float, waiting: float, samples: int) -> NativeAudit:
+    worker = _LiveWorker()
+    worker.tree = _SchedTree(running, waiting)
+    audit = NativeAudit(None, None)
+    audit.samplers = {"reference": (_Sampler(), worker)}
+    audit.start()
+    audit.interrupt()
+    audit.reference_stacks = NativeProfile(available=True, native=True, samples=samples)
+    return audit
+
+
+def test_a_reference_profile_thin_because_the_reference_was_starved_is_not_kept():
+    """The session's first candidate kept the reference from running: its profile is too
+    thin for the passthrough rule, and a later window would not be starved."""
+    assert not _sampled_reference(running=0.2, waiting=0.5, samples=8).reference_profile_reusable()
+
+
+def test_a_thin_profile_of_a_reference_that_ran_freely_is_kept():
+    """A tiny task: a new window would sample as little, at 0.65 s a verification."""
+    assert _sampled_reference(running=0.2, waiting=0.01, samples=8).reference_profile_reusable()
+
+
+def test_a_profile_the_rule_can_use_is_kept_however_it_was_taken():
+    assert _sampled_reference(running=0.2, waiting=0.5, samples=60).reference_profile_reusable()

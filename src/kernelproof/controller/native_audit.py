@@ -13,7 +13,8 @@ from collections import Counter
 from dataclasses import asdict
 from typing import Any
 
-from kernelproof.checks.native_stacks import (NativeProfile, StackSampler, passthrough_evidence,
+from kernelproof.checks.native_stacks import (PASSTHROUGH_MIN_SAMPLES, NativeProfile,
+                                               StackSampler, passthrough_evidence,
                                                passthrough_targets)
 from kernelproof.checks.op_policy import KERNEL_FAMILIES, kernel_families
 from kernelproof.schema import Finding, FindingCheck, Severity
@@ -53,17 +54,50 @@ class NativeAudit:
                 self.samplers[role] = (StackSampler(), worker)
 
     running: bool = False
+    reference_window: tuple[float, float] | None = None
+    """(seconds on a CPU, seconds waiting for one) of the reference's main thread during the
+    sampled window, when it was sampled."""
 
     def start(self) -> None:
         for sampler, worker in self.samplers.values():
             assert worker.tree is not None
             sampler.start(worker.tree.server())
+        self._schedstat_started = self._reference_schedstat()
         self.running = True
 
     def interrupt(self) -> None:
         """End the sampled window; the samplers write their profiles until :meth:`finish`."""
         for sampler, _ in self.samplers.values():
             sampler.interrupt()
+        ended = self._reference_schedstat()
+        if ended is not None and self._schedstat_started is not None:
+            self.reference_window = (ended[0] - self._schedstat_started[0],
+                                     ended[1] - self._schedstat_started[1])
+
+    def reference_profile_reusable(self) -> bool:
+        """Whether the reference's profile may stand for the task in later verifications:
+        when it has the samples the passthrough rule needs, or when its worker was not kept
+        from running (it then has little work, and a new window would sample as little).
+        A profile starved by the first candidate (on two cores, a candidate busy on both)
+        would otherwise leave every later candidate of the session without passthrough
+        evidence: its main thread waited for a CPU longer than it ran."""
+        profile = self.reference_stacks
+        if profile is None or not profile.samples:
+            return False
+        if profile.samples >= PASSTHROUGH_MIN_SAMPLES:
+            return True
+        if self.reference_window is None:
+            return False
+        running, waiting = self.reference_window
+        return waiting <= running
+
+    _schedstat_started: tuple[float, float] | None = None
+
+    def _reference_schedstat(self) -> tuple[float, float] | None:
+        sampled = self.samplers.get("reference")
+        if sampled is None or sampled[1].tree is None:
+            return None
+        return sampled[1].tree.main_schedstat_s()
 
     def finish(self) -> dict[str, Any]:
         """Stop sampling; the report's ``op_audit.native`` section."""

@@ -288,7 +288,7 @@ class _Run:
                 self.native = native.finish()
                 stacks = native.reference_stacks
                 if self.memo is not None and pair.contained and stacks is not None \
-                        and stacks.samples:
+                        and native.reference_profile_reusable():
                     self.memo.remember_stacks(stacks)
         finally:
             if native is not None and native.running:

@@ -145,6 +145,19 @@ class ProcessTree:
             main = 0.0
         return self.cpu_s(), main
 
+    def main_schedstat_s(self) -> tuple[float, float]:
+        """(seconds on a CPU, seconds runnable but waiting for one) of the serving process's
+        main thread, from the scheduler's own accounting: what a neighbour that starves the
+        worker of CPU cannot hide."""
+        server = self._server or self.server()
+        self._server = server
+        try:
+            with open(f"/proc/{server}/task/{server}/schedstat") as handle:
+                running, waiting = handle.read().split()[:2]
+            return int(running) / 1e9, int(waiting) / 1e9
+        except (OSError, ValueError):
+            return 0.0, 0.0
+
     def resident_bytes(self) -> int:
         page = os.sysconf("SC_PAGE_SIZE")
         total = 0
