@@ -65,9 +65,9 @@ def _bits(t: torch.Tensor) -> torch.Tensor:
     """A floating tensor's bits as integers of its width (the same memory).
 
     Snapshots are kept this way: they live on in the candidate's process while its next call
-    runs (:meth:`Settling.outputs_changed`), and a candidate that searches the heap for a
-    tensor that looks like its answer (HACKS row 14) must not find its own last output there
-    under a name it did not give it. It would learn nothing new, but return a stale answer."""
+    runs (:meth:`Settling.outputs_changed`), where a candidate that searches the heap for a
+    tensor that looks like its answer (HACKS row 14) found a float copy of its own last
+    output: it learned nothing new from it, but returned a stale answer."""
     if not (t.dtype.is_floating_point or t.dtype.is_complex):
         return t
     width = _SAME_WIDTH.get(t.element_size())

@@ -631,11 +631,8 @@ def _batch_size(per_call_s: float, output_bytes: int) -> int:
     """Calls per batch: :data:`TARGET_BATCH_S` of them, within the batch bounds; past
     :data:`OUTPUT_BOUND_BATCH` only while their outputs (``output_bytes`` a call, 0 while
     unknown) fit in :data:`MAX_BATCH_OUTPUT_BYTES`."""
-    bound = MAX_BATCH
-    if output_bytes <= 0:
-        bound = OUTPUT_BOUND_BATCH
-    else:
-        bound = min(MAX_BATCH, max(OUTPUT_BOUND_BATCH, MAX_BATCH_OUTPUT_BYTES // output_bytes))
+    bound = OUTPUT_BOUND_BATCH if output_bytes <= 0 else min(
+        MAX_BATCH, max(OUTPUT_BOUND_BATCH, MAX_BATCH_OUTPUT_BYTES // output_bytes))
     return max(MIN_BATCH, min(bound, int(TARGET_BATCH_S / max(per_call_s, 1e-7))))
 
 

@@ -17,7 +17,7 @@ and flushed as before.
 
 The arithmetic is the torch path's (:meth:`~kernelproof.workers.input_pool.PooledBlocks.change`),
 position for position, so both workers' sets stay equal whichever path each takes. Streaming
-needs x86-64 and 16-byte aligned blocks; elsewhere the blocks are copied plainly, and the reply
+needs x86-64 and 16-byte aligned blocks; elsewhere the blocks are copied plainly, and the call
 says the input was not streamed (so it is flushed as before).
 """
 

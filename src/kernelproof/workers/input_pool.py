@@ -6,8 +6,9 @@ budget got 6 samples per side. A pool builds a few sets once per prepared model 
 each later use, changes the chosen set, deterministically from the call's seed:
 
 1. **exchange**: a random eighth of its blocks (a power of two of elements, at most a quarter
-   of a row, and small enough for :data:`MIN_BLOCKS` blocks) trade places with the blocks at the same positions of another set of the pool,
-   so the values the set holds (their sum, their sorted order) differ from any earlier use;
+   of a row, and small enough for :data:`MIN_BLOCKS` blocks) trade places with the blocks at
+   the same positions of another set of the pool, so the values the set holds (their sum,
+   their sorted order) differ from any earlier use;
 2. **scramble**: all of its blocks are moved by a random affine permutation
    (``i -> (a*i + b) mod n``), so no region keeps its place or its neighbours.
 
@@ -17,8 +18,9 @@ entries of two maps (an eighth of a few thousand integers), and the scramble gat
 blocks in their new order into the call's input: one pass over the data, where moving the
 blocks of both sets in place took two and a half (measured in a timed loop with the cache
 flushed between calls: 121 against 91 us for the softmax example's 1 MiB, next to a 120 us
-call; 2.5 against 1.6 ms for 16 MiB). On the CPU both steps run in one C call whose writes go
-past the caches (:mod:`kernelproof.workers.block_gather`: 73 us and no flush for that 1 MiB).
+call; 2.5 against 1.6 ms for 16 MiB). On the CPU both steps run in one C call, whose writes
+go past the caches for sets up to :data:`MAX_STREAMED_BYTES`
+(:mod:`kernelproof.workers.block_gather`: 73 us and no flush for that 1 MiB).
 
 Why both, and why all of the set (the design says "a random part"): a change of a part only
 lets a candidate that keeps its previous input and output recompute just what changed (rows
