@@ -170,3 +170,39 @@ def test_the_warm_up_call_runs_on_its_own_copy_of_given_inputs(examples: Path, t
             name="saved", kind=VariantKind.SAVED, seed=0), given=given), tensors)
     assert reply.ok, reply.failure
     assert torch.allclose(reply.tensors[0], torch.softmax(x, dim=-1))
+
+
+#: Counts the calls made on it, warm-ups included, in its output.
+COUNTS_CALLS = """
+import torch
+{extra}
+
+_calls = []
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        _calls.append(1)
+        return torch.full((1,), float(len(_calls)))
+"""
+
+
+@pytest.mark.parametrize("extra, later_warm_up", [("", False), ("import numba", True)])
+def test_a_later_shape_is_warmed_up_only_for_a_candidate_that_may_compile(
+        examples: Path, tmp_path: Path, extra: str, later_warm_up: bool):
+    """The first model always gets an unrecorded warm-up call; a plain PyTorch candidate's
+    later models do not (it has nothing to compile), one that loaded numba's still do."""
+    candidate = tmp_path / "counts.py"
+    candidate.write_text(COUNTS_CALLS.format(extra=extra))
+    pair, task = _prepared_pair(examples, candidate)
+    variant = InputVariant(name="seed:1", kind=VariantKind.SEED, seed=1)
+    with pair:
+        first = pair.ask_candidate(RunRequest(variant=variant))
+        reference = pair.ask_reference(prepare_request(task.default_knobs, 0))
+        assert pair.ask_candidate(prepare_request(
+            task.default_knobs, 0, reference.data_as(PrepareReply).state_names),
+            reference.tensors).ok
+        second = pair.ask_candidate(RunRequest(variant=variant))
+    assert first.ok and second.ok
+    assert float(first.tensors[0]) == 2  # the warm-up, then the call
+    assert float(second.tensors[0]) == (4 if later_warm_up else 3)

@@ -110,6 +110,11 @@ class Harness(TimedCalls):
     timer: Any = None
     timed_outputs: dict[str, list[list[Any]]] = field(default_factory=dict)
     """The outputs of the last timed batch, per baseline (eager, compile, graph)."""
+    warm_ups: int = 0
+    """Unrecorded warm-up calls made so far (one per prepared model that may need it)."""
+    compiles_lazily: bool = False
+    """Whether a recorded call of the candidate ran compiled or custom kernels (a graph
+    ``torch.compile`` made, a Triton launch, a numba or extension function)."""
 
     # -- the loop --------------------------------------------------------------------------
 
@@ -334,13 +339,14 @@ class Harness(TimedCalls):
 
         assert self.prepared is not None
         data = RunReply()
-        if not self.prepared.warmed and self.spec.role == "candidate":
+        if not self.prepared.warmed and self.spec.role == "candidate" and self._may_compile():
             # One unrecorded call first, so that lazy compilation (torch.compile, numba) is
             # not what the op audit and the probes see. On inputs of its own: a candidate that
             # changes its inputs must not change the call that counts.
             with torch.no_grad():
                 self.prepared.model(*self._inputs(request, [t.clone() for t in tensors]))
             synchronize(self.spec.device)
+            self.warm_ups += 1
         self.prepared.warmed = True
         state = self.probe.before(inputs) if self.probe is not None else None
         recorder = OpRecorder(working_dtype=working_dtype(inputs, self.prepared.dtype))
@@ -356,6 +362,8 @@ class Harness(TimedCalls):
         data.call_s = time.perf_counter() - started
         if record:
             data.ops = recorder.summary()
+            self.compiles_lazily = self.compiles_lazily or bool(
+                data.ops.get("compiled") or data.ops.get("custom"))
         outputs = list(raw) if isinstance(raw, (tuple, list)) else [raw]
         if self.probe is not None and state is not None:
             # On CUDA the outputs must wait for the stability probe's synchronize before they
@@ -438,6 +446,22 @@ class Harness(TimedCalls):
             return rebuild(request.given, tensors, self.spec.device)
         return build_inputs(self.prepared.task, request.variant, device=self.spec.device,
                             dtype=self.prepared.dtype)
+
+    def _may_compile(self) -> bool:
+        """Whether the next call at a new shape may compile before it computes: always for
+        the first model; later only once the candidate has shown compiled or custom kernels,
+        loaded numba, or had torch.compile capture a frame. A plain PyTorch candidate skips
+        the warm-up of every later shape group (20 of them in the softmax example: 70 ms of
+        a 0.7 s verification). One that hides its compiler from these signs only lets its
+        own compile-time ops into the op audit."""
+        if self.warm_ups == 0 or self.compiles_lazily or "numba" in sys.modules:
+            return True
+        dynamo = sys.modules.get("torch._dynamo.utils")
+        counters = getattr(dynamo, "counters", None)
+        try:
+            return bool(counters is not None and sum(counters["frames"].values()))
+        except (TypeError, KeyError, AttributeError):
+            return True
 
     def _task_module(self, knobs: dict[str, int]) -> types.ModuleType:
         from kernelproof.tasks.module import module_from_source
