@@ -45,8 +45,14 @@ def test_a_deferred_wait_is_capped_but_still_sees_a_late_write():
     x = torch.randn(64)
     state = probe.before([x])
     out = torch.zeros(64)
-    threading.Thread(target=lambda: (time.sleep(0.002), out.copy_(x))).start()
+    snapshot_taken = threading.Event()
+    writer = threading.Thread(target=lambda: (snapshot_taken.wait(), out.copy_(x)))
+    writer.start()
     found, settling = probe.after_call(state, [x], [out], stability_delay_s=5.0, deferred=True)
     assert settling.delay_s == MAX_DEFERRED_DELAY_S < MAX_STABILITY_DELAY_S
+    # The write lands after the snapshot and before the (capped) deadline; joined here rather
+    # than raced against the wait, which a loaded machine can lose.
+    snapshot_taken.set()
+    writer.join()
     checks = {item["check"] for item in found + settling.settle()}
     assert "output-unstable" in checks
