@@ -4,7 +4,6 @@ deferred stability wait still sees."""
 from __future__ import annotations
 
 import threading
-import time
 
 import torch
 
