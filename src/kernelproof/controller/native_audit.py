@@ -57,6 +57,7 @@ class NativeAudit:
     reference_window: tuple[float, float] | None = None
     """(seconds on a CPU, seconds waiting for one) of the reference's main thread during the
     sampled window, when it was sampled."""
+    _schedstat_started: tuple[float, float] | None = None
 
     def start(self) -> None:
         for sampler, worker in self.samplers.values():
@@ -90,8 +91,6 @@ class NativeAudit:
             return False
         running, waiting = self.reference_window
         return waiting <= running
-
-    _schedstat_started: tuple[float, float] | None = None
 
     def _reference_schedstat(self) -> tuple[float, float] | None:
         sampled = self.samplers.get("reference")
