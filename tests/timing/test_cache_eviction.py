@@ -85,3 +85,22 @@ def test_reachable_tensors_include_weights_kept_outside_parameters() -> None:
 def test_an_unsupported_machine_gets_no_helper(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(c_helper.platform, "machine", lambda: "riscv64")
     assert load_line_evictor() is None
+
+
+def test_inputs_written_past_the_caches_skip_the_flush_and_nothing_else_does() -> None:
+    """A pooled input the compiled gather streamed is already cold: the timer leaves it out
+    of the flush, and still evicts every other input and the resident tensors."""
+    class Spy:
+        def __init__(self) -> None:
+            self.starts: list[int] = []
+
+        def kp_evict(self, start, length) -> None:
+            self.starts.append(start.value)
+
+    spy = Spy()
+    timer = CallTimer(device="cpu", evictor=cache_eviction.LineEvictor(library=spy,
+                                                                       path=Path("spy")))
+    streamed, built, weight = torch.randn(64), torch.randn(64), torch.randn(8)
+    timer.time_call(lambda a, b: a + b, [streamed, built], [weight], cold=[streamed])
+    assert sorted(spy.starts) == sorted(t.untyped_storage().data_ptr()
+                                        for t in (built, weight))
