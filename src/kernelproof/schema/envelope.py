@@ -29,6 +29,8 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from kernelproof.schema.fingerprint import EnvironmentFingerprint
+
 #: Python types whose values are part of a signature (a different value is a different call).
 PLAIN_VALUE_TYPES = (bool, int, float, str, type(None))
 
@@ -222,6 +224,11 @@ class Envelope(BaseModel):
 
     ranges: list[KnobRange] = Field(default_factory=list)
     """One entry per knob of the task."""
+
+    environment: EnvironmentFingerprint | None = None
+    """The environment the envelope was proved in (a copy of the report's fingerprint, so an
+    envelope carried on its own still says where it holds); ``None`` in older reports. The
+    guard refuses to serve outside it (``docs/shipping.md``)."""
 
     _index: dict[CallSignature, int] | None = PrivateAttr(default=None)
 
