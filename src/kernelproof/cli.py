@@ -368,6 +368,58 @@ def compare(run_a: str, run_b: str, db_url: str | None) -> None:
 
 
 @app.command()
+@click.argument("source", type=PATH, required=False)
+@DB_OPTION
+@click.option("--run", "run_id", default=None, metavar="ID",
+              help="Only the verdicts of this bench run (a store).")
+@click.option("--task", "task_key", default=None, metavar="KEY",
+              help="Only this task, e.g. level1/3_Softmax (a store).")
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="The thread count the kernels now run at: verdicts proved at another "
+                   "count (other than 1) are re-proved at this one.")
+@click.option("--all", "everything", is_flag=True,
+              help="Re-prove on any difference, annotations included (a new kernelproof).")
+@click.option("--dry-run", is_flag=True, help="Say what would be re-proved; verify nothing.")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Re-proofs in flight at once.")
+@click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None,
+              help="Re-prove on Ray: alone, start a local cluster; with an ADDRESS, join it.")
+@click.option("--label", default=None, help="A name for the recheck's run in the store.")
+@click.option("--json", "json_path", type=PATH, default=None,
+              help="Write the change report here (JSON).")
+@click.option("--html", "html_path", type=PATH, default=None,
+              help="Write the change report here (HTML).")
+def recheck(source: Path | None, db_url: str | None, run_id: str | None,
+            task_key: str | None, threads: int | None, everything: bool, dry_run: bool,
+            jobs: int, ray_address: str | None, label: str | None, json_path: Path | None,
+            html_path: Path | None) -> None:
+    """Re-prove every verdict this environment invalidates: of the results store (--db), or
+    of SOURCE, a folder of reports (or one report). New verdicts are kept beside the old ones;
+    an interrupted recheck resumes when run again. Exit code: 0 every verified kernel still
+    verified, 1 one lost its verdict, 4 bad input or a verdict that could not be re-proved,
+    130 interrupted."""
+    from kernelproof.report.recheck_html import write_recheck_html
+    from kernelproof.report.recheck_text import render_recheck
+    from kernelproof.suite.recheck import RecheckOptions, recheck as run_recheck
+
+    options = RecheckOptions(source=source, db_url=db_url, run=run_id, task=task_key,
+                             threads=threads, everything=everything, dry_run=dry_run,
+                             jobs=jobs, ray=ray_address, label=label)
+    try:
+        report = run_recheck(options, console)
+    except KernelproofError as exc:
+        _fail(exc)
+    render_recheck(report, console)
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(report.to_json() + "\n", encoding="utf-8")
+        console.print(Text(f"wrote {json_path}"))
+    if html_path is not None:
+        console.print(Text(f"wrote {write_recheck_html(report, html_path)}"))
+    sys.exit(130 if report.interrupted else int(report.exit_code))
+
+
+@app.command()
 @click.argument("directory", type=PATH)
 @click.option("--replay", "which", default=None, metavar="N|ID|latest",
               help="Rerun one incident through verify: the saved inputs at the call's knobs.")

@@ -21,22 +21,34 @@ from kernelproof.schema.verdict import Verdict
 RECHECK_SCHEMA = "kernelproof.recheck/1"
 
 
+class VerdictSnapshot(BaseModel):
+    """A verdict and its speed, as one side of a recheck shows them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    verdict: Verdict
+    speedup: float | None = None
+    speedup_ci: tuple[float, float] | None = None
+    sol_fraction: float | None = None
+    """The candidate's fraction of the speed of light, when timed."""
+
+    where: str
+    """The report file, or ``verification N (run R)`` of a store."""
+
+    environment: str = ""
+    """The digest of its binding environment."""
+
+
 class RecheckOrigin(BaseModel):
     """On a report ``kernelproof recheck`` produced: the verdict it re-proves, and why."""
 
     model_config = ConfigDict(frozen=True)
 
-    original: str
-    """The report file re-proved, or ``verification N`` of a results store."""
-
-    original_verdict: Verdict
-    """The verdict that was invalidated."""
-
-    original_environment: str = ""
-    """The digest of the environment that verdict was bound to."""
+    original: VerdictSnapshot
+    """The proof that was invalidated: its verdict, speed and where it is kept."""
 
     invalidated_by: list[ComponentChange] = Field(default_factory=list)
-    """The differences that invalidated it."""
+    """The environment differences that invalidated it."""
 
     rechecked_utc: str = ""
     """When it was re-proved, ISO 8601 in UTC."""
@@ -104,24 +116,6 @@ class SpeedChange(str, Enum):
     """One side has no speedup with an interval."""
 
 
-class VerdictSnapshot(BaseModel):
-    """A verdict and its speed, as one side of a recheck shows them."""
-
-    model_config = ConfigDict(frozen=True)
-
-    verdict: Verdict
-    speedup: float | None = None
-    speedup_ci: tuple[float, float] | None = None
-    sol_fraction: float | None = None
-    """The candidate's fraction of the speed of light, when timed."""
-
-    where: str
-    """The report file, or ``verification N (run R)`` of a store."""
-
-    environment: str = ""
-    """The digest of its binding environment."""
-
-
 class RecheckItem(BaseModel):
     """One verdict: what invalidated it (or not), and what re-proving gave."""
 
@@ -168,6 +162,8 @@ class RecheckReport(BaseModel):
     started_utc: str = ""
     finished_utc: str = ""
     items: list[RecheckItem] = Field(default_factory=list)
+    skipped: list[str] = Field(default_factory=list)
+    """Files of the folder that are not kernelproof reports (each with why)."""
 
     model_config = ConfigDict(populate_by_name=True)
 
