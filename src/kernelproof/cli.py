@@ -20,7 +20,7 @@ from kernelproof.cli_options import (
     THREADS_OPTION,
     policy_options,
 )
-from kernelproof.errors import KernelproofError
+from kernelproof.errors import KernelproofError, UsageError
 from kernelproof.report.terminal import report_console
 from kernelproof.schema import ExitCode
 
@@ -417,6 +417,84 @@ def recheck(source: Path | None, db_url: str | None, run_id: str | None,
     if html_path is not None:
         console.print(Text(f"wrote {write_recheck_html(report, html_path)}"))
     sys.exit(130 if report.interrupted else int(report.exit_code))
+
+
+@app.group(name="guard")
+def guard_group() -> None:
+    """Read what a guard (kernelproof.guard) recorded in production: drift, and the shapes
+    that extend the proof to it."""
+
+
+@guard_group.command("report")
+@click.argument("log", type=PATH)
+@click.option("--json", "json_path", type=PATH, default=None,
+              help="Write the drift summary here (JSON).")
+@click.option("--html", "html_path", type=PATH, default=None,
+              help="Write the drift view here (HTML: table, plot, shapes).")
+def guard_report(log: Path, json_path: Path | None, html_path: Path | None) -> None:
+    """Show how production calls drifted against the verified envelope: per signature
+    dimension the share inside, near the edge and outside, window by window, and the values
+    the matrix did not cover. LOG is the guard's incident_dir (or its drift_log). Exit code:
+    0, or 4 for a log that cannot be read (damaged lines are named and skipped)."""
+    from kernelproof.proof.drift_summary import summarise
+    from kernelproof.proof.shape_extension import propose_shapes
+    from kernelproof.report.drift_html import write_drift_html
+    from kernelproof.report.drift_text import render_drift
+
+    try:
+        summary = summarise(log)
+    except KernelproofError as exc:
+        _fail(exc)
+    render_drift(summary, console)
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(summary.to_json() + "\n", encoding="utf-8")
+        console.print(Text(f"wrote {json_path}"))
+    if html_path is not None:
+        proposals, refused = propose_shapes(summary)
+        console.print(Text(f"wrote {write_drift_html(summary, proposals, refused, html_path)}"))
+
+
+@guard_group.command("shapes")
+@click.argument("log", type=PATH)
+@click.option("--task", "task_path", type=PATH, default=None,
+              help="The task file to extend (default: the one the guard's report verified).")
+@click.option("--write", "write_task", is_flag=True,
+              help="Add the shapes to the task's SHAPES in place (else print them).")
+def guard_shapes(log: Path, task_path: Path | None, write_task: bool) -> None:
+    """Turn the production signatures that fell outside the envelope into SHAPES entries of
+    the task, so that the next verify covers them. Exit code: 0, or 4 for a log or task that
+    cannot be read."""
+    from kernelproof.proof.drift_summary import summarise
+    from kernelproof.proof.shape_extension import propose_shapes, shapes_source, write_shapes
+    from kernelproof.tasks.source import read_task
+
+    try:
+        summary = summarise(log)
+        task = task_path or (Path(summary.reference_path) if summary.reference_path else None)
+        if task is None:
+            raise UsageError("the log names no task file; pass --task")
+        existing = read_task(task).shapes
+        proposals, refused = propose_shapes(summary, existing)
+        for problem in summary.problems:
+            console.print(f"[yellow]damaged log line:[/yellow] {escape(problem)}")
+        for entry in refused:
+            console.print(f"cannot be a shape: {escape(entry.signature)} x{entry.calls}: "
+                          f"{escape(entry.reason)}")
+        if not proposals:
+            console.print("no new shape: every call outside the envelope is listed above"
+                          if refused else "no call fell outside the envelope: nothing to add")
+            return
+        if write_task:
+            shapes = write_shapes(task, proposals)
+            console.print(Text(f"added {len(proposals)} shape(s) to {task} (SHAPES now has "
+                               f"{len(shapes)}); verify it again to prove them"))
+        else:
+            merged = [*existing, *[p.knobs for p in proposals]]
+            click.echo(shapes_source(merged), nl=False)
+            console.print(Text(f"{len(proposals)} new shape(s) for {task}; --write adds them"))
+    except KernelproofError as exc:
+        _fail(exc)
 
 
 @app.command()

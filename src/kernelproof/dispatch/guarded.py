@@ -37,9 +37,11 @@ from kernelproof.dispatch.incidents import (
     write_incident,
 )
 from kernelproof.dispatch.environment_gate import EnvironmentGate, check_environment
-from kernelproof.dispatch.routing import RoutingTable
+from kernelproof.dispatch.drift import DEFAULT_WINDOW_S, DriftRecorder
+from kernelproof.dispatch.routing import RoutingTable, routing_key
 from kernelproof.dispatch.shadow import ShadowCall, ShadowCheck, ShadowOutcome
 from kernelproof.dispatch.side_stream import PendingCheck, SideStreamQueue
+from kernelproof.schema.drift import DRIFT_FILE
 from kernelproof.schema.envelope import CallSignature
 from kernelproof.schema.incident import Incident, IncidentKind
 from kernelproof.schema.report import Report
@@ -114,7 +116,8 @@ class GuardedModule(torch.nn.Module):
                  incident_dir: Path | None, on_incident: Callable[[Incident], Any] | None,
                  seed: int | None, environment: EnvironmentGate,
                  on_environment_change: EnvironmentPolicy = "reference",
-                 report_path: Path | None = None) -> None:
+                 report_path: Path | None = None, drift_log: Path | None = None,
+                 drift_window_s: float = DEFAULT_WINDOW_S) -> None:
         super().__init__()
         assert report.envelope is not None and report.correctness is not None
         self.candidate = candidate
@@ -131,6 +134,11 @@ class GuardedModule(torch.nn.Module):
         # The hot path reads these as plain attributes: a submodule is found through
         # nn.Module.__getattr__, which costs about a microsecond per lookup (measured here).
         self._knobs_for = self._routes.knobs_for
+        self._decide = self._routes.decide
+        self.drift = DriftRecorder(drift_log, report, drift_window_s) if drift_log else None
+        """The drift recorder (None without a drift log); ``kernelproof guard report`` reads
+        what it writes."""
+
         self._pair = (candidate, reference)
         self._check = ShadowCheck(reference, report.correctness.tolerance)
         self._draw = random.Random(seed).random
@@ -164,7 +172,11 @@ class GuardedModule(torch.nn.Module):
             self._judge_finished(wait=False)
         candidate, reference = self._pair
         counts = self._counts
-        knobs = None if (kwargs or counts.rolled_back) else self._knobs_for(args)
+        if self.drift is not None:
+            knobs, sampled = self._record_drift(args, kwargs)
+        else:
+            knobs = None if (kwargs or counts.rolled_back) else self._knobs_for(args)
+            sampled = None
         if knobs is None:
             with self._lock:
                 counts.calls += 1
@@ -173,7 +185,8 @@ class GuardedModule(torch.nn.Module):
                     counts.out_of_envelope += 1
             return reference(*args, **kwargs)
         rate = self.shadow_rate
-        sampled = rate > 0.0 and self._draw() < rate
+        if sampled is None:
+            sampled = rate > 0.0 and self._draw() < rate
         with self._lock:
             index = counts.calls
             counts.calls += 1
@@ -189,6 +202,21 @@ class GuardedModule(torch.nn.Module):
 
     _route_eagerly = torch.compiler.disable(_route)
 
+    def _record_drift(self, args: tuple[Any, ...],
+                      kwargs: dict[str, Any]) -> tuple[dict[str, int] | None, bool]:
+        """Count the call for the drift log (inside the envelope or not, whatever the routing)
+        and look at its values when it is sampled. The routing decision and the draw."""
+        key = None if kwargs else routing_key(args)
+        inside = self._decide(key, args)
+        drift = self.drift
+        assert drift is not None
+        drift.count(key, args, inside is not None)
+        rate = self.shadow_rate
+        sampled = rate > 0.0 and self._draw() < rate
+        if sampled:
+            drift.observe(args)
+        return (None if (kwargs or self._counts.rolled_back) else inside), sampled
+
     @property
     def stats(self) -> dict[str, Any]:
         """The counters: ``calls`` = ``candidate_calls`` + ``reference_calls``;
@@ -200,9 +228,11 @@ class GuardedModule(torch.nn.Module):
             return asdict(self._counts)
 
     def flush(self) -> None:
-        """Judge every shadow check still queued on a CUDA side stream (waits for them). On
-        CPU checks are judged within their call, and this does nothing."""
+        """Judge every shadow check still queued on a CUDA side stream (waits for them; on CPU
+        checks are judged within their call), and write the drift log's current window."""
         self._judge_finished(wait=True)
+        if self.drift is not None:
+            self.drift.flush()
 
     def extra_repr(self) -> str:
         return (f"shadow_rate={self.shadow_rate}, on_mismatch={self.on_mismatch!r}, "
@@ -273,9 +303,15 @@ class GuardedModule(torch.nn.Module):
         reach an unproved kernel), and compares it; its output is never returned."""
         counts = self._counts
         reference = self.reference
-        knobs = None if (kwargs or counts.rolled_back or not counts.shadow_only) \
-            else self._knobs_for(args)
-        sampled = knobs is not None and self.shadow_rate > 0.0 and self._draw() < self.shadow_rate
+        if self.drift is not None:
+            knobs, drawn = self._record_drift(args, kwargs)
+            knobs = knobs if counts.shadow_only else None
+            sampled = knobs is not None and drawn
+        else:
+            knobs = None if (kwargs or counts.rolled_back or not counts.shadow_only) \
+                else self._knobs_for(args)
+            sampled = knobs is not None and self.shadow_rate > 0.0 and \
+                self._draw() < self.shadow_rate
         with self._lock:
             index = counts.calls
             counts.calls += 1
@@ -380,7 +416,9 @@ def guard(candidate: torch.nn.Module, reference: torch.nn.Module, report: Report
           incident_dir: str | Path | None = None,
           on_incident: Callable[[Incident], Any] | None = None,
           seed: int | None = None, on_environment_change: EnvironmentPolicy = "reference",
-          candidate_source: str | Path | None = None) -> GuardedModule:
+          candidate_source: str | Path | None = None,
+          drift_log: str | Path | None = None,
+          drift_window_s: float = DEFAULT_WINDOW_S) -> GuardedModule:
     """Wrap a verified ``candidate`` so that production calls reach it only inside the
     report's envelope, a ``shadow_rate`` share of them checked against ``reference``.
 
@@ -399,7 +437,13 @@ def guard(candidate: torch.nn.Module, reference: torch.nn.Module, report: Report
     reference; ``on_environment_change="shadow-only"`` also runs the candidate on a
     ``shadow_rate`` share of calls to compare it, never returning its output.
     ``candidate_source`` names the file the candidate was built from, when its class was not
-    defined in one (the guard hashes it against the report's)."""
+    defined in one (the guard hashes it against the report's).
+
+    The guard also records production drift (:mod:`kernelproof.dispatch.drift`): every call's
+    signature counted per ``drift_window_s`` window, and the values of the sampled calls,
+    appended to ``drift_log`` (by default ``drift.jsonl`` in ``incident_dir``; no log without
+    either). ``kernelproof guard report LOG`` shows it; ``kernelproof guard shapes LOG
+    --task TASK`` turns the signatures that fell outside into the task's ``SHAPES``."""
     from kernelproof.report.files import read_json
 
     for name, module in (("candidate", candidate), ("reference", reference)):
@@ -430,9 +474,16 @@ def guard(candidate: torch.nn.Module, reference: torch.nn.Module, report: Report
     if on_environment_change == "shadow-only" and not shadow_rate > 0.0:
         raise GuardError("on_environment_change='shadow-only' with shadow_rate=0 compares "
                          "nothing; pass a shadow_rate above 0 (e.g. 0.05)")
+    if not drift_window_s > 0:
+        raise GuardError(f"drift_window_s={drift_window_s!r} is not a duration; pass seconds "
+                         "above 0 (default 60)")
+    if drift_log is None and incident_dir is not None:
+        drift_log = Path(incident_dir) / DRIFT_FILE
     gate = check_environment(report, candidate, candidate_source)
     return GuardedModule(candidate, reference, report, shadow_rate=float(shadow_rate),
                          on_mismatch=on_mismatch,
                          incident_dir=Path(incident_dir) if incident_dir is not None else None,
                          on_incident=on_incident, seed=seed, environment=gate,
-                         on_environment_change=on_environment_change, report_path=report_path)
+                         on_environment_change=on_environment_change, report_path=report_path,
+                         drift_log=Path(drift_log) if drift_log is not None else None,
+                         drift_window_s=drift_window_s)

@@ -153,6 +153,19 @@ class DimensionBinding(BaseModel):
         return shifted // self.scale
 
 
+def integer_line(sizes: dict[int, int]) -> tuple[int, int] | None:
+    """``(scale, offset)`` with integer values such that every size is scale * knob + offset
+    (``sizes`` maps knob values to sizes; at least two of them), or None when none is."""
+    (k0, s0), (k1, s1) = sorted(sizes.items())[:2]
+    if (s1 - s0) % (k1 - k0):
+        return None
+    scale = (s1 - s0) // (k1 - k0)
+    offset = s0 - scale * k0
+    if scale == 0 or any(scale * k + offset != s for k, s in sizes.items()):
+        return None
+    return scale, offset
+
+
 #: A range needs at least this many verified values of its knob (the default included).
 MIN_RANGE_VALUES = 3
 
