@@ -345,26 +345,82 @@ def history(db_url: str | None, task_key: str | None, candidate: str | None, lim
 
 
 @app.command()
-@click.argument("run_a")
-@click.argument("run_b")
+@click.argument("sources", nargs=-1, metavar="RUN_A RUN_B | REPORT...")
 @DB_OPTION
-def compare(run_a: str, run_b: str, db_url: str | None) -> None:
-    """Compare run RUN_B against the earlier RUN_A, task by task. A regression is a task that
-    lost its verified verdict, or whose speedup fell beyond both confidence intervals.
-    Exit code: 0 no regression, 1 regressions, 4 a bad run id or store."""
+@click.option("--candidate", default=None, metavar="SHA|PATH",
+              help="Compare this candidate's stored verifications across machines (a sha256 "
+                   "prefix or its path), the latest per environment.")
+@click.option("--json", "json_path", type=PATH, default=None,
+              help="Write the comparison here (JSON).")
+def compare(sources: tuple[str, ...], db_url: str | None, candidate: str | None,
+            json_path: Path | None) -> None:
+    """Compare run RUN_B against the earlier RUN_A, task by task (a regression is a task that
+    lost its verified verdict, or whose speedup fell beyond both confidence intervals). Or,
+    given report files or folders (or --candidate with a store), the same candidate on several
+    machines side by side: verdict, speedup with its interval and %SOL per machine, what
+    differs between the environments, and a flag for a kernel verified on one machine and not
+    another, or fast on one and slow on another. Exit code: 0 no regression or flag,
+    1 regressions or flags, 4 a bad run id, report or store."""
     from kernelproof.errors import KernelproofError
-    from kernelproof.report.store_tables import render_comparison
+    from kernelproof.report.store_tables import render_comparison, render_machine_comparison
     from kernelproof.suite.comparison import compare_runs
     from kernelproof.suite.store import ResultsStore
 
     try:
+        if candidate is not None or (sources and all(Path(s).exists() for s in sources)):
+            from kernelproof.suite.machine_comparison import compare_machines
+
+            machines = compare_machines(_compared_reports(sources, db_url, candidate))
+            render_machine_comparison(machines, console)
+            if json_path is not None:
+                json_path.parent.mkdir(parents=True, exist_ok=True)
+                json_path.write_text(machines.model_dump_json(indent=2) + "\n")
+            sys.exit(int(machines.exit_code))
+        if len(sources) != 2:
+            raise UsageError(f"compare takes two run ids (RUN_A RUN_B), or report files or "
+                             f"folders that exist, or --candidate; got {list(sources)!r}")
+        run_a, run_b = sources
         store = ResultsStore(db_url, must_exist=True)
         first, second = store.resolve_run(run_a), store.resolve_run(run_b)
         result = compare_runs(store.records(first.id), store.records(second.id))
     except KernelproofError as exc:
         _fail(exc)
     render_comparison(result, first, second, console)
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(result.model_dump_json(indent=2) + "\n")
     sys.exit(int(result.exit_code))
+
+
+def _compared_reports(sources: tuple[str, ...], db_url: str | None,
+                      candidate: str | None) -> list[tuple[str, Any]]:
+    """The reports ``compare`` lays side by side: files and folders' ``*.json``, or the store's
+    latest verification of ``candidate`` per environment."""
+    from kernelproof.report.files import read_json
+    from kernelproof.suite.store import ResultsStore
+
+    if candidate is not None:
+        if sources:
+            raise UsageError("--candidate compares store rows; pass either it or report files")
+        store = ResultsStore(db_url, must_exist=True)
+        latest: dict[str, Any] = {}
+        for row in store.history(candidate=candidate, limit=10_000):
+            latest.setdefault(row.environment_digest or row.fingerprint, row)
+        if not latest:
+            raise UsageError(f"no stored verification of candidate {candidate!r} in {store!r}")
+        return [(f"verification {row.id} (run {row.run_id})", store.report(row.id))
+                for row in latest.values()]
+    reports = []
+    for source in map(Path, sources):
+        if not source.is_dir():
+            reports.append((str(source), read_json(source)))
+            continue
+        for path in sorted(source.rglob("*.json")):
+            try:
+                reports.append((str(path), read_json(path)))
+            except KernelproofError as exc:  # a folder may hold other JSON: say so, go on
+                console.print(f"[yellow]skipped:[/yellow] {escape(str(exc))}")
+    return reports
 
 
 @app.command()
