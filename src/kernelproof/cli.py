@@ -440,6 +440,9 @@ def _compared_reports(sources: tuple[str, ...], db_url: str | None,
               help="Re-proofs in flight at once.")
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None,
               help="Re-prove on Ray: alone, start a local cluster; with an ADDRESS, join it.")
+@click.option("--trust-settings", is_flag=True,
+              help="Apply a report's settings even where they take the verifier's walls down "
+                   "(sandbox=False, integrity_probes=False); by default they are put back up.")
 @click.option("--label", default=None, help="A name for the recheck's run in the store.")
 @click.option("--json", "json_path", type=PATH, default=None,
               help="Write the change report here (JSON).")
@@ -447,8 +450,8 @@ def _compared_reports(sources: tuple[str, ...], db_url: str | None,
               help="Write the change report here (HTML).")
 def recheck(source: Path | None, db_url: str | None, run_id: str | None,
             task_key: str | None, threads: int | None, everything: bool, dry_run: bool,
-            jobs: int, ray_address: str | None, label: str | None, json_path: Path | None,
-            html_path: Path | None) -> None:
+            jobs: int, ray_address: str | None, trust_settings: bool, label: str | None,
+            json_path: Path | None, html_path: Path | None) -> None:
     """Re-prove every verdict this environment invalidates: of the results store (--db), or
     of SOURCE, a folder of reports (or one report). New verdicts are kept beside the old ones;
     an interrupted recheck resumes when run again. Exit code: 0 every verified kernel still
@@ -460,7 +463,8 @@ def recheck(source: Path | None, db_url: str | None, run_id: str | None,
 
     options = RecheckOptions(source=source, db_url=db_url, run=run_id, task=task_key,
                              threads=threads, everything=everything, dry_run=dry_run,
-                             jobs=jobs, ray=ray_address, label=label)
+                             jobs=jobs, ray=ray_address, label=label,
+                             trust_settings=trust_settings)
     try:
         report = run_recheck(options, console)
     except KernelproofError as exc:

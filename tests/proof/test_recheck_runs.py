@@ -203,3 +203,34 @@ def test_another_numpy_in_a_throwaway_venv_reproves_the_verdict(softmax: Path,
     assert (change["component"], change["current"]) == ("numpy", other)
     [new] = folder.glob("proof.recheck-*.json")
     assert Report.model_validate_json(new.read_text()).environment.versions["numpy"] == other
+
+
+def test_a_report_edited_to_take_the_walls_down_is_reproved_with_them_up(
+        softmax: Path, tmp_path: Path) -> None:
+    """The attack of examples/hacks/recheck/escapes_when_rechecked.py: a report whose settings
+    were edited to turn the sandbox and the probes off, and whose candidate was swapped for
+    one that writes outside the sandbox."""
+    folder = tmp_path / "reports"
+    shutil.copytree(softmax, folder)
+    report = folder / "proof.json"
+    _relocate(report)
+    data = json.loads(report.read_text())
+    data["settings"].update(sandbox=False, insecure_sandbox=True, integrity_probes=False)
+    report.write_text(json.dumps(data))
+    _copy("examples/hacks/recheck/escapes_when_rechecked.py", folder, "correct.py")
+    marker = folder / "ESCAPED"
+
+    guarded = _recheck(str(report), "--json", str(tmp_path / "walls.json"))
+    assert not marker.exists(), "the re-proof ran the candidate outside the sandbox"
+    item = _items(tmp_path / "walls.json")["proof.json"]
+    assert item["after"]["verdict"] == "suspect", guarded.stdout[-3000:]
+    assert "walls down (sandbox=False, insecure_sandbox=True, integrity_probes=False)" in \
+        item["message"]
+    assert guarded.returncode == 1  # a verified kernel is not verified any more
+
+    # The defence is what stops it: with the user vouching for the report, the walls come
+    # down as it says, and the candidate escapes.
+    for stale in folder.glob("proof.recheck-*.json"):
+        stale.unlink()
+    trusted = _recheck(str(report), "--trust-settings")
+    assert marker.exists(), trusted.stdout[-3000:]

@@ -58,6 +58,14 @@ __all__ = ["RECHECK_INFIX", "RecheckOptions", "recheck", "recheck_settings"]
 #: Between a report's stem and the environment digest in the name of its re-proof.
 RECHECK_INFIX = ".recheck-"
 
+#: Settings that take the verifier's walls down (the OS sandbox; the in-process probes and
+#: audit hooks), with the value that does. Reports are plain JSON anyone can edit: a report
+#: that carries one would have ``recheck`` run the candidate outside the sandbox on the CI
+#: machine that trusts it. A re-proof puts the walls back (and says so) unless the user
+#: vouches for the reports with ``--trust-settings``.
+WALL_SETTINGS: dict[str, object] = {"sandbox": False, "insecure_sandbox": True,
+                                    "integrity_probes": False}
+
 
 @dataclass(frozen=True)
 class RecheckOptions:
@@ -79,6 +87,10 @@ class RecheckOptions:
 
     everything: bool = False
     """Re-prove every verdict with any difference, annotations included."""
+
+    trust_settings: bool = False
+    """Apply a report's settings even where they take the verifier's walls down
+    (:data:`WALL_SETTINGS`); by default a re-proof runs with them up."""
 
     dry_run: bool = False
     """Say what would be re-proved; verify nothing."""
@@ -144,15 +156,21 @@ def recheck(options: RecheckOptions, console: Console | None = None) -> RecheckR
     return report
 
 
-def recheck_settings(report: Report, threads: int | None) -> dict[str, Any]:
+def recheck_settings(report: Report, threads: int | None,
+                     trust: bool = False) -> tuple[dict[str, Any], list[str]]:
     """The settings a re-proof runs with: the report's own (every recorded field), its base
-    seed, and ``threads`` when given."""
+    seed, and ``threads`` when given; with the verifier's walls up unless ``trust``. Also the
+    walls the report had down (``sandbox=False``...), put back."""
     settings = {k: v for k, v in report.settings.items() if k in Settings.model_fields}
     if report.correctness is not None:
         settings["base_seed"] = report.correctness.base_seed
     if threads is not None:
         settings["threads"] = threads
-    return settings
+    lowered = [f"{k}={v!r}" for k, v in WALL_SETTINGS.items() if settings.get(k) == v]
+    if lowered and not trust:
+        for key in WALL_SETTINGS:
+            settings.pop(key, None)  # the defaults: every wall up
+    return settings, ([] if trust else lowered)
 
 
 # -- finding the proofs -----------------------------------------------------------------------
@@ -225,8 +243,14 @@ def _judge(proof: _Proof, options: RecheckOptions, report: RecheckReport) -> Rec
     common = dict(key=proof.key, candidate=head.candidate.path if head.candidate else None,
                   task=head.reference.path if head.reference else None)
     try:
-        proof.settings = recheck_settings(head, options.threads)
+        proof.settings, lowered = recheck_settings(head, options.threads,
+                                                   options.trust_settings)
         current, note, unable = _current_fingerprint(proof)
+        if lowered:
+            note = "; ".join(filter(None, [note, (
+                f"the report's settings take the verifier's walls down ({', '.join(lowered)}): "
+                "re-proved with them up (reports are editable JSON; --trust-settings applies "
+                "them)")]))
     except KernelproofError as exc:
         report.items.append(RecheckItem(**common, status=RecheckStatus.FAILED,
                                         diff=EnvironmentDiff(), before=before,
