@@ -128,8 +128,14 @@ class MachineRow(BaseModel):
     """The digest of the environment the verdict is bound to."""
 
     verdict: Verdict
+    """The verdict there."""
+
     speedup: float | None = None
+    """The speedup at the default shape (None when not timed)."""
+
     speedup_ci: tuple[float, float] | None = None
+    """Its 95% interval (None when it has none)."""
+
     sol_fraction: float | None = None
     """The candidate's fraction of the speed of light."""
 
@@ -143,8 +149,14 @@ class CandidateAcrossMachines(BaseModel):
     """The candidate's file as the first report names it."""
 
     candidate_sha256: str
+    """The candidate's source hash, shared by every row."""
+
     task: str
+    """The task file as the first report names it."""
+
     rows: list[MachineRow]
+    """One per report, in the order given."""
+
     components: dict[str, list[str | None]]
     """Every fingerprint component that differs between the rows: its value per row."""
 
@@ -163,6 +175,8 @@ class MachineComparison(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     groups: list[CandidateAcrossMachines]
+    """One per candidate (and task) proved in two or more environments."""
+
     alone: list[str] = []
     """Reports whose candidate no other report shares (nothing to compare them with)."""
 

@@ -76,6 +76,8 @@ class SignatureCount(BaseModel):
     """``None`` for calls the signature cannot describe (keyword or opaque arguments)."""
 
     calls: int
+    """Calls with this signature in the window."""
+
     inside: bool
     """Whether the envelope holds it (the guard's own routing decision)."""
 
@@ -84,18 +86,32 @@ class GuardRecord(BaseModel):
     """The first line a guard writes: what it serves and what was proved."""
 
     schema_: Literal["kernelproof.drift/1"] = Field(default=DRIFT_SCHEMA, alias="schema")
+    """``kernelproof.drift/1`` (serialised as ``schema``)."""
+
     kind: Literal["guard"] = "guard"
+    """Tells the two records apart."""
+
     guard: str
     """This guard's id (start time and process): its windows name it."""
 
     started_utc: str
+    """When the guard was built, ISO 8601 in UTC."""
+
     candidate_path: str | None = None
+    """The candidate file the report verified."""
+
     candidate_sha256: str | None = None
+    """Its hash: windows of guards serving the same one are read together."""
+
     reference_path: str | None = None
     """The task file the report was verified against (what ``guard shapes --task`` extends)."""
 
     envelope: Envelope
+    """The report's envelope: what production is laid against."""
+
     values: ValueCoverage = Field(default_factory=ValueCoverage)
+    """Which unusual values the matrix passed."""
+
 
     model_config = ConfigDict(populate_by_name=True)
 
@@ -104,13 +120,29 @@ class WindowRecord(BaseModel):
     """One window of production calls."""
 
     schema_: Literal["kernelproof.drift/1"] = Field(default=DRIFT_SCHEMA, alias="schema")
+    """``kernelproof.drift/1`` (serialised as ``schema``)."""
+
     kind: Literal["window"] = "window"
+    """Tells the two records apart."""
+
     guard: str
+    """The guard that wrote it (its :class:`GuardRecord`)."""
+
     start_utc: str
+    """ISO 8601, UTC."""
+
     end_utc: str
+    """ISO 8601, UTC."""
+
     calls: int
+    """Every call routed in the window."""
+
     signatures: list[SignatureCount] = Field(default_factory=list)
+    """Each distinct signature once, with its count."""
+
     values: ValueStats = Field(default_factory=ValueStats)
+    """The sampled calls' value statistics."""
+
 
     model_config = ConfigDict(populate_by_name=True)
 
@@ -119,6 +151,8 @@ class DimensionShare(BaseModel):
     """One signature dimension's calls in one window (or over the whole log)."""
 
     calls: int = 0
+    """Calls this dimension applies to (a tensor of that rank there)."""
+
     inside: int = 0
     """Within the verified sizes' span, away from its ends."""
 
@@ -143,6 +177,8 @@ class DimensionDrift(BaseModel):
     """The verified sizes' span (``1..512, 8 sizes``) or dtypes."""
 
     total: DimensionShare
+    """Over the whole log."""
+
     windows: list[DimensionShare] = Field(default_factory=list)
     """In the order of :attr:`DriftSummary.windows`."""
 
@@ -151,23 +187,42 @@ class OutsideSignature(BaseModel):
     """A production signature the envelope does not hold, with how often it came."""
 
     signature: CallSignature
+    """The signature."""
+
     calls: int
+    """Calls with it over the log."""
 
 
 class DriftSummary(BaseModel):
     """The drift view of one log: per dimension, per window, and the values."""
 
     log: str
+    """The log read."""
+
     candidate_path: str | None = None
+    """The candidate the log's latest guard served."""
+
     reference_path: str | None = None
+    """The task it was verified against (what ``guard shapes`` extends)."""
+
     windows: list[str] = Field(default_factory=list)
     """Each window's end time (UTC), oldest first."""
 
     calls: int = 0
+    """Every call in the windows read."""
+
     inside_envelope: int = 0
+    """Of those, the calls the envelope held (the guard's decision)."""
+
     dimensions: list[DimensionDrift] = Field(default_factory=list)
+    """One per signature dimension of the envelope."""
+
     values: ValueStats = Field(default_factory=ValueStats)
+    """The sampled calls' value statistics, summed."""
+
     value_coverage: ValueCoverage = Field(default_factory=ValueCoverage)
+    """Which unusual values the matrix passed."""
+
     uncovered_values: list[str] = Field(default_factory=list)
     """Value statistics production showed and the matrix did not cover, in plain words."""
 
@@ -175,6 +230,8 @@ class DriftSummary(BaseModel):
     """Signatures outside the envelope, most frequent first."""
 
     envelope: Envelope | None = None
+    """The envelope laid against (the latest guard's)."""
+
     problems: list[str] = Field(default_factory=list)
     """Lines of the log that could not be read (damaged or cut short), each with its number."""
 

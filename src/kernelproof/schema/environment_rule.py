@@ -57,8 +57,13 @@ class Effect(str, Enum):
     """What one difference does to a verdict."""
 
     INVALIDATES = "invalidates"
+    """The verdict says nothing about this environment: re-verify it."""
+
     ANNOTATES = "annotates"
+    """Worth showing; the verdict stands (speed does not carry over)."""
+
     UNCHECKED = "unchecked"
+    """Not knowable where the comparison is made."""
 
 
 @dataclass(frozen=True)
@@ -66,7 +71,11 @@ class ComponentRule:
     """How one component is judged, and why."""
 
     policy: Policy
+    """When a difference invalidates."""
+
     why: str
+    """Why the component matters, in plain words (shown with each difference)."""
+
     languages: frozenset[str] | None = None
     """When set, the component invalidates only verdicts of candidates written in one of these
     languages (a numba upgrade cannot change a C++ kernel); for the others it annotates."""

@@ -27,8 +27,14 @@ class VerdictSnapshot(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     verdict: Verdict
+    """The verdict."""
+
     speedup: float | None = None
+    """The speedup at the default shape (None when not timed)."""
+
     speedup_ci: tuple[float, float] | None = None
+    """Its 95% interval, when finite."""
+
     sol_fraction: float | None = None
     """The candidate's fraction of the speed of light, when timed."""
 
@@ -92,10 +98,14 @@ class VerdictChange(str, Enum):
     """The re-proved verdict against the invalidated one."""
 
     UNCHANGED = "unchanged"
+    """The same verdict."""
+
     LOST_VERIFIED = "lost-verified"
     """Verified before, not verified now: the exit code is 1."""
 
     GAINED_VERIFIED = "gained-verified"
+    """Not verified before, verified now."""
+
     CHANGED = "changed"
     """Another non-verified verdict (incorrect -> broken)."""
 
@@ -129,6 +139,8 @@ class RecheckItem(BaseModel):
     """The task file as recorded."""
 
     status: RecheckStatus
+    """What recheck did with it."""
+
     diff: EnvironmentDiff
     """The proved environment (of ``before``) against this one."""
 
@@ -139,7 +151,11 @@ class RecheckItem(BaseModel):
     """The re-proved verdict (reverified and reverified-earlier only)."""
 
     verdict_change: VerdictChange | None = None
+    """How the verdict moved (re-proved items only)."""
+
     speed_change: SpeedChange | None = None
+    """How the speedup moved, judged by the intervals."""
+
     message: str = ""
     """Why it failed, or a note."""
 
@@ -148,6 +164,8 @@ class RecheckReport(BaseModel):
     """The change report of one ``kernelproof recheck``."""
 
     schema_: Literal["kernelproof.recheck/1"] = Field(default=RECHECK_SCHEMA, alias="schema")
+    """The schema version, ``kernelproof.recheck/1`` (serialised as ``schema``)."""
+
     source: str
     """The results store's URL (password hidden) or the report folder."""
 
@@ -158,10 +176,20 @@ class RecheckReport(BaseModel):
     """``--all``: annotating differences were treated as invalidating."""
 
     dry_run: bool = False
+    """``--dry-run``: nothing was verified."""
+
     interrupted: bool = False
+    """Stopped early: pending items were not reached (run it again to resume)."""
+
     started_utc: str = ""
+    """ISO 8601, UTC."""
+
     finished_utc: str = ""
+    """ISO 8601, UTC."""
+
     items: list[RecheckItem] = Field(default_factory=list)
+    """One per verdict considered, in the order of the source."""
+
     skipped: list[str] = Field(default_factory=list)
     """Files of the folder that are not kernelproof reports (each with why)."""
 
