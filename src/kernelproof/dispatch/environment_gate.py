@@ -49,8 +49,11 @@ def check_environment(report: Report, candidate: torch.nn.Module,
     proved = report_fingerprint(report)
     expected = report.candidate.sha256 if report.candidate else None
     digest, source = _candidate_digest(candidate, candidate_source, expected)
-    environment = current_environment(report.environment.device, timing_threads=None,
-                                      matrix_threads=torch.get_num_threads())
+    device = report.environment.device
+    # CPU threads run a CPU kernel only: on CUDA the matrix records none, and so does this.
+    environment = current_environment(
+        device, timing_threads=None,
+        matrix_threads=torch.get_num_threads() if device == "cpu" else None)
     current = environment_fingerprint(environment, candidate_sha256=digest,
                                       languages=proved.languages)
     current = current.with_components(timing_threads=None)  # the guard does not time
