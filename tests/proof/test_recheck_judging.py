@@ -105,3 +105,25 @@ def test_an_older_report_a_missing_source_and_a_bad_file_are_named(folder: Path)
     assert sorted(Path(s.split(":")[0]).name for s in report.skipped) == ["notes.json",
                                                                           "truncated.json"]
     assert all("not a kernelproof report" in s for s in report.skipped)
+
+
+def test_the_change_report_renders_in_the_terminal_and_as_a_page(folder: Path) -> None:
+    from rich.console import Console
+
+    from kernelproof.report.recheck_html import render_recheck_html
+    from kernelproof.report.recheck_text import render_recheck
+
+    edited = _report(folder, "edited")
+    data = json.loads(edited.read_text())
+    data["environment"]["versions"]["torch"] = "2.12.0+cpu"
+    edited.write_text(json.dumps(data))
+    _report(folder, "same")
+    _, report = _dry(folder)
+    console = Console(record=True, width=200)
+    render_recheck(report, console)
+    text = console.export_text()
+    assert "torch 2.12.0+cpu -> " in text and "pending" in text and "still-valid" in text
+    assert "1 pending; none lost verified (exit 0)" in text
+    page = render_recheck_html(report)
+    assert 'data-status="pending"' in page and 'data-status="still-valid"' in page
+    assert "(dry run: nothing was verified)" in page and "<script" not in page

@@ -186,7 +186,7 @@ def _folder_proofs(root: Path) -> tuple[list[_Proof], list[str]]:
     else:
         files = sorted(root.rglob("*.json"))
     originals: dict[Path, Report] = {}
-    rechecks: dict[Path, list[Report]] = {}
+    rechecks: dict[Path, list[tuple[Path, Report]]] = {}
     skipped = []
     for path in files:
         try:
@@ -196,16 +196,14 @@ def _folder_proofs(root: Path) -> tuple[list[_Proof], list[str]]:
             continue
         if RECHECK_INFIX in path.name:
             stem = path.name.split(RECHECK_INFIX)[0]
-            rechecks.setdefault(path.with_name(f"{stem}.json"), []).append(report)
+            rechecks.setdefault(path.with_name(f"{stem}.json"), []).append((path, report))
         else:
             originals[path] = report
     proofs = []
     for path, original in originals.items():
         later = sorted(rechecks.get(path, []),
-                       key=lambda r: r.recheck.rechecked_utc if r.recheck else "")
-        head = later[-1] if later else original
-        where = str(path) if head is original else (
-            f"{path.stem}{RECHECK_INFIX}{_digest(head)}.json beside {path.name}")
+                       key=lambda item: item[1].recheck.rechecked_utc if item[1].recheck else "")
+        where, head = (str(later[-1][0]), later[-1][1]) if later else (str(path), original)
         proofs.append(_Proof(key=str(path), head=head, where=where, base=path.parent,
                              original_file=path))
     if not proofs and not skipped:
