@@ -62,3 +62,13 @@ def test_an_older_report_has_no_thread_components_and_says_so() -> None:
     assert not older.recorded and "threads" not in older.components
     current = environment_fingerprint(_report().environment)
     assert diff_fingerprints(older, current).invalidated
+
+
+def test_the_packet_states_the_hardware_and_whether_a_fingerprint_was_recorded() -> None:
+    from kernelproof.report.html import render_html
+
+    page = render_html(_report())
+    assert "Xeon (x86_64)" in page and "2 extensions" in page and "avx2 fma" in page
+    assert "the correctness matrix ran at 2" in page
+    assert "recorded (kernelproof.fingerprint/1)" in page
+    assert "not recorded: a report of an older kernelproof" in render_html(_report(schema=None))
