@@ -20,7 +20,7 @@ from kernelproof.cli_options import (
     THREADS_OPTION,
     policy_options,
 )
-from kernelproof.errors import KernelproofError
+from kernelproof.errors import KernelproofError, UsageError
 from kernelproof.report.terminal import report_console
 from kernelproof.schema import ExitCode
 
@@ -345,26 +345,216 @@ def history(db_url: str | None, task_key: str | None, candidate: str | None, lim
 
 
 @app.command()
-@click.argument("run_a")
-@click.argument("run_b")
+@click.argument("sources", nargs=-1, metavar="RUN_A RUN_B | REPORT...")
 @DB_OPTION
-def compare(run_a: str, run_b: str, db_url: str | None) -> None:
-    """Compare run RUN_B against the earlier RUN_A, task by task. A regression is a task that
-    lost its verified verdict, or whose speedup fell beyond both confidence intervals.
-    Exit code: 0 no regression, 1 regressions, 4 a bad run id or store."""
+@click.option("--candidate", default=None, metavar="SHA|PATH",
+              help="Compare this candidate's stored verifications across machines (a sha256 "
+                   "prefix or its path), the latest per environment.")
+@click.option("--json", "json_path", type=PATH, default=None,
+              help="Write the comparison here (JSON).")
+def compare(sources: tuple[str, ...], db_url: str | None, candidate: str | None,
+            json_path: Path | None) -> None:
+    """Compare run RUN_B against the earlier RUN_A, task by task (a regression is a task that
+    lost its verified verdict, or whose speedup fell beyond both confidence intervals). Or,
+    given report files or folders (or --candidate with a store), the same candidate on several
+    machines side by side: verdict, speedup with its interval and %SOL per machine, what
+    differs between the environments, and a flag for a kernel verified on one machine and not
+    another, or fast on one and slow on another. Exit code: 0 no regression or flag,
+    1 regressions or flags, 4 a bad run id, report or store."""
     from kernelproof.errors import KernelproofError
-    from kernelproof.report.store_tables import render_comparison
+    from kernelproof.report.store_tables import render_comparison, render_machine_comparison
     from kernelproof.suite.comparison import compare_runs
     from kernelproof.suite.store import ResultsStore
 
     try:
+        if candidate is not None or (sources and all(Path(s).exists() for s in sources)):
+            from kernelproof.suite.machine_comparison import compare_machines
+
+            machines = compare_machines(_compared_reports(sources, db_url, candidate))
+            render_machine_comparison(machines, console)
+            if json_path is not None:
+                json_path.parent.mkdir(parents=True, exist_ok=True)
+                json_path.write_text(machines.model_dump_json(indent=2) + "\n")
+            sys.exit(int(machines.exit_code))
+        if len(sources) != 2:
+            raise UsageError(f"compare takes two run ids (RUN_A RUN_B), or report files or "
+                             f"folders that exist, or --candidate; got {list(sources)!r}")
+        run_a, run_b = sources
         store = ResultsStore(db_url, must_exist=True)
         first, second = store.resolve_run(run_a), store.resolve_run(run_b)
         result = compare_runs(store.records(first.id), store.records(second.id))
     except KernelproofError as exc:
         _fail(exc)
     render_comparison(result, first, second, console)
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(result.model_dump_json(indent=2) + "\n")
     sys.exit(int(result.exit_code))
+
+
+def _compared_reports(sources: tuple[str, ...], db_url: str | None,
+                      candidate: str | None) -> list[tuple[str, Any]]:
+    """The reports ``compare`` lays side by side: files and folders' ``*.json``, or the store's
+    latest verification of ``candidate`` per environment."""
+    from kernelproof.report.files import read_json
+    from kernelproof.suite.store import ResultsStore
+
+    if candidate is not None:
+        if sources:
+            raise UsageError("--candidate compares store rows; pass either it or report files")
+        store = ResultsStore(db_url, must_exist=True)
+        latest: dict[str, Any] = {}
+        for row in store.history(candidate=candidate, limit=10_000):
+            latest.setdefault(row.environment_digest or row.fingerprint, row)
+        if not latest:
+            raise UsageError(f"no stored verification of candidate {candidate!r} in {store!r}")
+        return [(f"verification {row.id} (run {row.run_id})", store.report(row.id))
+                for row in latest.values()]
+    reports = []
+    for source in map(Path, sources):
+        if not source.is_dir():
+            reports.append((str(source), read_json(source)))
+            continue
+        for path in sorted(source.rglob("*.json")):
+            try:
+                reports.append((str(path), read_json(path)))
+            except KernelproofError as exc:  # a folder may hold other JSON: say so, go on
+                console.print(f"[yellow]skipped:[/yellow] {escape(str(exc))}")
+    return reports
+
+
+@app.command()
+@click.argument("source", type=PATH, required=False)
+@DB_OPTION
+@click.option("--run", "run_id", default=None, metavar="ID",
+              help="Only the verdicts of this bench run (a store).")
+@click.option("--task", "task_key", default=None, metavar="KEY",
+              help="Only this task, e.g. level1/3_Softmax (a store).")
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="The thread count the kernels now run at: verdicts proved at another "
+                   "count (other than 1) are re-proved at this one.")
+@click.option("--all", "everything", is_flag=True,
+              help="Re-prove on any difference, annotations included (a new kernelproof).")
+@click.option("--dry-run", is_flag=True, help="Say what would be re-proved; verify nothing.")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Re-proofs in flight at once.")
+@click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None,
+              help="Re-prove on Ray: alone, start a local cluster; with an ADDRESS, join it.")
+@click.option("--trust-settings", is_flag=True,
+              help="Apply a report's settings even where they take the verifier's walls down "
+                   "(sandbox=False, integrity_probes=False); by default they are put back up.")
+@click.option("--label", default=None, help="A name for the recheck's run in the store.")
+@click.option("--json", "json_path", type=PATH, default=None,
+              help="Write the change report here (JSON).")
+@click.option("--html", "html_path", type=PATH, default=None,
+              help="Write the change report here (HTML).")
+def recheck(source: Path | None, db_url: str | None, run_id: str | None,
+            task_key: str | None, threads: int | None, everything: bool, dry_run: bool,
+            jobs: int, ray_address: str | None, trust_settings: bool, label: str | None,
+            json_path: Path | None, html_path: Path | None) -> None:
+    """Re-prove every verdict this environment invalidates: of the results store (--db), or
+    of SOURCE, a folder of reports (or one report). New verdicts are kept beside the old ones;
+    an interrupted recheck resumes when run again. Exit code: 0 every verified kernel still
+    verified, 1 one lost its verdict, 4 bad input or a verdict that could not be re-proved,
+    130 interrupted."""
+    from kernelproof.report.recheck_html import write_recheck_html
+    from kernelproof.report.recheck_text import render_recheck
+    from kernelproof.suite.recheck import RecheckOptions, recheck as run_recheck
+
+    options = RecheckOptions(source=source, db_url=db_url, run=run_id, task=task_key,
+                             threads=threads, everything=everything, dry_run=dry_run,
+                             jobs=jobs, ray=ray_address, label=label,
+                             trust_settings=trust_settings)
+    try:
+        report = run_recheck(options, console)
+    except KernelproofError as exc:
+        _fail(exc)
+    render_recheck(report, console)
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(report.to_json() + "\n", encoding="utf-8")
+        console.print(Text(f"wrote {json_path}"))
+    if html_path is not None:
+        console.print(Text(f"wrote {write_recheck_html(report, html_path)}"))
+    sys.exit(130 if report.interrupted else int(report.exit_code))
+
+
+@app.group(name="guard")
+def guard_group() -> None:
+    """Read what a guard (kernelproof.guard) recorded in production: drift, and the shapes
+    that extend the proof to it."""
+
+
+@guard_group.command("report")
+@click.argument("log", type=PATH)
+@click.option("--json", "json_path", type=PATH, default=None,
+              help="Write the drift summary here (JSON).")
+@click.option("--html", "html_path", type=PATH, default=None,
+              help="Write the drift view here (HTML: table, plot, shapes).")
+def guard_report(log: Path, json_path: Path | None, html_path: Path | None) -> None:
+    """Show how production calls drifted against the verified envelope: per signature
+    dimension the share inside, near the edge and outside, window by window, and the values
+    the matrix did not cover. LOG is the guard's incident_dir (or its drift_log). Exit code:
+    0, or 4 for a log that cannot be read (damaged lines are named and skipped)."""
+    from kernelproof.proof.drift_summary import summarise
+    from kernelproof.proof.shape_extension import propose_shapes
+    from kernelproof.report.drift_html import write_drift_html
+    from kernelproof.report.drift_text import render_drift
+
+    try:
+        summary = summarise(log)
+    except KernelproofError as exc:
+        _fail(exc)
+    render_drift(summary, console)
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(summary.to_json() + "\n", encoding="utf-8")
+        console.print(Text(f"wrote {json_path}"))
+    if html_path is not None:
+        proposals, refused = propose_shapes(summary)
+        console.print(Text(f"wrote {write_drift_html(summary, proposals, refused, html_path)}"))
+
+
+@guard_group.command("shapes")
+@click.argument("log", type=PATH)
+@click.option("--task", "task_path", type=PATH, default=None,
+              help="The task file to extend (default: the one the guard's report verified).")
+@click.option("--write", "write_task", is_flag=True,
+              help="Add the shapes to the task's SHAPES in place (else print them).")
+def guard_shapes(log: Path, task_path: Path | None, write_task: bool) -> None:
+    """Turn the production signatures that fell outside the envelope into SHAPES entries of
+    the task, so that the next verify covers them. Exit code: 0, or 4 for a log or task that
+    cannot be read."""
+    from kernelproof.proof.drift_summary import summarise
+    from kernelproof.proof.shape_extension import propose_shapes, shapes_source, write_shapes
+    from kernelproof.tasks.source import read_task
+
+    try:
+        summary = summarise(log)
+        task = task_path or (Path(summary.reference_path) if summary.reference_path else None)
+        if task is None:
+            raise UsageError("the log names no task file; pass --task")
+        existing = read_task(task).shapes
+        proposals, refused = propose_shapes(summary, existing)
+        for problem in summary.problems:
+            console.print(f"[yellow]damaged log line:[/yellow] {escape(problem)}")
+        for entry in refused:
+            console.print(f"cannot be a shape: {escape(entry.signature)} x{entry.calls}: "
+                          f"{escape(entry.reason)}")
+        if not proposals:
+            console.print("no new shape: every call outside the envelope is listed above"
+                          if refused else "no call fell outside the envelope: nothing to add")
+            return
+        if write_task:
+            shapes = write_shapes(task, proposals)
+            console.print(Text(f"added {len(proposals)} shape(s) to {task} (SHAPES now has "
+                               f"{len(shapes)}); verify it again to prove them"))
+        else:
+            merged = [*existing, *[p.knobs for p in proposals]]
+            click.echo(shapes_source(merged), nl=False)
+            console.print(Text(f"{len(proposals)} new shape(s) for {task}; --write adds them"))
+    except KernelproofError as exc:
+        _fail(exc)
 
 
 @app.command()

@@ -3,6 +3,7 @@ examples' modules."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any, Callable
 
@@ -10,6 +11,9 @@ import pytest
 import torch
 
 from kernelproof.checks.tolerance import TolerancePolicy
+from kernelproof.controller.environment import collect_environment
+from kernelproof.dispatch.environment_gate import source_hash
+from kernelproof.proof.probe import matrix_thread_count
 from kernelproof.controller.envelope import build_envelope
 from kernelproof.schema import (
     Artifact,
@@ -47,9 +51,12 @@ def _signature(knobs: dict[str, int], device: str) -> CallSignature:
     return CallSignature(args=(tensor.model_copy(update={"device": device}),))
 
 
-def synthetic_report(tolerance: dict[str, Any] | None = None, device: str = "cpu") -> Report:
+def synthetic_report(tolerance: dict[str, Any] | None = None, device: str = "cpu",
+                     candidate: Path = GUARD_EXAMPLES / "time_bomb.py") -> Report:
     """A verified report of examples/guard's task whose envelope holds the default shape and
-    a covered batch_size range (32..128), as a real verification would give it."""
+    a covered batch_size range (32..128), as a real verification would give it, proved in this
+    environment (so the guard serves it) on ``candidate``'s source (the file that defines the
+    modules a test guards)."""
     cells = [_cell({})] + [_cell({"batch_size": b}) for b in BATCHES]
     signatures = {c.variant.name: _signature(c.variant.knobs, device) for c in cells}
     return Report(
@@ -59,10 +66,17 @@ def synthetic_report(tolerance: dict[str, Any] | None = None, device: str = "cpu
                                 tolerance=tolerance or TolerancePolicy().describe(),
                                 tests=cells),
         envelope=build_envelope(cells, signatures, DEFAULT),
-        environment=Environment(device=device),
+        environment=_environment(device),
         reference=Artifact(path=str(GUARD_EXAMPLES / "reference.py"), sha256="0" * 64),
-        candidate=Artifact(path=str(GUARD_EXAMPLES / "time_bomb.py"), sha256="0" * 64),
+        candidate=Artifact(path=str(candidate), sha256=source_hash(candidate) or ""),
     )
+
+
+@functools.lru_cache(maxsize=2)
+def _environment(device: str) -> Environment:
+    """This machine's environment (on "cuda" without a GPU, the CPU's facts under that
+    device name: the tests that use it never serve)."""
+    return collect_environment(device, 1, matrix_thread_count(device, None) or 1)
 
 
 @pytest.fixture(scope="session")

@@ -78,8 +78,9 @@ class Counting(torch.nn.Module):
         return self.inner(x)
 
 
-def test_calls_outside_the_envelope_go_to_the_reference(report: Report, example: Build) -> None:
-    candidate = Counting(example("wrong_outside"))
+def test_calls_outside_the_envelope_go_to_the_reference(example: Build) -> None:
+    report = synthetic_report(candidate=GUARD_EXAMPLES / "wrong_outside.py")
+    candidate = Counting(example("wrong_outside"))  # a wrapper: the verified module is inside
     guarded = kernelproof.guard(candidate, example("reference"), report, shadow_rate=0.0)
     for batch in (64, 100, 700, 5, 64):  # 100: inside the batch range; 700, 5: outside
         x = _x(batch)
@@ -90,6 +91,7 @@ def test_calls_outside_the_envelope_go_to_the_reference(report: Report, example:
     assert candidate.batches == [64, 100, 64]  # the wrong path (600..1000) was never taken
     assert guarded.stats == {"calls": 7, "candidate_calls": 3, "reference_calls": 4,
                              "out_of_envelope": 4, "shadow_checks": 0, "mismatches": 0,
+                             "outside_environment": False, "shadow_only": False,
                              "rolled_back": False}
 
 
@@ -112,9 +114,10 @@ def test_counters_add_up_over_many_mixed_calls(report: Report, example: Build) -
     assert 40 < stats["shadow_checks"] < 130 and stats["mismatches"] == 0
 
 
-def test_counters_lose_nothing_across_serving_threads(report: Report, example: Build) -> None:
+def test_counters_lose_nothing_across_serving_threads(example: Build) -> None:
     import threading
 
+    report = synthetic_report(candidate=GUARD_EXAMPLES / "wrong_outside.py")
     guarded = kernelproof.guard(example("wrong_outside"), example("reference"), report,
                                 shadow_rate=0.02, seed=4)
     inside, outside = _x(64), torch.randn(5, 8)
@@ -140,11 +143,12 @@ def test_a_report_without_an_envelope_is_refused(report: Report, example: Build)
         kernelproof.guard(example("time_bomb"), example("reference"), old)
 
 
-def test_keyword_calls_go_to_the_reference(report: Report) -> None:
+def test_keyword_calls_go_to_the_reference() -> None:
     class Scaled(torch.nn.Module):
         def forward(self, x: torch.Tensor, scale: float = 1.0) -> torch.Tensor:
             return x * scale
 
+    report = synthetic_report(candidate=Path(__file__))  # Scaled is defined here
     guarded = kernelproof.guard(Scaled(), Scaled(), report)
     guarded(_x(), scale=2.0)
     assert guarded.stats["reference_calls"] == 1 == guarded.stats["out_of_envelope"]
@@ -189,7 +193,8 @@ def test_raise_policy_raises_and_log_policy_keeps_serving(report: Report,
     assert logging.stats["candidate_calls"] == 3
 
 
-def test_a_mutated_input_is_caught_and_restored(report: Report, example: Build) -> None:
+def test_a_mutated_input_is_caught_and_restored(example: Build) -> None:
+    report = synthetic_report(candidate=GUARD_EXAMPLES / "mutates_inputs.py")
     mutating = example("mutates_inputs")
     mutating.mutates_after = 0
     guarded = kernelproof.guard(mutating, example("reference"), report, shadow_rate=1.0,
@@ -205,11 +210,12 @@ def test_a_mutated_input_is_caught_and_restored(report: Report, example: Build) 
     assert kinds == ["input-mutation", "input-mutation"]  # calls 3 and 6
 
 
-def test_a_candidate_that_raises_is_answered_by_the_reference(report: Report) -> None:
+def test_a_candidate_that_raises_is_answered_by_the_reference() -> None:
     class Fails(torch.nn.Module):
         def forward(self, x: torch.Tensor) -> torch.Tensor:
             raise RuntimeError("kernel launch failed")
 
+    report = synthetic_report(candidate=Path(__file__))  # Fails is defined here
     guarded = kernelproof.guard(Fails(), torch.nn.Softmax(-1), report, shadow_rate=0.0)
     torch.testing.assert_close(guarded(_x()), torch.softmax(_x(), -1))
     assert guarded.stats["rolled_back"]

@@ -101,3 +101,33 @@ def test_an_incident_replays_through_verify_and_reproduces(tmp_path: Path,
     assert replay.returncode == 1, replay.stdout + replay.stderr  # incorrect
     assert "replaying " in replay.stdout and "mismatch at (float32[100, 256]@cpu)" in replay.stdout
     assert "replay: reproduced: the saved inputs' cell failed" in replay.stdout
+
+
+def test_drifted_signatures_become_shapes_the_next_verify_covers(tmp_path: Path,
+                                                                 example: Build) -> None:
+    """Inputs shifted -> back to proof in one step: the guard logs production calls outside
+    its envelope, `guard shapes --write` adds them to the task, and the next verify's envelope
+    holds them."""
+    from kernelproof.schema.envelope import CallSignature
+
+    from .conftest import synthetic_report
+
+    log = tmp_path / "incidents"
+    guarded = kernelproof.guard(example("time_bomb"), example("reference"), synthetic_report(),
+                                shadow_rate=0.0, incident_dir=log)
+    drifted = [torch.randn(700, 256), torch.randn(7, 256)]
+    for x in drifted * 3:
+        guarded(x)
+    guarded.flush()
+    assert guarded.stats["out_of_envelope"] == 6
+    task = tmp_path / "task.py"
+    task.write_text((GUARD_EXAMPLES / "reference.py").read_text())
+    result = kernelproof_cli("guard", "shapes", str(log), "--task", str(task), "--write")
+    assert result.returncode == 0, result.stdout
+    assert "added 2 shape(s)" in result.stdout
+    report = verify(task, GUARD_EXAMPLES / "time_bomb.py", profile="quick", timing=False,
+                    native_audit=False, seeds=1, base_seed=5)
+    assert report.verdict.value == "verified", report.summary
+    assert report.envelope is not None
+    for x in drifted:
+        assert report.envelope.contains(CallSignature.of([x])), x.shape

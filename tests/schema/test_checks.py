@@ -69,7 +69,9 @@ def _undocumented(tree: ast.Module) -> list[str]:
 
 
 @pytest.mark.parametrize("module", ["checks.py", "finding.py", "report.py", "correctness.py",
-                                    "timing.py", "roofline.py", "suite.py", "comparison.py"])
+                                    "timing.py", "roofline.py", "suite.py", "comparison.py",
+                                    "fingerprint.py", "environment_rule.py", "recheck.py",
+                                    "drift.py"])
 def test_every_field_and_member_has_a_docstring(module):
     tree = ast.parse((SCHEMA_DIR / module).read_text())
     assert _undocumented(tree) == []

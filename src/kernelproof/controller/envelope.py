@@ -20,6 +20,7 @@ from kernelproof.schema.envelope import (
     Envelope,
     KnobRange,
     TensorSignature,
+    integer_line,
 )
 
 #: Outcomes that say the candidate does not hold at a knob value: a range never spans one.
@@ -145,24 +146,12 @@ def _bindings(knob: str, cells: dict[int, CallSignature | None],
     for (position, dim), sizes in sorted(points.items()):
         if len(set(sizes.values())) == 1:
             continue
-        line = _integer_line(sizes)
+        line = integer_line(sizes)
         if line is None:
             return [], (f"argument {position} dimension {dim} does not follow {knob} linearly "
                         f"({sizes}); calls match exactly")
         bindings.append(DimensionBinding(arg=position, dim=dim, scale=line[0], offset=line[1]))
     return bindings, ""
-
-
-def _integer_line(sizes: dict[int, int]) -> tuple[int, int] | None:
-    """``(scale, offset)`` with integer values such that every size is scale * knob + offset."""
-    (k0, s0), (k1, s1) = sorted(sizes.items())[:2]
-    if (s1 - s0) % (k1 - k0):
-        return None
-    scale = (s1 - s0) // (k1 - k0)
-    offset = s0 - scale * k0
-    if scale == 0 or any(scale * k + offset != s for k, s in sizes.items()):
-        return None
-    return scale, offset
 
 
 def _same_structure(a: CallSignature, b: CallSignature) -> bool:

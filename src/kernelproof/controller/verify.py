@@ -7,7 +7,6 @@ everything into a :class:`~kernelproof.schema.Report`.
 
 from __future__ import annotations
 
-import os
 import random
 import secrets
 import shutil
@@ -28,6 +27,8 @@ from kernelproof.config import Settings, resolve_settings
 from kernelproof.controller.confinement import sandbox_section
 from kernelproof.controller.envelope import build_envelope
 from kernelproof.controller.environment import collect_environment
+from kernelproof.proof.binding import report_fingerprint
+from kernelproof.proof.probe import matrix_thread_count
 from kernelproof.controller.native_audit import NativeAudit
 from kernelproof.controller.spread_measurement import spread_for
 from kernelproof.controller.repro import Shrinker
@@ -267,8 +268,8 @@ class _Run:
             seeds=self.seeds, base_seed=self.base_seed, default_knobs=sizing.knobs,
             task_knobs=self.task.default_knobs, scaled_down=sizing.scaled_down,
             tolerance=policy.describe(),
-            threads=(self.settings.threads or os.cpu_count()) if self.settings.device == "cpu"
-            else None,
+            threads=matrix_thread_count("cpu", self.settings.threads)
+            if self.settings.device == "cpu" else None,
         )
         runner = MatrixRunner(pair=pair, policy=policy, init_seed=self.init_seed,
                               saved_arguments=self.saved)
@@ -463,7 +464,7 @@ class _Run:
                                     message="no variant ran to completion"))
             verdict = decide_verdict(findings)
         settings = self.settings.model_dump(mode="json")
-        return Report(
+        report = Report(
             verdict=verdict,
             summary=summarize(verdict, findings, self.correctness),
             findings=findings,
@@ -480,12 +481,17 @@ class _Run:
             ),
             sandbox=self.sandbox,
             envelope=self.envelope,
-            environment=collect_environment(self.settings.device, worker_threads(self.settings)),
+            environment=collect_environment(
+                self.settings.device, worker_threads(self.settings),
+                matrix_thread_count(self.settings.device, self.settings.threads)),
             candidate=_artifact(self.candidate, self.candidate_text),
             reference=_artifact(self.task.path, self.task.text),
             settings=settings,
             duration_s=time.monotonic() - started,
         )
+        if report.envelope is not None:
+            report.envelope.environment = report_fingerprint(report)
+        return report
 
 
 def widen_intervals(timing: Timing, spreads: ProcessSpread | None, source: str) -> None:

@@ -6,11 +6,14 @@ stays the function.)
 """
 
 from kernelproof.dispatch.guarded import (
+    ENVIRONMENT_POLICIES,
     MISMATCH_POLICIES,
     CandidateMismatch,
+    EnvironmentMismatchWarning,
     GuardedModule,
     GuardError,
     guard,
 )
 
-__all__ = ["MISMATCH_POLICIES", "CandidateMismatch", "GuardError", "GuardedModule", "guard"]
+__all__ = ["ENVIRONMENT_POLICIES", "MISMATCH_POLICIES", "CandidateMismatch",
+           "EnvironmentMismatchWarning", "GuardError", "GuardedModule", "guard"]

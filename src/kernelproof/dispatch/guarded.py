@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import random
 import threading
+import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Literal
@@ -35,16 +36,29 @@ from kernelproof.dispatch.incidents import (
     utc_now,
     write_incident,
 )
-from kernelproof.dispatch.routing import RoutingTable
+from kernelproof.dispatch.environment_gate import EnvironmentGate, check_environment
+from kernelproof.dispatch.drift import DEFAULT_WINDOW_S, DriftRecorder
+from kernelproof.dispatch.routing import RoutingTable, routing_key
 from kernelproof.dispatch.shadow import ShadowCall, ShadowCheck, ShadowOutcome
 from kernelproof.dispatch.side_stream import PendingCheck, SideStreamQueue
+from kernelproof.schema.drift import DRIFT_FILE
 from kernelproof.schema.envelope import CallSignature
 from kernelproof.schema.incident import Incident, IncidentKind
 from kernelproof.schema.report import Report
 from kernelproof.schema.verdict import Verdict
+from kernelproof.report.commands import verify_command
 from kernelproof.tasks.saved_inputs import save_arguments
 
 MismatchPolicy = Literal["rollback", "raise", "log"]
+EnvironmentPolicy = Literal["reference", "shadow-only"]
+
+#: What ``on_environment_change`` may say, and what each does when this process is not the
+#: environment the report was proved in.
+ENVIRONMENT_POLICIES: dict[str, str] = {
+    "reference": "send every call to the reference (the default)",
+    "shadow-only": "send every call to the reference, and run the candidate on a "
+                   "shadow_rate share of them to compare it, never returning its output",
+}
 
 #: What ``on_mismatch`` may say, and what each does.
 MISMATCH_POLICIES: dict[str, str] = {
@@ -56,6 +70,11 @@ MISMATCH_POLICIES: dict[str, str] = {
 
 class GuardError(KernelproofError, ValueError):
     """The guard cannot be set up as asked (an unverified report, a bad argument)."""
+
+
+class EnvironmentMismatchWarning(UserWarning):
+    """The guard found this process outside the environment the report was proved in: the
+    candidate does not serve (see :attr:`GuardedModule.environment`)."""
 
 
 class CandidateMismatch(KernelproofError, RuntimeError):
@@ -79,6 +98,11 @@ class _Counters:
     shadow_checks: int = 0
     mismatches: int = 0
     rolled_back: bool = False
+    outside_environment: bool = False
+    """True when the environment differs from the proved one: the candidate never answers."""
+
+    shadow_only: bool = False
+    """True when, outside the environment, the candidate still shadows sampled calls."""
 
 
 class GuardedModule(torch.nn.Module):
@@ -90,7 +114,10 @@ class GuardedModule(torch.nn.Module):
     def __init__(self, candidate: torch.nn.Module, reference: torch.nn.Module, report: Report,
                  *, shadow_rate: float, on_mismatch: MismatchPolicy,
                  incident_dir: Path | None, on_incident: Callable[[Incident], Any] | None,
-                 seed: int | None) -> None:
+                 seed: int | None, environment: EnvironmentGate,
+                 on_environment_change: EnvironmentPolicy = "reference",
+                 report_path: Path | None = None, drift_log: Path | None = None,
+                 drift_window_s: float = DEFAULT_WINDOW_S) -> None:
         super().__init__()
         assert report.envelope is not None and report.correctness is not None
         self.candidate = candidate
@@ -107,12 +134,25 @@ class GuardedModule(torch.nn.Module):
         # The hot path reads these as plain attributes: a submodule is found through
         # nn.Module.__getattr__, which costs about a microsecond per lookup (measured here).
         self._knobs_for = self._routes.knobs_for
+        self._decide = self._routes.decide
+        self.drift = DriftRecorder(drift_log, report, drift_window_s) if drift_log else None
+        """The drift recorder (None without a drift log); ``kernelproof guard report`` reads
+        what it writes."""
+
         self._pair = (candidate, reference)
         self._check = ShadowCheck(reference, report.correctness.tolerance)
         self._draw = random.Random(seed).random
         self._side: dict[torch.device, SideStreamQueue] = {}
         self._lock = threading.Lock()
         self._counts = _Counters()
+        self.environment = environment
+        """The start-up comparison of this process with the proved environment."""
+
+        self._blocked = environment.blocked
+        if self._blocked:
+            self._counts.outside_environment = True
+            self._counts.shadow_only = on_environment_change == "shadow-only"
+            self._refuse_environment(report_path)
 
     # -- the call --------------------------------------------------------------------------
 
@@ -126,11 +166,17 @@ class GuardedModule(torch.nn.Module):
         return self._route(*args, **kwargs)
 
     def _route(self, *args: Any, **kwargs: Any) -> Any:
+        if self._blocked:
+            return self._outside_environment(args, kwargs)
         if self._side:
             self._judge_finished(wait=False)
         candidate, reference = self._pair
         counts = self._counts
-        knobs = None if (kwargs or counts.rolled_back) else self._knobs_for(args)
+        if self.drift is not None:
+            knobs, sampled = self._record_drift(args, kwargs)
+        else:
+            knobs = None if (kwargs or counts.rolled_back) else self._knobs_for(args)
+            sampled = None
         if knobs is None:
             with self._lock:
                 counts.calls += 1
@@ -139,7 +185,8 @@ class GuardedModule(torch.nn.Module):
                     counts.out_of_envelope += 1
             return reference(*args, **kwargs)
         rate = self.shadow_rate
-        sampled = rate > 0.0 and self._draw() < rate
+        if sampled is None:
+            sampled = rate > 0.0 and self._draw() < rate
         with self._lock:
             index = counts.calls
             counts.calls += 1
@@ -155,6 +202,21 @@ class GuardedModule(torch.nn.Module):
 
     _route_eagerly = torch.compiler.disable(_route)
 
+    def _record_drift(self, args: tuple[Any, ...],
+                      kwargs: dict[str, Any]) -> tuple[dict[str, int] | None, bool]:
+        """Count the call for the drift log (inside the envelope or not, whatever the routing)
+        and look at its values when it is sampled. The routing decision and the draw."""
+        key = None if kwargs else routing_key(args)
+        inside = self._decide(key, args)
+        drift = self.drift
+        assert drift is not None
+        drift.count(key, args, inside is not None)
+        rate = self.shadow_rate
+        sampled = rate > 0.0 and self._draw() < rate
+        if sampled:
+            drift.observe(args)
+        return (None if (kwargs or self._counts.rolled_back) else inside), sampled
+
     @property
     def stats(self) -> dict[str, Any]:
         """The counters: ``calls`` = ``candidate_calls`` + ``reference_calls``;
@@ -166,9 +228,11 @@ class GuardedModule(torch.nn.Module):
             return asdict(self._counts)
 
     def flush(self) -> None:
-        """Judge every shadow check still queued on a CUDA side stream (waits for them). On
-        CPU checks are judged within their call, and this does nothing."""
+        """Judge every shadow check still queued on a CUDA side stream (waits for them; on CPU
+        checks are judged within their call), and write the drift log's current window."""
         self._judge_finished(wait=True)
+        if self.drift is not None:
+            self.drift.flush()
 
     def extra_repr(self) -> str:
         return (f"shadow_rate={self.shadow_rate}, on_mismatch={self.on_mismatch!r}, "
@@ -231,6 +295,73 @@ class GuardedModule(torch.nn.Module):
         if not outcome.ok:
             self._handle(outcome, check.index, check.knobs, check.args_signature)
 
+    # -- outside the proved environment ----------------------------------------------------
+
+    def _outside_environment(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Every call is the reference's. In shadow-only mode a sampled call inside the
+        envelope also runs the candidate, on copies of the inputs (the caller's tensors never
+        reach an unproved kernel), and compares it; its output is never returned."""
+        counts = self._counts
+        reference = self.reference
+        if self.drift is not None:
+            knobs, drawn = self._record_drift(args, kwargs)
+            knobs = knobs if counts.shadow_only else None
+            sampled = knobs is not None and drawn
+        else:
+            knobs = None if (kwargs or counts.rolled_back or not counts.shadow_only) \
+                else self._knobs_for(args)
+            sampled = knobs is not None and self.shadow_rate > 0.0 and \
+                self._draw() < self.shadow_rate
+        with self._lock:
+            index = counts.calls
+            counts.calls += 1
+            counts.reference_calls += 1
+            if sampled:
+                counts.shadow_checks += 1
+        if not sampled:
+            return reference(*args, **kwargs)
+        copies = tuple(a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args)
+        call = self._check.start(self.candidate, copies)
+        if call.done is not None:
+            call.done.synchronize()
+        outcome = self._check.finish(call, copies)
+        if not outcome.ok:
+            self._handle(outcome, index, knobs or {}, CallSignature.of(args))
+        return reference(*args)
+
+    def _refuse_environment(self, report_path: Path | None) -> None:
+        """The start-up incident: what differs, what the guard does, how to re-prove."""
+        gate = self.environment
+        diff = gate.diff
+        shadow = self._counts.shadow_only
+        doing = ("every call goes to the reference; the candidate shadows a "
+                 f"{self.shadow_rate:g} share of them (shadow-only), its output never returned"
+                 if shadow else "every call goes to the reference")
+        command = (f"kernelproof recheck {report_path}" if report_path is not None
+                   else verify_command(self.report).text + " --json report.json")
+        detail = (f"not the environment the report was proved in: {diff.describe()}; {doing}. "
+                  f"Re-prove it here: {command}")
+        folder = new_incident_folder(self.incident_dir, None) if self.incident_dir else None
+        reference, candidate = self.report.reference, self.report.candidate
+        incident = Incident(
+            id=folder.name if folder is not None else "environment",
+            kinds=[IncidentKind.ENVIRONMENT], call_index=None, signature=None,
+            detail=detail, policy=self.on_mismatch,
+            tolerance=dict(self.report.correctness.tolerance),  # type: ignore[union-attr]
+            created_utc=utc_now(), inputs_file="", candidate_output_file=None,
+            reference_output_file="",
+            reference_path=reference.path if reference else None,
+            candidate_path=candidate.path if candidate else None, command=command,
+            environment=diff.invalidating + [c for c in diff.changes
+                                             if c not in diff.invalidating],
+        )
+        if folder is not None:
+            write_incident(incident, folder)
+        self.incidents.append(incident)
+        warnings.warn(f"kernelproof.guard: {detail}", EnvironmentMismatchWarning, stacklevel=4)
+        if self.on_incident is not None:
+            self.on_incident(incident)
+
     # -- incidents -------------------------------------------------------------------------
 
     def _handle(self, outcome: ShadowOutcome, index: int, knobs: dict[str, int],
@@ -284,7 +415,10 @@ def guard(candidate: torch.nn.Module, reference: torch.nn.Module, report: Report
           *, shadow_rate: float = 0.01, on_mismatch: MismatchPolicy = "rollback",
           incident_dir: str | Path | None = None,
           on_incident: Callable[[Incident], Any] | None = None,
-          seed: int | None = None) -> GuardedModule:
+          seed: int | None = None, on_environment_change: EnvironmentPolicy = "reference",
+          candidate_source: str | Path | None = None,
+          drift_log: str | Path | None = None,
+          drift_window_s: float = DEFAULT_WINDOW_S) -> GuardedModule:
     """Wrap a verified ``candidate`` so that production calls reach it only inside the
     report's envelope, a ``shadow_rate`` share of them checked against ``reference``.
 
@@ -292,14 +426,33 @@ def guard(candidate: torch.nn.Module, reference: torch.nn.Module, report: Report
     must be ``verified``. ``on_mismatch`` is ``"rollback"``, ``"raise"`` or ``"log"``. Each
     mismatch writes an incident under ``incident_dir`` (when given) and is passed to
     ``on_incident``. ``seed`` fixes which calls are sampled. Raises :class:`GuardError` for an
-    unverified report or a bad argument."""
+    unverified report or a bad argument.
+
+    At start-up the guard compares this process with the environment the report was proved in
+    (:mod:`kernelproof.dispatch.environment_gate`; the rule is
+    :mod:`kernelproof.schema.environment_rule`). On an invalidating difference (another torch,
+    instruction set, GPU, thread count, or a candidate source whose hash is not the proved
+    one) it records one ``environment`` incident naming the difference and the recheck
+    command, warns (:class:`EnvironmentMismatchWarning`), and sends every call to the
+    reference; ``on_environment_change="shadow-only"`` also runs the candidate on a
+    ``shadow_rate`` share of calls to compare it, never returning its output.
+    ``candidate_source`` names the file the candidate was built from, when its class was not
+    defined in one (the guard hashes it against the report's).
+
+    The guard also records production drift (:mod:`kernelproof.dispatch.drift`): every call's
+    signature counted per ``drift_window_s`` window, and the values of the sampled calls,
+    appended to ``drift_log`` (by default ``drift.jsonl`` in ``incident_dir``; no log without
+    either). ``kernelproof guard report LOG`` shows it; ``kernelproof guard shapes LOG
+    --task TASK`` turns the signatures that fell outside into the task's ``SHAPES``."""
     from kernelproof.report.files import read_json
 
     for name, module in (("candidate", candidate), ("reference", reference)):
         if not isinstance(module, torch.nn.Module):
             raise GuardError(f"{name} is a {type(module).__name__}, not a torch.nn.Module; pass "
                              f"the module itself (e.g. ModelNew(...) and Model(...))")
+    report_path = None
     if not isinstance(report, Report):
+        report_path = Path(report)
         report = read_json(report)
     if report.verdict is not Verdict.VERIFIED:
         raise GuardError(f"the report's verdict is {report.verdict.value!r}: the guard only ships "
@@ -314,7 +467,23 @@ def guard(candidate: torch.nn.Module, reference: torch.nn.Module, report: Report
     if on_mismatch not in MISMATCH_POLICIES:
         raise GuardError(f"on_mismatch={on_mismatch!r} is not a policy; pass one of "
                          + ", ".join(f"{k!r} ({v})" for k, v in MISMATCH_POLICIES.items()))
+    if on_environment_change not in ENVIRONMENT_POLICIES:
+        raise GuardError(f"on_environment_change={on_environment_change!r} is not a policy; "
+                         "pass one of " + ", ".join(f"{k!r} ({v})" for k, v in
+                                                    ENVIRONMENT_POLICIES.items()))
+    if on_environment_change == "shadow-only" and not shadow_rate > 0.0:
+        raise GuardError("on_environment_change='shadow-only' with shadow_rate=0 compares "
+                         "nothing; pass a shadow_rate above 0 (e.g. 0.05)")
+    if not drift_window_s > 0:
+        raise GuardError(f"drift_window_s={drift_window_s!r} is not a duration; pass seconds "
+                         "above 0 (default 60)")
+    if drift_log is None and incident_dir is not None:
+        drift_log = Path(incident_dir) / DRIFT_FILE
+    gate = check_environment(report, candidate, candidate_source)
     return GuardedModule(candidate, reference, report, shadow_rate=float(shadow_rate),
                          on_mismatch=on_mismatch,
                          incident_dir=Path(incident_dir) if incident_dir is not None else None,
-                         on_incident=on_incident, seed=seed)
+                         on_incident=on_incident, seed=seed, environment=gate,
+                         on_environment_change=on_environment_change, report_path=report_path,
+                         drift_log=Path(drift_log) if drift_log is not None else None,
+                         drift_window_s=drift_window_s)

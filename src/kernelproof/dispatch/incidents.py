@@ -22,11 +22,13 @@ from kernelproof.report.commands import settings_command
 from kernelproof.schema.incident import INCIDENT_FILE, Incident
 from kernelproof.schema.report import Report
 
-def new_incident_folder(directory: Path, call_index: int) -> Path:
-    """A fresh folder for one incident, named so that a listing sorts by time."""
+def new_incident_folder(directory: Path, call_index: int | None) -> Path:
+    """A fresh folder for one incident, named so that a listing sorts by time (``None``: an
+    incident of the guard's start-up, named ``environment``)."""
     directory.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
-    base = f"{stamp}-call{call_index:08d}-pid{os.getpid()}"
+    what = "environment" if call_index is None else f"call{call_index:08d}"
+    base = f"{stamp}-{what}-pid{os.getpid()}"
     for attempt in range(1000):
         folder = directory / (base if attempt == 0 else f"{base}-{attempt}")
         try:
@@ -106,6 +108,10 @@ def replay(folder: Path, incident: Incident) -> Report:
     incident cannot be replayed (written without a folder, or the report names no files)."""
     from kernelproof.controller.verify import verify
 
+    if incident.signature is None:
+        raise UsageError(f"incident {incident.id} is about the environment, not a call: there "
+                         f"is nothing to replay. Re-prove the verdict here instead: "
+                         f"{incident.command}")
     if not incident.replay_settings or not incident.reference_path or not (
             incident.candidate_path):
         raise UsageError(f"incident {incident.id} cannot be replayed: it names no reference "

@@ -47,7 +47,11 @@ class RoutingTable:
 
     def knobs_for(self, args: Sequence[Any]) -> dict[str, int] | None:
         """The call's knob values when it is inside the envelope, else None."""
-        key = routing_key(args)
+        return self.decide(routing_key(args), args)
+
+    def decide(self, key: tuple[Hashable, ...] | None,
+               args: Sequence[Any]) -> dict[str, int] | None:
+        """:meth:`knobs_for` with the call's routing key already computed."""
         if key is None:
             return None
         try:

@@ -56,7 +56,7 @@ class E2EPlots:
 
 def render_html(report: Report) -> str:
     """The whole packet for ``report`` as one HTML document."""
-    template = _environment().get_template("packet.html.j2")
+    template = template_environment().get_template("packet.html.j2")
     return template.render(**packet_context(report))
 
 
@@ -96,7 +96,7 @@ def pretty_json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
-def _environment() -> Environment:
+def template_environment() -> Environment:
     """Autoescaping always on: every string in a report may come from an untrusted candidate
     (messages quote its exceptions and its source)."""
     return Environment(

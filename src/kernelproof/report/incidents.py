@@ -21,9 +21,11 @@ def render_incidents(found: list[tuple[Path, Incident]], directory: Path,
         table.add_column(column, overflow="fold")
     for number, (_, incident) in enumerate(found, start=1):
         ratio = f"{incident.error_ratio:.3g}" if incident.error_ratio is not None else "-"
-        table.add_row(str(number), incident.id, str(incident.call_index),
+        table.add_row(str(number), incident.id,
+                      "start-up" if incident.call_index is None else str(incident.call_index),
                       "+".join(k.value for k in incident.kinds),
-                      incident.signature.describe(), ratio, incident.detail[:160])
+                      incident.signature.describe() if incident.signature else "-", ratio,
+                      incident.detail[:160])
     console.print(table)
     console.print("replay one through verify: kernelproof incidents DIR --replay N "
                   "(or its id, or 'latest')")

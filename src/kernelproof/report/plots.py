@@ -19,6 +19,8 @@ from kernelproof.schema.e2e import Soak
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+
+    from kernelproof.schema.drift import DriftSummary
     from matplotlib.figure import Figure
 
 #: Colours of the two implementations, the same in every plot and in the packet's CSS.
@@ -343,3 +345,48 @@ def soak_curves(soak: Soak | None) -> Plot | None:
            f"largest drift ratio {soak.max_drift_ratio}; first step beyond tolerance "
            f"{soak.first_drift_step}.")
     return Plot(svg=_svg(figure, "soak"), alt=alt)
+
+
+#: Dimensions drawn in the drift plot: those production moved out of first, then the others.
+DRIFT_PLOT_DIMENSIONS = 4
+
+#: Colours of the drift shares: inside, near the edge, outside.
+DRIFT_COLOURS = (FASTER_COLOUR, "#bf8700", SLOWER_COLOUR)
+
+
+@_styled
+def drift_over_time(summary: "DriftSummary") -> Plot | None:
+    """Per signature dimension, the share of calls inside the verified span, near its edge and
+    outside it, window by window (stacked); the dimensions production left first are drawn."""
+    rows = [d for d in summary.dimensions if d.total.calls]
+    if not rows or not summary.windows:
+        return None
+    rows.sort(key=lambda d: -(d.total.outside + d.total.near_edge))
+    rows = rows[:DRIFT_PLOT_DIMENSIONS]
+    from matplotlib.figure import Figure
+
+    height = 1.5 * len(rows) + 0.9
+    figure = Figure(figsize=(FIGURE_WIDTH_IN, height))
+    figure.subplots_adjust(left=0.7 / FIGURE_WIDTH_IN, right=1 - 0.25 / FIGURE_WIDTH_IN,
+                           bottom=BOTTOM_MARGIN_IN / height, top=1 - 0.3 / height, hspace=0.6)
+    axes_list = figure.subplots(len(rows), 1, sharex=True, squeeze=False)[:, 0]
+    xs = list(range(len(summary.windows)))
+    alt = []
+    for axes, row in zip(axes_list, rows):
+        shares = [[w.share(w.inside) for w in row.windows],
+                  [w.share(w.near_edge) for w in row.windows],
+                  [w.share(w.outside) for w in row.windows]]
+        axes.stackplot(xs, *shares, colors=DRIFT_COLOURS, alpha=0.8,
+                       labels=["inside", "near the edge", "outside"])
+        axes.set_ylim(0, 1)
+        axes.set_yticks([0, 0.5, 1], ["0", "50%", "100%"])
+        axes.set_title(_plain(f"{row.name}: verified {row.verified}"), fontsize=8, loc="left")
+        total = row.total
+        alt.append(f"{row.name}: {fmt.percent(total.share(total.inside))} inside, "
+                   f"{fmt.percent(total.share(total.near_edge))} near the edge, "
+                   f"{fmt.percent(total.share(total.outside))} outside")
+    axes_list[0].legend(loc="upper left", fontsize=7, frameon=False, ncol=3,
+                        bbox_to_anchor=(0, 1.45))
+    axes_list[-1].set_xlabel(f"window (oldest first; {len(xs)} window(s), the last ending "
+                             f"{summary.windows[-1]})")
+    return Plot(svg=_svg(figure, "drift"), alt="Drift per window. " + "; ".join(alt))

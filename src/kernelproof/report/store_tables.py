@@ -15,8 +15,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from kernelproof.report import formatting as fmt
 from kernelproof.report.colours import verdict_markup
-from kernelproof.schema.comparison import ChangeKind, RunComparison
+from kernelproof.schema.comparison import ChangeKind, MachineComparison, RunComparison
 
 
 class StoredVerification(Protocol):
@@ -115,3 +116,40 @@ def speedup_markup(speedup: float | None, floor_clamped: bool = False,
     if ci is not None:
         text += f" [{ci[0]:.2f}, {ci[1]:.2f}]"
     return escape(text + (" (floor)" if floor_clamped else ""))
+
+
+def render_machine_comparison(result: MachineComparison, console: Console) -> None:
+    """Per candidate: one row per machine, the components that differ, and the flags."""
+    for group in result.groups:
+        table = Table(title=f"{escape(group.candidate)} against {escape(group.task)} on "
+                            f"{len(group.rows)} machines")
+        for header in ("machine", "verdict", "speedup [95% CI]", "%SOL", "report"):
+            table.add_column(header, overflow="fold")
+        for row in group.rows:
+            table.add_row(escape(row.machine), verdict_markup(row.verdict),
+                          speedup_markup(row.speedup, ci=row.speedup_ci),
+                          fmt.percent(row.sol_fraction) if row.sol_fraction is not None
+                          else "-", escape(row.where))
+        console.print(table)
+        if group.components:
+            differs = Table(title="what differs between them")
+            differs.add_column("component")
+            for index in range(len(group.rows)):
+                differs.add_column(f"#{index + 1}", overflow="fold")
+            differs.add_column("effect")
+            for name, values in group.components.items():
+                effect = group.effects.get(name, "annotates")
+                differs.add_row(escape(name), *[escape(_cell(v)) for v in values],
+                                f"[red]{effect}[/red]" if effect == "invalidates" else effect)
+            console.print(differs)
+        for flag in group.flags:
+            console.print(f"[red]flag:[/red] {escape(flag)}")
+    for where in result.alone:
+        console.print(f"[yellow]note:[/yellow] {escape(where)} has no other report of its "
+                      "candidate to compare with")
+
+
+def _cell(value: str | None, limit: int = 40) -> str:
+    if value is None:
+        return "(not recorded)"
+    return value if len(value) <= limit else value[:limit - 3] + "..."

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from kernelproof.errors import UsageError
 
-__all__ = ["fingerprint_fields", "machine_fingerprint", "parse_device"]
+__all__ = ["cpu_model", "fingerprint_fields", "machine_fingerprint", "parse_device"]
 
 #: Hex digits kept from the SHA-256: 64 bits is ample to tell a handful of machines apart and stays
 #: short enough to read in a report and a file name.
@@ -45,11 +45,14 @@ def parse_device(device: str) -> tuple[str, int | None]:
     return kind, int(index)
 
 
-def _cpu_model() -> str:
-    try:
-        text = _CPUINFO.read_text(errors="replace")
-    except OSError:
-        text = ""
+def cpu_model(cpuinfo: str | None = None) -> str:
+    """The processor's model name from a /proc/cpuinfo text (this machine's when ``None``)."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = _CPUINFO.read_text(errors="replace")
+        except OSError:
+            cpuinfo = ""
+    text = cpuinfo
     for key in _CPU_MODEL_KEYS:
         for line in text.splitlines():
             name, sep, value = line.partition(":")
@@ -79,7 +82,7 @@ def fingerprint_fields(device: str) -> dict[str, str]:
     kind, _ = parse_device(device)
     fields = {
         "device": kind,
-        "cpu_model": _cpu_model(),
+        "cpu_model": cpu_model(),
         "cpu_count": str(os.cpu_count() or 0),
         "memory_gib": str(_total_memory_gib()),
         "torch": torch.__version__,

@@ -111,3 +111,78 @@ class RunComparison(BaseModel):
     def exit_code(self) -> CompareExitCode:
         """``REGRESSION`` when any task regressed, else ``SAME_OR_BETTER``."""
         return CompareExitCode.REGRESSION if self.regressions else CompareExitCode.SAME_OR_BETTER
+
+
+class MachineRow(BaseModel):
+    """One proof of a candidate on one machine (or environment)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    where: str
+    """The report file, or ``verification N (run R)`` of a store."""
+
+    machine: str
+    """The hardware in words: the CPU model and architecture, or the GPU."""
+
+    environment: str
+    """The digest of the environment the verdict is bound to."""
+
+    verdict: Verdict
+    """The verdict there."""
+
+    speedup: float | None = None
+    """The speedup at the default shape (None when not timed)."""
+
+    speedup_ci: tuple[float, float] | None = None
+    """Its 95% interval (None when it has none)."""
+
+    sol_fraction: float | None = None
+    """The candidate's fraction of the speed of light."""
+
+
+class CandidateAcrossMachines(BaseModel):
+    """One candidate (against one task) verified in several environments, side by side."""
+
+    model_config = ConfigDict(frozen=True)
+
+    candidate: str
+    """The candidate's file as the first report names it."""
+
+    candidate_sha256: str
+    """The candidate's source hash, shared by every row."""
+
+    task: str
+    """The task file as the first report names it."""
+
+    rows: list[MachineRow]
+    """One per report, in the order given."""
+
+    components: dict[str, list[str | None]]
+    """Every fingerprint component that differs between the rows: its value per row."""
+
+    effects: dict[str, str]
+    """Per differing component, its effect between the first row and the others
+    (``invalidates`` when any pair's difference invalidates, else ``annotates``)."""
+
+    flags: list[str]
+    """``verified on A, not on B``; ``faster than the reference on A, slower on B``."""
+
+
+class MachineComparison(BaseModel):
+    """``kernelproof compare`` on reports (or store rows) of the same candidates on several
+    machines: one group per candidate."""
+
+    model_config = ConfigDict(frozen=True)
+
+    groups: list[CandidateAcrossMachines]
+    """One per candidate (and task) proved in two or more environments."""
+
+    alone: list[str] = []
+    """Reports whose candidate no other report shares (nothing to compare them with)."""
+
+    @property
+    def exit_code(self) -> CompareExitCode:
+        """``REGRESSION`` (1) when a candidate is verified on one machine and not another, or
+        fast on one and slow on another; else 0."""
+        return (CompareExitCode.REGRESSION if any(g.flags for g in self.groups)
+                else CompareExitCode.SAME_OR_BETTER)

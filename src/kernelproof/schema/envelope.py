@@ -29,6 +29,8 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from kernelproof.schema.fingerprint import EnvironmentFingerprint
+
 #: Python types whose values are part of a signature (a different value is a different call).
 PLAIN_VALUE_TYPES = (bool, int, float, str, type(None))
 
@@ -151,6 +153,19 @@ class DimensionBinding(BaseModel):
         return shifted // self.scale
 
 
+def integer_line(sizes: dict[int, int]) -> tuple[int, int] | None:
+    """``(scale, offset)`` with integer values such that every size is scale * knob + offset
+    (``sizes`` maps knob values to sizes; at least two of them), or None when none is."""
+    (k0, s0), (k1, s1) = sorted(sizes.items())[:2]
+    if (s1 - s0) % (k1 - k0):
+        return None
+    scale = (s1 - s0) // (k1 - k0)
+    offset = s0 - scale * k0
+    if scale == 0 or any(scale * k + offset != s for k, s in sizes.items()):
+        return None
+    return scale, offset
+
+
 #: A range needs at least this many verified values of its knob (the default included).
 MIN_RANGE_VALUES = 3
 
@@ -222,6 +237,11 @@ class Envelope(BaseModel):
 
     ranges: list[KnobRange] = Field(default_factory=list)
     """One entry per knob of the task."""
+
+    environment: EnvironmentFingerprint | None = None
+    """The environment the envelope was proved in (a copy of the report's fingerprint, so an
+    envelope carried on its own still says where it holds); ``None`` in older reports. The
+    guard refuses to serve outside it (``docs/shipping.md``)."""
 
     _index: dict[CallSignature, int] | None = PrivateAttr(default=None)
 

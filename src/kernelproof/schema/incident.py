@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kernelproof.schema.correctness import OutputComparison
 from kernelproof.schema.envelope import CallSignature
+from kernelproof.schema.environment_rule import ComponentChange
 
 INCIDENT_SCHEMA = "kernelproof.incident/1"
 
@@ -33,6 +34,11 @@ class IncidentKind(str, Enum):
     RAISED = "raised"
     """The candidate raised on a call inside its envelope (the reference answered it)."""
 
+    ENVIRONMENT = "environment"
+    """At start-up: this process is not the environment the report was proved in (an
+    invalidating difference); no call is involved. Every call goes to the reference, or the
+    candidate only shadows sampled calls (``on_environment_change="shadow-only"``)."""
+
 
 class Incident(BaseModel):
     """One disagreement, with everything needed to look at it and to replay it."""
@@ -48,14 +54,19 @@ class Incident(BaseModel):
     kinds: list[IncidentKind]
     """What went wrong on the call (a mutation and a mismatch can come together)."""
 
-    call_index: int
-    """The call's position among the guarded module's calls (0 is the first)."""
+    call_index: int | None
+    """The call's position among the guarded module's calls (0 is the first); ``None`` for an
+    environment incident, which no call caused."""
 
-    signature: CallSignature
-    """The call's signature."""
+    signature: CallSignature | None
+    """The call's signature (``None`` for an environment incident)."""
 
-    knobs: dict[str, int]
+    knobs: dict[str, int] = Field(default_factory=dict)
     """The task's knob values the call corresponds to (from the report's envelope)."""
+
+    environment: list[ComponentChange] = Field(default_factory=list)
+    """An environment incident's differences from the proved environment (every one, the
+    invalidating first)."""
 
     error_ratio: float | None = None
     """The worst output's error ratio under the report's tolerance model (None when the
@@ -105,5 +116,7 @@ class Incident(BaseModel):
     def describe(self) -> str:
         """One line: id, call, kinds and the detail."""
         kinds = "+".join(k.value for k in self.kinds)
+        if self.signature is None:
+            return f"{self.id}: {kinds} at start-up: {self.detail}"
         return f"{self.id}: call {self.call_index} {kinds} at {self.signature.describe()}: " \
                f"{self.detail}"

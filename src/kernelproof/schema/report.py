@@ -10,6 +10,8 @@ from kernelproof.schema.correctness import Correctness
 from kernelproof.schema.e2e import E2E
 from kernelproof.schema.envelope import Envelope
 from kernelproof.schema.finding import Finding
+from kernelproof.schema.fingerprint import GpuFacts
+from kernelproof.schema.recheck import RecheckOrigin
 from kernelproof.schema.roofline import Roofline
 from kernelproof.schema.timing import Timing
 from kernelproof.schema.verdict import Severity, Verdict
@@ -129,6 +131,37 @@ class Environment(BaseModel):
     threads: int | None = None
     """CPU threads the workers ran with."""
 
+    # -- the environment fingerprint (issue 28): what the verdict is bound to ----------------
+    # Every field below is additive and optional: a report of the older format lacks them and
+    # still loads; its verdict is unbound (kernelproof.schema.fingerprint).
+
+    fingerprint_schema: str | None = None
+    """``kernelproof.fingerprint/1`` when this report records the whole environment fingerprint
+    (the fields below, the toolchain in ``versions``); ``None`` in older reports."""
+
+    arch: str = ""
+    """The machine architecture (``x86_64``, ``aarch64``)."""
+
+    cpu_model: str = ""
+    """The CPU model, from /proc/cpuinfo."""
+
+    isa: list[str] | None = None
+    """The CPU's instruction-set extensions that select code paths (sse4_2, avx2, fma,
+    avx512f, amx_tile; asimd, sve on ARM), sorted."""
+
+    cpu_count: int | None = None
+    """Logical CPUs of the machine."""
+
+    memory_gib: int | None = None
+    """Total memory, GiB."""
+
+    gpu: GpuFacts | None = None
+    """The GPU (name, compute capability, driver) on a CUDA run."""
+
+    matrix_threads: int | None = None
+    """Threads the correctness matrix ran at (a sample also runs at one thread); ``threads``
+    is the timing's count."""
+
 
 class Sandbox(BaseModel):
     """The candidate worker's OS sandbox: what it entered, and what /proc showed from outside."""
@@ -224,6 +257,10 @@ class Report(BaseModel):
 
     duration_s: float = 0.0
     """Wall time of the whole verification."""
+
+    recheck: RecheckOrigin | None = None
+    """Set on a verdict ``kernelproof recheck`` produced: the verdict it re-proves and the
+    environment differences that invalidated it. ``None`` for a first verification."""
 
     model_config = ConfigDict(populate_by_name=True)
 

@@ -13,6 +13,9 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from alembic.util.exc import CommandError
+
+from kernelproof.errors import UsageError
 
 from kernelproof.suite.store import ResultsStore
 
@@ -35,9 +38,18 @@ HEAD: str = ScriptDirectory.from_config(_config()).get_current_head() or ""
 def migrate(store: ResultsStore) -> None:
     """Upgrade the store's database to :data:`HEAD`, in one transaction."""
     config = _config()
-    with store.engine.begin() as connection:
-        config.attributes["connection"] = connection
-        command.upgrade(config, "head")
+    try:
+        with store.engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.upgrade(config, "head")
+    except CommandError as exc:
+        if "Can't locate revision" not in str(exc):
+            raise
+        raise UsageError(
+            f"the results store {store.url!r} was migrated by a newer kernelproof (its "
+            f"revision is not one this kernelproof knows; the newest here is {HEAD}). Upgrade "
+            "kernelproof (pip install -U kernelproof) to serve it; nothing in it was "
+            "changed") from None
 
 
 def revision(store: ResultsStore) -> str | None:

@@ -14,7 +14,7 @@ import os
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Protocol
+from typing import Any, Iterator, Protocol, TypeVar
 
 from kernelproof.schema import Report
 from kernelproof.session import Session
@@ -25,6 +25,10 @@ FORWARDED_ENVIRONMENT = ("TORCH_EXTENSIONS_DIR", "TORCHINDUCTOR_CACHE_DIR", "NUM
                          "TRITON_CACHE_DIR", "KERNELPROOF_CACHE_DIR", "TRITON_INTERPRET")
 
 
+
+#: What a caller attaches to each call and gets back with its report (a bench item, a recheck's
+#: proof): the executors only carry it through.
+Item = TypeVar("Item")
 
 #: Actors a call may lose (with their nodes) before the bench stops with the error.
 RAY_CALL_ATTEMPTS = 3
@@ -55,7 +59,7 @@ def verify_call(item: BenchItem, profile: str, overrides: dict[str, Any]) -> Ver
 
 
 class Executor(Protocol):
-    def results(self, calls: list[tuple[BenchItem, VerifyCall]]) -> Iterator[tuple[BenchItem, Report]]: ...
+    def results(self, calls: list[tuple[Item, VerifyCall]]) -> Iterator[tuple[Item, Report]]: ...
 
     def cancel(self) -> None: ...
 
@@ -71,11 +75,11 @@ class LocalPool:
     _executor: ThreadPoolExecutor | None = None
     _session: Session | None = None
 
-    def results(self, calls: list[tuple[BenchItem, VerifyCall]]) -> Iterator[tuple[BenchItem, Report]]:
+    def results(self, calls: list[tuple[Item, VerifyCall]]) -> Iterator[tuple[Item, Report]]:
         self._executor = ThreadPoolExecutor(max_workers=max(1, self.jobs),
                                             thread_name_prefix="kernelproof-bench")
         session = self._session = Session(store=self.store_url)
-        futures: dict[Future[Report], BenchItem] = {
+        futures: dict[Future[Report], Item] = {
             self._executor.submit(call.run, session): item for item, call in calls
         }
         pending = set(futures)
@@ -134,13 +138,13 @@ class RayCluster:
                      runtime_env={"env_vars": environment})
         return ray
 
-    def results(self, calls: list[tuple[BenchItem, VerifyCall]]) -> Iterator[tuple[BenchItem, Report]]:
+    def results(self, calls: list[tuple[Item, VerifyCall]]) -> Iterator[tuple[Item, Report]]:
         """One actor per slot; each runs one verification at a time. A call whose actor dies
         (its node lost) goes back to the queue for another actor, so every call yields
         exactly once."""
         ray = self._connect()
         queue = list(calls)
-        in_flight: dict[Any, tuple[Any, BenchItem, VerifyCall]] = {}
+        in_flight: dict[Any, tuple[Any, Item, VerifyCall]] = {}
         lost: dict[int, int] = {}
         actors = self._actors(ray, len(queue))
         while queue or in_flight:

@@ -29,6 +29,7 @@ import math
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from enum import Enum
 from pathlib import Path
@@ -64,13 +65,18 @@ from sqlalchemy.orm import (
 from sqlalchemy.pool import StaticPool
 
 from kernelproof.errors import UsageError
+from kernelproof.proof.binding import report_fingerprint
 from kernelproof.schema import Report, Verdict
+from kernelproof.schema.environment_rule import BINDING_COMPONENTS
 from kernelproof.suite.metrics import ResultRecord, record_from_report
+from kernelproof.suite.store_schema import META_TABLE, check_version, upgrade
 
 __all__ = [
     "DB_ENV",
     "DEFAULT_DB_NAME",
+    "ProofHead",
     "RESULT_NEUTRAL_SETTINGS",
+    "Recheck",
     "ResultsStore",
     "Run",
     "RunStatus",
@@ -188,6 +194,15 @@ class Run(Base):
         return f"Run(id={self.id}, status={self.status!r}, suite={self.suite!r})"
 
 
+class StoreMeta(Base):
+    """Facts about the store itself: its schema version (:mod:`kernelproof.suite.store_schema`)."""
+
+    __tablename__ = META_TABLE
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+
+
 class Verification(Base):
     """One candidate verified in one run.
 
@@ -238,6 +253,15 @@ class Verification(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime, default=_utcnow)
     """UTC."""
 
+    environment_digest: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    """The digest of the components the verdict is bound to
+    (:data:`~kernelproof.schema.environment_rule.BINDING_COMPONENTS`); ``None`` in rows stored
+    before schema version 2."""
+
+    environment: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    """The verdict's environment fingerprint, component by component (see
+    :mod:`kernelproof.schema.fingerprint`); ``None`` in rows stored before version 2."""
+
     def to_record(self) -> ResultRecord:
         """The row as a :class:`~kernelproof.suite.metrics.ResultRecord` for the metrics."""
         ci = None
@@ -256,6 +280,32 @@ class Verification(Base):
                 f"sample={self.sample}, verdict={self.verdict!r})")
 
 
+class Recheck(Base):
+    """A link from a verdict an environment change invalidated to the verification that
+    re-proved it (``kernelproof recheck``). The invalidated row is kept as it was."""
+
+    __tablename__ = "kernelproof_rechecks"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[int] = mapped_column(
+        ForeignKey("kernelproof_runs.id", ondelete="CASCADE"), index=True)
+    """The recheck's run, which holds the new verification."""
+
+    original_id: Mapped[int] = mapped_column(
+        ForeignKey("kernelproof_verifications.id", ondelete="CASCADE"), index=True)
+    """The invalidated verification."""
+
+    verification_id: Mapped[int] = mapped_column(
+        ForeignKey("kernelproof_verifications.id", ondelete="CASCADE"), index=True)
+    """The verification that re-proved it, in the current environment."""
+
+    reasons: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    """The environment differences that invalidated the original (ComponentChange dumps)."""
+
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=_utcnow)
+    """UTC."""
+
+
 class ResultsStore:
     """Runs and verifications in a SQL database. Safe to share between threads; several
     processes may write one SQLite file.
@@ -271,8 +321,11 @@ class ResultsStore:
         self.url = url or default_url()
         self._engine = _create_engine(self.url, must_exist=must_exist)
         self._sessions = sessionmaker(self._engine, expire_on_commit=False)
+        # A store from a newer kernelproof is refused before anything is created in it.
+        check_version(self._engine, self.url)
         if create_tables:
             _create_tables(self._engine, self.url)
+            upgrade(self._engine, self.url)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -364,6 +417,19 @@ class ResultsStore:
                 values[key] = value
         self._insert(Verification(**values), run_id)
 
+    def link_recheck(self, run_id: int, original_id: int, verification_id: int,
+                     reasons: list[dict[str, Any]]) -> None:
+        """Record that ``verification_id`` (stored in the recheck run ``run_id``) re-proves
+        ``original_id``, which ``reasons`` invalidated. The original row is left as it was."""
+        try:
+            with self._session() as session:
+                session.add(Recheck(run_id=run_id, original_id=original_id,
+                                    verification_id=verification_id, reasons=list(reasons),
+                                    created_at=_utcnow()))
+        except IntegrityError:
+            raise UsageError(f"cannot link verification {verification_id} to {original_id} in "
+                             f"run {run_id}: one of them is not in {self!r}") from None
+
     def _insert(self, row: Verification, run_id: int) -> int:
         try:
             with self._session() as session:
@@ -391,6 +457,37 @@ class ResultsStore:
                        Verification.settings_hash == settings_hash)
                 .order_by(Verification.id.desc()).limit(1)
             ).first()
+
+    def proof_heads(self, run_id: int | None = None,
+                    task_key: str | None = None) -> list[ProofHead]:
+        """The latest proof of every task slot (task key and sample): the newest verification
+        a bench run (or the server) stored for it, followed through its rechecks to the newest
+        re-proof. ``run_id``/``task_key`` restrict the slots to one run's or one task's."""
+        with self._session() as session:
+            links = list(session.scalars(select(Recheck).order_by(Recheck.id)))
+            produced = {link.verification_id for link in links}
+            query = select(Verification).order_by(Verification.id)
+            if run_id is not None:
+                query = query.where(Verification.run_id == run_id)
+            if task_key is not None:
+                query = query.where(Verification.task_key == task_key)
+            slots: dict[tuple[str, int], Verification] = {}
+            for row in session.scalars(query):
+                if row.id not in produced:
+                    slots[(row.task_key, row.sample)] = row
+            newest: dict[int, Recheck] = {}
+            for link in links:
+                newest[link.original_id] = link  # ids ascend: the last one is the newest
+            heads = []
+            for key in sorted(slots):
+                row, link = slots[key], None
+                seen = {row.id}
+                while row.id in newest and newest[row.id].verification_id not in seen:
+                    link = newest[row.id]
+                    seen.add(link.verification_id)
+                    row = session.get(Verification, link.verification_id) or row
+                heads.append(ProofHead(original=slots[key], head=row, link=link))
+            return heads
 
     def run(self, run_id: int) -> Run | None:
         """The run with this id, or ``None``."""
@@ -461,6 +558,21 @@ class ResultsStore:
         return UsageError(f"no run with id {run_id!r} in {self!r}; known runs: {known}")
 
 
+@dataclass(frozen=True)
+class ProofHead:
+    """One task slot's latest proof (:meth:`ResultsStore.proof_heads`)."""
+
+    original: Verification
+    """The slot's newest verification from a bench run or the server."""
+
+    head: Verification
+    """The newest re-proof of it by ``recheck`` (the original itself when never rechecked)."""
+
+    link: Recheck | None
+    """The link that made ``head`` (None when never rechecked): its ``original_id`` is the
+    proof ``head`` replaced, its ``reasons`` why."""
+
+
 def verification_row(run_id: int, task_key: str, level: int | None, problem: str | int,
                      sample: int, report: Report, *,
                      settings_hash: str | None = None) -> Verification:
@@ -471,6 +583,7 @@ def verification_row(run_id: int, task_key: str, level: int | None, problem: str
     """
     record = record_from_report(report, task_key, level, problem, sample)
     ci = record.speedup_ci
+    fingerprint = report_fingerprint(report)
     return Verification(
         run_id=run_id, task_key=task_key, level=level, problem=str(problem), sample=sample,
         candidate_path=report.candidate.path if report.candidate else None,
@@ -488,6 +601,8 @@ def verification_row(run_id: int, task_key: str, level: int | None, problem: str
                             if math.isfinite(v)},
         floor_clamped=record.floor_clamped, duration_s=report.duration_s,
         report_json=report.to_json(), created_at=_utcnow(),
+        environment_digest=fingerprint.digest(BINDING_COMPONENTS),
+        environment=fingerprint.model_dump(mode="json"),
     )
 
 
