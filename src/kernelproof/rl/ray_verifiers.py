@@ -17,12 +17,9 @@ from typing import Any
 
 from kernelproof.rl.tasks import TaskRef
 from kernelproof.schema import Report
+from kernelproof.suite.executors import FORWARDED_ENVIRONMENT
 
 __all__ = ["RayVerifiers", "RewardActor"]
-
-#: Environment variables a Ray worker needs to share the caller's build and kernelproof caches.
-FORWARDED_ENVIRONMENT = ("TORCH_EXTENSIONS_DIR", "TORCHINDUCTOR_CACHE_DIR", "NUMBA_CACHE_DIR",
-                         "TRITON_CACHE_DIR", "KERNELPROOF_CACHE_DIR", "TRITON_INTERPRET")
 
 
 class RewardActor:

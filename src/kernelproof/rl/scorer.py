@@ -133,7 +133,8 @@ class BatchScorer:
     def score(self, items: Sequence[tuple[str, Any]], *,
               deadline_s: float | None = None) -> list[Scored]:
         """Score ``items``, pairs of (task, completion), and return one :class:`Scored` per
-        pair in the same order, within ``deadline_s`` (default: the scorer's)."""
+        pair in the same order, within ``deadline_s`` (default: the scorer's). A completion
+        is text, conversational messages, or an :class:`Extraction` already made."""
         started = time.monotonic()
         deadline = started + (deadline_s if deadline_s is not None else self.deadline_s)
         results: list[Scored | None] = [None] * len(items)
@@ -147,8 +148,11 @@ class BatchScorer:
                 extractions.append(extraction)
                 results[index] = Scored(0.0, None, _short(str(exc)), extraction)
                 continue
-            extraction = extract_candidate(completion, entry_point=task.entry_point,
-                                           multiple=self.multiple)
+            # An adapter that already knows there is no completion (a query without its
+            # prompt) hands over its refusal as an Extraction.
+            extraction = completion if isinstance(completion, Extraction) else \
+                extract_candidate(completion, entry_point=task.entry_point,
+                                  multiple=self.multiple)
             extractions.append(extraction)
             if not extraction.ok:
                 results[index] = Scored(self.shaping.reward(None, extracted=False), None,
