@@ -497,6 +497,24 @@ def serve(suite_dir: Path, db_url: str | None, host: str, port: int, workers: in
                    private_code=private_code, console=console)
 
 
+@app.command("mcp")
+@click.argument("tasks", nargs=-1, type=PATH)
+@PROFILE_OPTION
+@click.option("--budget", type=click.FloatRange(min=0, min_open=True), default=10.0,
+              show_default=True, help="Timing budget of the bench tool, seconds.")
+def mcp_command(tasks: tuple[Path, ...], profile: str, budget: float) -> None:
+    """Serve a Model Context Protocol server over stdio for coding agents: tools list_tasks,
+    verify, bench and explain. TASKS are suite folders (every task, by its key) or task files
+    and GPU MODE task folders (by their name); agents verify only against these."""
+    from kernelproof.agent.tool_server import serve_stdio, task_book
+
+    try:
+        book = task_book(list(tasks))
+    except KernelproofError as exc:
+        _fail(exc)
+    serve_stdio(book, profile=profile, budget_s=budget)
+
+
 @app.group()
 def token() -> None:
     """Manage the API tokens of `kernelproof serve`."""

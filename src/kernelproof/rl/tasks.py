@@ -46,6 +46,10 @@ class TaskBook:
     suite: Path | None = None
     allow_source: bool = True
     allow_paths: bool = True
+    named: dict[str, Path] = field(default_factory=dict)
+    """Tasks by a name of the caller's choosing (``kernelproof mcp``'s task files), besides
+    the suite's keys."""
+
     _keys: dict[str, Path] = field(default_factory=dict, repr=False)
     _resolved: dict[str, TaskRef] = field(default_factory=dict, repr=False)
 
@@ -55,6 +59,7 @@ class TaskBook:
 
             _layout, tasks = read_suite(self.suite, self.suite)
             self._keys = {task.key: task.reference for task in tasks}
+        self._keys.update(self.named)
 
     @property
     def keys(self) -> list[str]:
@@ -84,7 +89,8 @@ class TaskBook:
         path = Path(value).expanduser()
         if self.allow_paths and path.exists():
             return self._path_ref(str(path), path.resolve())
-        accepted = [f"a key of the suite {self.suite}" if self.suite else None,
+        accepted = [f"a key of the suite {self.suite}" if self.suite else
+                    "one of the named tasks" if self._keys else None,
                     "the reference's source text" if self.allow_source else None,
                     "a path to a task file or folder" if self.allow_paths else None]
         raise UnknownTask(f"no task {value[:200]!r}: a task is "
