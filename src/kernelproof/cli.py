@@ -73,13 +73,16 @@ def app() -> None:
                    "and this cell.")
 @click.option("--no-warm", is_flag=True,
               help="Verify in this process even when `kernelproof warm` is running.")
+@click.option("--fail-fast/--no-fail-fast", "fail_fast", default=None,
+              help="Stop at the first decisive failure (same verdict, fewer cells; the rl "
+                   "profile's default).")
 def verify(reference: Path, candidate: Path, policy: dict[str, Any], profile: str,
            json_path: Path | None, html_path: Path | None, junit_path: Path | None,
            sarif_path: Path | None, seeds: int | None, seed: int | None,
            budget: float | None, no_timing: bool, stress_shapes: bool, threads: int | None,
            hot: bool, cache_flush: str | None, no_compile_baseline: bool, cuda_graphs: bool,
            knobs_text: str | None, input_seeds: tuple[int, ...], no_shrink: bool,
-           inputs_file: Path | None, no_warm: bool) -> None:
+           inputs_file: Path | None, no_warm: bool, fail_fast: bool | None) -> None:
     """Verify CANDIDATE against REFERENCE. The exit code is the verdict's:
     0 verified, 1 incorrect, 2 suspect, 3 broken, 4 error. Runs in the warm verifier when
     `kernelproof warm` is running (unless --no-warm)."""
@@ -93,6 +96,7 @@ def verify(reference: Path, candidate: Path, policy: dict[str, Any], profile: st
         "default_knobs": _parse_knobs(knobs_text), "input_seeds": list(input_seeds) or None,
         "shrink": False if no_shrink else None,
         "inputs_file": str(inputs_file) if inputs_file else None,
+        "fail_fast": fail_fast,
     }
     report = None if no_warm else _verify_warm(reference, candidate, profile, overrides)
     if report is None:

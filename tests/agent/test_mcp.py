@@ -65,18 +65,19 @@ def test_bench_asks_for_timing():
 @pytest.mark.slow
 def test_the_sdk_client_drives_the_server_over_stdio(tmp_path: Path):
     """The official client starts ``kernelproof mcp`` as a subprocess and calls each tool."""
+    import os
+
+    wrong = (SOFTMAX / "wrong_odd.py").read_text()
+    task_file = str(SOFTMAX / "reference.py")
+    # snippet: mcp
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    import os
-
-    environment = {**os.environ}
+    # An agent's MCP client starts `kernelproof mcp TASKS...` and calls its tools.
     params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "kernelproof.cli", "mcp", str(SOFTMAX / "reference.py"), "--profile",
-              "quick"],
-        env=environment, cwd=str(tmp_path))
-    wrong = (SOFTMAX / "wrong_odd.py").read_text()
+        command=sys.executable, args=["-m", "kernelproof.cli", "mcp", task_file,
+                                      "--profile", "quick"],
+        env={**os.environ}, cwd=str(tmp_path))
 
     async def session() -> dict[str, str]:
         answers: dict[str, str] = {}
@@ -91,6 +92,7 @@ def test_the_sdk_client_drives_the_server_over_stdio(tmp_path: Path):
                 assert not result.is_error, result
                 answers[name] = result.content[0].text
         return answers
+    # end snippet
 
     answers = anyio.run(session)
     assert answers["tools"] == "bench,explain,list_tasks,verify"

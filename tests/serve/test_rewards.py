@@ -76,8 +76,12 @@ def test_rewards_come_back_in_order_and_their_reports_are_stored(app, database_u
     assert [r["verdict"] for r in body["results"]] == ["verified", None, "suspect"]
     assert body["report_ids"][1] is None and "no candidate" in body["results"][1]["reason"]
     stored = client.get(f"/api/rewards/reports/{body['report_ids'][2]}",
-                        headers=bearer(tokens["bob"]))
+                        headers=bearer(tokens["alice"]))
     assert stored.status_code == 200 and stored.json()["verdict"] == "suspect"
+    # Another token reads none of it, nor any other verification of the store by its id.
+    for report_id in (body["report_ids"][2], int(body["report_ids"][0]) + 100):
+        other = client.get(f"/api/rewards/reports/{report_id}", headers=bearer(tokens["bob"]))
+        assert other.status_code == 404 and "token 'bob'" in other.json()["error"]
     # Reward verifications rank on no leaderboard.
     board = client.get(f"/api/leaderboard/{TASK}").json()
     assert not board["ranked"] and not board["suspect"]

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +40,10 @@ from kernelproof.schema import Report
 from kernelproof.serve.limits import RateLimiter
 
 __all__ = ["RewardLimits", "RewardService", "install_rewards"]
+
+#: Reward reports whose owner the server remembers (the most recent): their ids are served to
+#: that token only; older ones, and every one after a restart, are no longer served here.
+KEPT_OWNERS = 200_000
 
 
 class RewardLimits(BaseModel):
@@ -104,6 +109,9 @@ class RewardService:
     scorer: BatchScorer | None = None
     _limiter: RateLimiter = field(init=False)
     _in_flight: dict[str, int] = field(default_factory=dict)
+    _owners: OrderedDict[str, str] = field(default_factory=OrderedDict)
+    """Report id -> the token that scored it: a reward's report is served to that token only
+    (the store also holds submissions' reports, private under ``--private-code``)."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
@@ -121,12 +129,23 @@ class RewardService:
             return self.scorer
 
     def keep(self, task: TaskRef, report: Report) -> str:
-        """Store a reward's report under the server's run; its id is the report id."""
+        """Store a reward's report under the server's run; its id is the report id, readable
+        by the token whose batch it was (:meth:`owner`)."""
         catalog_task = self.server.catalog.tasks.get(task.key)
         level = catalog_task.level if catalog_task is not None else None
         problem = catalog_task.problem if catalog_task is not None else task.key
-        return str(self.server.store.add(self.server.run_id, task.key, level, problem, 0,
-                                         report))
+        report_id = str(self.server.store.add(self.server.run_id, task.key, level, problem, 0,
+                                              report))
+        with self._lock:
+            self._owners[report_id] = ""  # its batch's token is named when the batch answers
+            while len(self._owners) > KEPT_OWNERS:
+                self._owners.popitem(last=False)
+        return report_id
+
+    def owner(self, report_id: str) -> str | None:
+        """The token whose batch made ``report_id``; None for any other verification."""
+        with self._lock:
+            return self._owners.get(report_id)
 
     def score(self, name: str, pairs: list[tuple[str, Any]],
               deadline_s: float | None) -> list[Scored]:
@@ -160,10 +179,15 @@ class RewardService:
                                     "scored; wait for one to answer")
             self._in_flight[name] = self._in_flight.get(name, 0) + 1
         try:
-            return self.batch_scorer().score(pairs, deadline_s=deadline)
+            scored = self.batch_scorer().score(pairs, deadline_s=deadline)
         finally:
             with self._lock:
                 self._in_flight[name] -= 1
+        with self._lock:  # the reports were stored by the scorer's threads: name their owner
+            for result in scored:
+                if result.report_id is not None and self._owners.get(result.report_id) == "":
+                    self._owners[result.report_id] = name
+        return scored
 
     def close(self) -> None:
         if self.scorer is not None:
@@ -244,7 +268,12 @@ def install_rewards(app: FastAPI, server: Any) -> RewardService:
 
     @app.get("/api/rewards/reports/{report_id}")
     def reward_report(report_id: int, request: Request) -> Response:
-        token_name(request)
+        name = token_name(request)
+        if service.owner(str(report_id)) != name:
+            raise ApiError(404, f"no reward report {report_id} for token {name!r}: a reward's "
+                                "report is served to the token whose batch made it, while "
+                                "this server runs (submissions' reports are under "
+                                "/api/submissions/ID/report)")
         return Response(server.store.report(report_id).to_json(),
                         media_type="application/json")
 
