@@ -1,6 +1,6 @@
 """An early RL step's batch of rollouts, scored three ways side by side in one run.
 
-    python benchmarks/rl_batch.py [--skip-cli] [--skip-naive] [--limit N] [--json out.json]
+    python benchmarks/rl_batch.py [--cli-sample N] [--skip-naive] [--limit N] [--json out.json]
 
 The batch: 64 completions for three tasks (softmax, linear+ReLU, RMSNorm), mixed like an early
 RL step: a third that do not compile, import or even hold a candidate (examples/broken/,
@@ -15,9 +15,13 @@ Three ways:
 - ``adapters``: the TRL reward (kernelproof.rl.trl.kernel_reward) called as GRPOTrainer
   calls it, through one warm Session (profile ``rl``: fail-fast, 3 s timing), two jobs; a
   first batch warms the session, the second is the figure;
+- ``full``: the full verification of every rollout (the same settings without fail-fast, on
+  the code a naive glue takes: the first fenced block, else the whole text), through a warm
+  Session of its own: the verdicts the adapters must match;
 - ``cli``: one ``kernelproof verify --profile rl --no-fail-fast --no-warm`` process per
-  candidate on the code a naive glue takes (the first fenced block, else the whole text):
-  the full verification, whose verdicts the adapters must match;
+  candidate (Python, torch and the workers started each time), on ``--cli-sample`` rollouts
+  spread over the batch (all of them with ``--cli-sample 64``): its rate is per rollout, so
+  a sample measures it on a machine where the whole batch would take an hour;
 - ``naive``: a KernelBench-style harness (import the candidate in-process in one worker
   process, one seed, ``allclose(atol=rtol=1e-2)``, time with a loop of 100 calls).
 
@@ -213,23 +217,42 @@ def naive_glue(completion: str) -> str:
 # -- the three ways -------------------------------------------------------------------------------
 
 def adapters(batch: list[Rollout], deadline_s: float) -> tuple[float, list[Any], list[Any]]:
-    """Two batches through the TRL adapter (GRPOTrainer's call): the first warms the session;
-    returns the second's wall time and results, and the first's results."""
+    """The batch through the TRL adapter (GRPOTrainer's call), after a warm-up step that
+    scores one honest completion per task (as the previous RL step would have); returns the
+    batch's wall time and results, and the warm-up's."""
     from kernelproof.rl.trl import kernel_reward
 
     reward = kernel_reward(jobs=2, deadline_s=deadline_s)
-    call = {"prompts": [f"Optimise {r.task.parent.name}" for r in batch],
-            "completions": [r.completion for r in batch],
-            "reference": [r.task.read_text() for r in batch],
-            "completion_ids": [[0]] * len(batch), "trainer_state": None}
-    reward(**call)
+
+    def call(rollouts: list[Rollout]) -> dict[str, Any]:
+        return {"prompts": [f"Optimise {r.task.parent.name}" for r in rollouts],
+                "completions": [r.completion for r in rollouts],
+                "reference": [r.task.read_text() for r in rollouts],
+                "completion_ids": [[0]] * len(rollouts), "trainer_state": None}
+
+    warm_up = {r.task: r for r in batch if r.expected == "verified"}
+    reward(**call(list(warm_up.values())))
     first = reward.last
     started = time.monotonic()
-    reward(**call)
+    reward(**call(batch))
     seconds = time.monotonic() - started
     second = reward.last
     reward.close()
     return seconds, second, first
+
+
+def full(batch: list[Rollout], scratch: Path) -> tuple[float, list[str]]:
+    """The full verification of each rollout (no fail-fast), through a warm Session."""
+    import kernelproof
+
+    verdicts = []
+    started = time.monotonic()
+    with kernelproof.Session(profile="rl", fail_fast=False) as session:
+        for index, rollout in enumerate(batch):
+            candidate = scratch / f"full-{index}.py"
+            candidate.write_text(naive_glue(rollout.completion))
+            verdicts.append(session.verify(rollout.task, candidate).verdict.value)
+    return time.monotonic() - started, verdicts
 
 
 def cli(batch: list[Rollout], scratch: Path) -> tuple[float, list[str], list[float]]:
@@ -328,7 +351,8 @@ def per_minute(count: int, seconds: float) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--skip-cli", action="store_true")
+    parser.add_argument("--cli-sample", type=int, default=16,
+                        help="Rollouts verified by one CLI process each (0: none).")
     parser.add_argument("--skip-naive", action="store_true")
     parser.add_argument("--limit", type=int, default=None, help="Only the first N rollouts.")
     parser.add_argument("--json", type=Path, default=None, help="Write the figures here.")
@@ -339,30 +363,47 @@ def main() -> None:
               for c in ("broken", "incorrect", "suspect", "verified")}
     console.print(f"batch: {len(batch)} rollouts ({counts})")
     figures: dict[str, Any] = {"rollouts": len(batch), "classes": counts}
+
+    def save() -> None:
+        if args.json is not None:
+            args.json.write_text(json.dumps(figures, indent=2))
+
     with tempfile.TemporaryDirectory(prefix="rl-batch-") as folder:
         scratch = Path(folder)
         adapter_s, scored, first = adapters(batch, BATCH_DEADLINE_S)
         figures["adapters"] = {"seconds": adapter_s, "per_minute": per_minute(len(batch),
                                                                               adapter_s)}
-        console.print(f"adapters: {adapter_s:.1f} s (first, cold batch: "
-                      f"{max((s.seconds for s in first), default=0):.1f} s)")
-        full: list[str] | None = None
-        if not args.skip_cli:
-            cli_s, full, cli_times = cli(batch, scratch)
-            figures["cli"] = {"seconds": cli_s, "per_minute": per_minute(len(batch), cli_s),
+        cold_s = max((s.seconds for s in first), default=0)
+        figures["adapters_warm_up_s"] = cold_s
+        console.print(f"adapters: {adapter_s:.1f} s (the warm-up step, one honest completion "
+                      f"per task: {cold_s:.1f} s)")
+        save()
+        full_s, full_verdicts = full(batch, scratch)
+        figures["full"] = {"seconds": full_s, "per_minute": per_minute(len(batch), full_s)}
+        console.print(f"full (warm Session, no fail-fast, one at a time): {full_s:.1f} s")
+        save()
+        if args.cli_sample:
+            step = max(1, len(batch) // args.cli_sample)
+            sample = batch[::step][:args.cli_sample]
+            cli_s, cli_verdicts, cli_times = cli(sample, scratch)
+            figures["cli"] = {"seconds": cli_s, "sample": len(sample),
+                              "per_minute": per_minute(len(sample), cli_s),
                               "median_s": statistics.median(cli_times)}
-            console.print(f"cli: {cli_s:.1f} s")
+            figures["cli_agrees_with_full"] = sum(
+                v == full_verdicts[batch.index(r)] for r, v in zip(sample, cli_verdicts))
+            console.print(f"cli: {cli_s:.1f} s for {len(sample)} rollouts")
+            save()
         naive_verdicts: list[str] | None = None
         if not args.skip_naive:
             naive_s, naive_verdicts = naive(batch, scratch)
             figures["naive"] = {"seconds": naive_s, "per_minute": per_minute(len(batch),
                                                                              naive_s)}
             console.print(f"naive: {naive_s:.1f} s")
-    rates = Table(title="rollouts scored per minute (2 cores, shared)")
+    rates = Table(title="rollouts scored per minute (2 cores, shared; cli on a sample)")
     for column in ("way", "seconds", "per minute", "vs cli"):
         rates.add_column(column)
     cli_rate = figures.get("cli", {}).get("per_minute")
-    for way in ("adapters", "cli", "naive"):
+    for way in ("adapters", "full", "cli", "naive"):
         if way in figures:
             rate = figures[way]["per_minute"]
             rates.add_row(way, f"{figures[way]['seconds']:.1f}", f"{rate:.1f}",
@@ -393,8 +434,9 @@ def main() -> None:
                   if a != ro.expected]
     console.print(f"adapter verdicts as the batch's classes: {len(batch) - len(mismatches)} of "
                   f"{len(batch)}" + (f"; differ: {mismatches}" if mismatches else ""))
-    if full is not None:
-        differ = [(ro.name, a, f) for ro, a, f in zip(batch, adapter_verdicts, full) if a != f]
+    if full_verdicts:
+        differ = [(ro.name, a, f) for ro, a, f in zip(batch, adapter_verdicts, full_verdicts)
+                  if a != f]
         figures["identical_to_full"] = len(batch) - len(differ)
         console.print(f"adapter verdicts identical to the full verification's: "
                       f"{len(batch) - len(differ)} of {len(batch)}"
@@ -406,8 +448,9 @@ def main() -> None:
         console.print(f"naive harness accepted (allclose at 1e-2, one seed): {accepted} "
                       f"(of {counts})")
     figures["rewards"] = {ro.name: r.reward for ro, r in zip(batch, scored)}
-    if args.json is not None:
-        args.json.write_text(json.dumps(figures, indent=2))
+    figures["verdicts"] = {ro.name: [a, f] for ro, a, f in zip(batch, adapter_verdicts,
+                                                               full_verdicts)}
+    save()
 
 
 if __name__ == "__main__":

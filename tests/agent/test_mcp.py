@@ -101,5 +101,7 @@ def test_the_sdk_client_drives_the_server_over_stdio(tmp_path: Path):
     assert verify.startswith("verdict: incorrect") and "[report r1]" in verify
     # The smallest failing input (a shrunk odd row length) and the inferred assumption.
     assert "smallest failing input: " in verify and "reproduce with: kernelproof verify" in verify
+    # The command names the task's file and the agent's own candidate, not scratch paths.
+    assert f"kernelproof verify {task_file} candidate.py" in verify and "/tmp/" not in verify
     assert "- assumption: " in verify and "dim" in verify
     assert "assumptions inferred from the matrix:" in answers["explain"]

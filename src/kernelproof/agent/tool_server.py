@@ -53,7 +53,7 @@ class AgentTools:
         self.profile = profile
         self.budget_s = budget_s
         self._session = session
-        self._reports: OrderedDict[str, Report] = OrderedDict()
+        self._reports: OrderedDict[str, tuple[Report, dict[str, str]]] = OrderedDict()
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
 
@@ -96,23 +96,25 @@ class AgentTools:
         if timing:
             options.update(budget_s=self.budget_s)
         report = self._run(ref, source, options)
-        return brief(report, self._keep(report))
+        names = _names(report, ref)
+        return _renamed(brief(report, self._keep(report, names)), names)
 
     def bench(self, task: str, candidate: str) -> str:
         return self.verify(task, candidate, timing=True)
 
     def explain(self, report_id: str) -> str:
-        report = self._reports.get(str(report_id).strip())
-        if report is None and str(report_id).lstrip().startswith("{"):
+        kept = self._reports.get(str(report_id).strip())
+        if kept is None and str(report_id).lstrip().startswith("{"):
             try:
-                report = Report.model_validate_json(report_id)
+                kept = (Report.model_validate_json(report_id), {})
             except ValueError as exc:
                 return f"error: that is not a kernelproof report ({str(exc)[:200]})"
-        if report is None:
-            kept = ", ".join(self._reports) or "none yet"
-            return (f"error: no report {report_id!r} here (kept: {kept}); the id is in the "
+        if kept is None:
+            ids = ", ".join(self._reports) or "none yet"
+            return (f"error: no report {report_id!r} here (kept: {ids}); the id is in the "
                     "first line of a verify or bench answer")
-        return explain(report)
+        report, names = kept
+        return _renamed(explain(report), names)
 
     def close(self) -> None:
         if self._session is not None:
@@ -139,13 +141,30 @@ class AgentTools:
             assert ref.path is not None
             return session.verify(ref.path, file, **options)
 
-    def _keep(self, report: Report) -> str:
+    def _keep(self, report: Report, names: dict[str, str]) -> str:
         with self._lock:
             report_id = f"r{next(self._ids)}"
-            self._reports[report_id] = report
+            self._reports[report_id] = (report, names)
             while len(self._reports) > KEPT_REPORTS:
                 self._reports.popitem(last=False)
             return report_id
+
+
+def _names(report: Report, ref: TaskRef) -> dict[str, str]:
+    """The verification's scratch paths (gone once it ends) and what the agent knows them as:
+    its own candidate, and the task's file."""
+    names = {}
+    if report.candidate is not None:
+        names[report.candidate.path] = "candidate.py"
+    if report.reference is not None:
+        names[report.reference.path] = str(ref.path) if ref.path is not None else ref.key
+    return names
+
+
+def _renamed(text: str, names: dict[str, str]) -> str:
+    for path, name in names.items():
+        text = text.replace(path, name)
+    return text
 
 
 def _server_class() -> Any:
