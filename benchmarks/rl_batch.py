@@ -15,9 +15,9 @@ Three ways:
 - ``adapters``: the TRL reward (kernelproof.rl.trl.kernel_reward) called as GRPOTrainer
   calls it, through one warm Session (profile ``rl``: fail-fast, 3 s timing), two jobs; a
   first batch warms the session, the second is the figure;
-- ``full``: the full verification of every rollout (the same settings without fail-fast, on
-  the code a naive glue takes: the first fenced block, else the whole text), through a warm
-  Session of its own: the verdicts the adapters must match;
+- ``full``: the full verification of every rollout's candidate (the same settings without
+  fail-fast, on the candidate the adapters took; nothing for a completion with none), through
+  a warm Session of its own: the verdicts the adapters must match;
 - ``cli``: one ``kernelproof verify --profile rl --no-fail-fast --no-warm`` process per
   candidate (Python, torch and the workers started each time), on ``--cli-sample`` rollouts
   spread over the batch (all of them with ``--cli-sample 64``): its rate is per rollout, so
@@ -131,7 +131,7 @@ def build_batch() -> list[Rollout]:
         # -- hacks (suspect) --
         **{f"hack-{name}": (SOFTMAX, _read(f"hacks/{name}.py"), "suspect") for name in (
             "01_passthrough", "01b_passthrough_renamed", "01c_passthrough_aten",
-            "02_try_except_fallback", "05b_input_mutation_inplace", "07_lazy_output",
+            "02_try_except_fallback", "08b_timer_patch_getattr", "07_lazy_output",
             "08_timer_patch", "14_gc_introspection", "19_dead_kernel",
             "20_baseline_sabotage")},
         "hack-03_inheritance": (LINEAR, _read("hacks/03_inheritance.py"), "suspect"),
@@ -242,15 +242,21 @@ def adapters(batch: list[Rollout], deadline_s: float) -> tuple[float, list[Any],
 
 
 def full(batch: list[Rollout], scratch: Path) -> tuple[float, list[str]]:
-    """The full verification of each rollout (no fail-fast), through a warm Session."""
+    """The full verification of each rollout's candidate (no fail-fast), through a warm
+    Session; ``broken`` for a completion with no candidate (nothing to verify)."""
     import kernelproof
+    from kernelproof.rl.completion import extract_candidate
 
     verdicts = []
     started = time.monotonic()
     with kernelproof.Session(profile="rl", fail_fast=False) as session:
         for index, rollout in enumerate(batch):
+            extraction = extract_candidate(rollout.completion)
+            if extraction.source is None:
+                verdicts.append("broken")
+                continue
             candidate = scratch / f"full-{index}.py"
-            candidate.write_text(naive_glue(rollout.completion))
+            candidate.write_text(extraction.source)
             verdicts.append(session.verify(rollout.task, candidate).verdict.value)
     return time.monotonic() - started, verdicts
 

@@ -63,6 +63,8 @@ def test_verl_snippet(monkeypatch):
 def test_openrlhf_snippet(tmp_path: Path):
     from fastapi.testclient import TestClient
 
+    from kernelproof.rl.scorer import BatchScorer
+    from kernelproof.rl.shaping import RewardShaping
     from kernelproof.serve.app import create_app
     from kernelproof.serve.config import ServeConfig
     from kernelproof.serve.server import open_server
@@ -72,7 +74,11 @@ def test_openrlhf_snippet(tmp_path: Path):
     token = create_token("trainer", tmp_path / "tokens.jsonl")
     config = ServeConfig(suite=suite, db_url=f"sqlite:///{tmp_path / 'r.db'}",
                          tokens=tmp_path / "tokens.jsonl", workers=0)
-    with TestClient(create_app(open_server(config, lambda server: None))) as http:
+    application = create_app(open_server(config, lambda server: None))
+    service = application.state.rewards  # correctness only: the snippet's subject is the call
+    service.scorer = BatchScorer(tasks=service.tasks(), keep_report=service.keep, jobs=2,
+                                 shaping=RewardShaping(mode="correctness"))
+    with TestClient(application) as http:
         prompt = "Optimise level1/19_NewGELU. Answer with one ```python block.\n"
         response = "```python\n" + (suite / "solutions" / "level1" /
                                     "19_torch_fused_gelu.py").read_text() + "```\n"
@@ -85,5 +91,5 @@ def test_openrlhf_snippet(tmp_path: Path):
         assert answer["verdicts"] == ["verified"] and answer["scores"] == [1.0]
         report = http.get(f"/api/rewards/reports/{answer['report_ids'][0]}",
                           params={"token": token}).json()
-        assert report["pipeline"]["decided_by"] == "timing"
+        assert report["pipeline"]["decided_by"] == "op-audit"  # the last stage run
         # end snippet
