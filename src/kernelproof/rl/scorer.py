@@ -164,12 +164,15 @@ class BatchScorer:
                             _Job(task, extraction.source)).indexes.append(index)
         seed = secrets.randbits(31)
         futures = {self._submit(job, deadline, seed): job for job in jobs.values()}
+        finished: dict[Future[Report], float] = {}
+        for future in futures:
+            future.add_done_callback(lambda f: finished.setdefault(f, time.monotonic()))
         done, late = wait(futures, timeout=max(0.0, deadline - time.monotonic())
                           + DEADLINE_GRACE_S)
         for future in late:
             future.cancel()
         for future, job in futures.items():
-            elapsed = time.monotonic() - started
+            elapsed = finished.get(future, time.monotonic()) - started
             report = None
             if future in done and not future.cancelled() and future.exception() is None:
                 report = future.result()
