@@ -30,3 +30,11 @@ if [ ! -f "$stamp" ] || [ "$KP_ROOT/pyproject.toml" -nt "$stamp" ] || [ "$(cat "
   "$KP_VENV/bin/python" -c "import kernelproof, torch, numpy" # fail loudly if the install did not take
   echo "$extras" > "$stamp"
 fi
+# TRL's own GRPOTrainer source, unpacked by tests/rl/test_trainers.py to call kernelproof's
+# reward exactly as the trainer does: the wheel only (no install; TRL's dependencies are
+# transformers, datasets and accelerate, far too heavy for the test set).
+trainers="$KP_ROOT/.cache/trainers"
+if [ ! -f "$trainers/trl-1.16.0-py3-none-any.whl" ]; then
+  mkdir -p "$trainers"
+  "${pip[@]}" download --no-deps "trl==1.16.0" -d "$trainers"
+fi

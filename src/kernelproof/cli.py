@@ -73,13 +73,16 @@ def app() -> None:
                    "and this cell.")
 @click.option("--no-warm", is_flag=True,
               help="Verify in this process even when `kernelproof warm` is running.")
+@click.option("--fail-fast/--no-fail-fast", "fail_fast", default=None,
+              help="Stop at the first decisive failure (same verdict, fewer cells; the rl "
+                   "profile's default).")
 def verify(reference: Path, candidate: Path, policy: dict[str, Any], profile: str,
            json_path: Path | None, html_path: Path | None, junit_path: Path | None,
            sarif_path: Path | None, seeds: int | None, seed: int | None,
            budget: float | None, no_timing: bool, stress_shapes: bool, threads: int | None,
            hot: bool, cache_flush: str | None, no_compile_baseline: bool, cuda_graphs: bool,
            knobs_text: str | None, input_seeds: tuple[int, ...], no_shrink: bool,
-           inputs_file: Path | None, no_warm: bool) -> None:
+           inputs_file: Path | None, no_warm: bool, fail_fast: bool | None) -> None:
     """Verify CANDIDATE against REFERENCE. The exit code is the verdict's:
     0 verified, 1 incorrect, 2 suspect, 3 broken, 4 error. Runs in the warm verifier when
     `kernelproof warm` is running (unless --no-warm)."""
@@ -93,6 +96,7 @@ def verify(reference: Path, candidate: Path, policy: dict[str, Any], profile: st
         "default_knobs": _parse_knobs(knobs_text), "input_seeds": list(input_seeds) or None,
         "shrink": False if no_shrink else None,
         "inputs_file": str(inputs_file) if inputs_file else None,
+        "fail_fast": fail_fast,
     }
     report = None if no_warm else _verify_warm(reference, candidate, profile, overrides)
     if report is None:
@@ -685,6 +689,24 @@ def serve(suite_dir: Path, db_url: str | None, host: str, port: int, workers: in
                    overrides={k: v for k, v in overrides.items() if v is not None},
                    limits={k: v for k, v in limits.items() if v is not None},
                    private_code=private_code, console=console)
+
+
+@app.command("mcp")
+@click.argument("tasks", nargs=-1, type=PATH)
+@PROFILE_OPTION
+@click.option("--budget", type=click.FloatRange(min=0, min_open=True), default=10.0,
+              show_default=True, help="Timing budget of the bench tool, seconds.")
+def mcp_command(tasks: tuple[Path, ...], profile: str, budget: float) -> None:
+    """Serve a Model Context Protocol server over stdio for coding agents: tools list_tasks,
+    verify, bench and explain. TASKS are suite folders (every task, by its key) or task files
+    and GPU MODE task folders (by their name); agents verify only against these."""
+    from kernelproof.agent.tool_server import serve_stdio, task_book
+
+    try:
+        book = task_book(list(tasks))
+    except KernelproofError as exc:
+        _fail(exc)
+    serve_stdio(book, profile=profile, budget_s=budget)
 
 
 @app.group()

@@ -50,6 +50,13 @@ class Settings(BaseModel):
     shrink: bool = True
     """Shrink each kind of failure to its smallest failing shape and write its repro."""
 
+    fail_fast: bool = False
+    """Stop at the first decisive failure: the first silently wrong cell ends the matrix
+    (``incorrect`` cannot be outranked by anything a later stage finds, bar the task's own
+    fault), and shrinking is skipped. The verdict is the full verification's; the report
+    holds fewer cells and says which stage decided (``pipeline``). For reward loops, where
+    most candidates are rejected and time-to-reject decides throughput."""
+
     shape_variants: bool = True
     """Vary the task's knobs. ``False`` restricts the matrix to fixed shapes, as KernelBench does."""
 
@@ -186,6 +193,14 @@ PROFILES: dict[str, dict[str, Any]] = {
         "allow_torch": True,
     },
     "strict": {"strict": True, "seeds": 8, "cache_flush": "full"},
+    # RL reward loops: stop at the first decisive failure, a short timing phase at the
+    # default shape (its speedup's lower bound is the reward), no repro shrinking.
+    # A candidate that hangs holds one of the batch's slots until its timeout: 30 s per call
+    # (a default-shape call is sized to about 0.5 s here) and 180 s per build (a C++
+    # extension takes about 40 s cold on two cores).
+    "rl": {"seeds": 3, "budget_s": 3.0, "compile_baseline": False, "timing_shapes": False,
+           "fail_fast": True, "shrink": False, "call_timeout_s": 30.0,
+           "build_timeout_s": 180.0},
 }
 
 #: Task ``POLICY`` keys a task may set, mapped onto settings fields.

@@ -121,9 +121,19 @@ class MatrixRunner:
     cell (on two cores the two overlap); run before anything else is recorded, so the report
     lists cells in matrix order."""
 
+    stop_after: Callable[[MatrixResult], bool] | None = None
+    """Asked after every cell with the results so far: True ends the matrix there (fail-fast
+    scoring, a deadline). The first cell is then compared before it returns, so that the
+    first input can decide on its own; later comparisons still overlap the next call."""
+
+    stopped: bool = False
+    """The matrix ended early because :attr:`stop_after` said so."""
+
     def run(self, groups: list[ShapeGroup]) -> MatrixResult:
         try:
             for group in groups:
+                if self.stopped:
+                    break
                 self._run_group(group)
         finally:
             if self.reference_ahead is not None:
@@ -165,6 +175,10 @@ class MatrixRunner:
                 ahead = self._ahead().submit(self._ask_reference, group, variants[position + 1])
             try:
                 self._run_variant(group, variant, names, weights, reference=reference)
+                if self._should_stop():
+                    if ahead is not None:
+                        ahead.result()
+                    return
             except BaseException:
                 if ahead is not None:  # its reply is collected before anything else is asked
                     ahead.result()
@@ -177,6 +191,15 @@ class MatrixRunner:
                 single = InputVariant(name=f"{first.name}@1-thread", kind=VariantKind.SEED,
                                       seed=first.seed)
                 self._run_variant(group, single, names, weights, threads=1)
+
+    def _should_stop(self) -> bool:
+        """Whether :attr:`stop_after` ends the matrix after this cell (see its docstring)."""
+        if self.stop_after is None:
+            return False
+        if len(self.result.tests) == 0:
+            self._compare_held()  # the first input decides on its own
+        self.stopped = self.stop_after(self.result)
+        return self.stopped
 
     def _prepare_reference(self, group: ShapeGroup) -> tuple[list[str], list[Any]] | None:
         response = self.pair.ask_reference(prepare_request(group.knobs, self.init_seed))

@@ -34,10 +34,12 @@ from kernelproof.controller.spread_measurement import spread_for
 from kernelproof.controller.repro import Shrinker
 from kernelproof.controller.matrix import (
     CandidateBroken,
+    MatrixResult,
     MatrixRunner,
     TaskFailure,
     broken_finding,
 )
+from kernelproof.controller.stage_clock import StageClock
 from kernelproof.controller.sizing import (
     Sizing,
     fit_default_shape,
@@ -65,15 +67,19 @@ from kernelproof.schema import (
     FindingCheck,
     InputVariant,
     OpAudit,
+    Pipeline,
     Report,
     Repro,
     Roofline,
     Sandbox,
     Severity,
+    Stage,
+    StageRecord,
     Timing,
     TestOutcome,
     Verdict,
     decide_verdict,
+    decisive_stage,
 )
 from kernelproof.tasks.formats import load_task
 from kernelproof.tasks.loaded import LoadedTask
@@ -91,6 +97,10 @@ TIMING_ATTEMPTS = 2
 #: Intra-op threads of the controller process while it verifies (see _controller_threads).
 CONTROLLER_THREADS = 1
 
+#: Verdicts that nothing a later stage finds can change (bar the task's own fault): a
+#: deadline that stops the stages after one of them leaves it standing.
+DECIDED = frozenset({Verdict.INCORRECT, Verdict.ERROR})
+
 
 def verify(
     reference: str | Path,
@@ -98,6 +108,7 @@ def verify(
     *,
     profile: str = "default",
     memos: TaskMemos | None = None,
+    deadline_s: float | None = None,
     **overrides: Any,
 ) -> Report:
     """Verify ``candidate`` against ``reference`` and return the report. Never raises for a
@@ -105,7 +116,11 @@ def verify(
 
     ``memos``: a session's task memos (:class:`kernelproof.Session` passes its own). The
     reference's answers are then replayed from earlier verifications of the same task,
-    settings and seeds, and its worker is kept warm; the report is the same."""
+    settings and seeds, and its worker is kept warm; the report is the same.
+
+    ``deadline_s``: seconds this verification may take (a reward batch's deadline). No
+    candidate request outlives it, and no stage starts after it; a verdict not decided by
+    then is ``error`` with a ``deadline`` finding (see :class:`_Run`)."""
     started = time.monotonic()
     reference, candidate = Path(reference), Path(candidate)
     scratch = Path(tempfile.mkdtemp(prefix="kernelproof-task-"))
@@ -120,16 +135,17 @@ def verify(
             return _early_report(Verdict.ERROR, FindingCheck.TASK, str(exc), reference,
                                  candidate, started)
         return verify_loaded(loaded, profile=profile, started=started, memos=memos,
-                             **overrides)
+                             deadline_s=deadline_s, **overrides)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
 def verify_loaded(loaded: LoadedTask, *, profile: str = "default", started: float | None = None,
-                  memos: TaskMemos | None = None, **overrides: Any) -> Report:
+                  memos: TaskMemos | None = None, deadline_s: float | None = None,
+                  **overrides: Any) -> Report:
     """Verify a task and candidate already loaded (or generated, as ``kernelproof e2e``
-    generates them) and return the report; bad settings are an ``error`` report. ``memos``:
-    a session's task memos (see :func:`verify`)."""
+    generates them) and return the report; bad settings are an ``error`` report. ``memos``
+    and ``deadline_s``: see :func:`verify`."""
     started = time.monotonic() if started is None else started
     try:
         settings = resolve_settings(profile=profile, task_policy=loaded.task.policy,
@@ -142,8 +158,10 @@ def verify_loaded(loaded: LoadedTask, *, profile: str = "default", started: floa
     # of a file that may change under the same path.
     memo = (memos.memo_for(loaded.task, loaded.readable_paths, settings)
             if memos is not None and saved is None else None)
+    deadline = started + deadline_s if deadline_s is not None else None
     with _controller_threads():
-        return _Run(loaded=loaded, settings=settings, saved=saved, memo=memo).execute(started)
+        return _Run(loaded=loaded, settings=settings, saved=saved, memo=memo,
+                    deadline=deadline).execute(started)
 
 
 def _settings_or_none(profile: str, overrides: dict[str, Any]) -> Settings | None:
@@ -183,7 +201,15 @@ class _Run:
     """The state of one verification while it runs."""
 
     def __init__(self, loaded: LoadedTask, settings: Settings,
-                 saved: list[Any] | None = None, memo: TaskMemo | None = None) -> None:
+                 saved: list[Any] | None = None, memo: TaskMemo | None = None,
+                 deadline: float | None = None) -> None:
+        self.stages = StageClock()
+        self.deadline = deadline
+        """A ``time.monotonic()`` instant after which no stage starts and no candidate
+        request runs (see :func:`verify`)."""
+        self.stopped: str | None = None
+        """Why the stages stopped early: ``fail-fast`` or ``deadline`` (the report's
+        ``pipeline.stopped``)."""
         self.loaded = loaded
         self.saved = saved
         """The arguments of ``--inputs``, when given (a replay of a guard incident)."""
@@ -211,23 +237,75 @@ class _Run:
         self.own_errors: dict[int, Any] = {}
         """The reference's own error per output, learned in the matrix (timed outputs are
         compared with the reference's timed outputs at this tolerance)."""
+        self.loaded_at = time.monotonic()
         self.static = scan_source(self.candidate_text, str(self.candidate))
         self.findings += self.static.findings
 
     def execute(self, started: float) -> Report:
+        self.stages.ran(Stage.LOAD, self.loaded_at - started, Verdict.VERIFIED)
+        self.stages.ran(Stage.STATIC_SCAN, time.monotonic() - self.loaded_at,
+                        decide_verdict(self.findings))
         with WorkerPair(task=self.task, candidate_path=self.loaded.candidate_path,
                         settings=self.settings, readable_paths=self.loaded.readable_paths,
-                        memo=self.memo) as pair:
+                        memo=self.memo, deadline=self.deadline) as pair:
             try:
                 self._verify(pair)
             except TaskFailure as exc:
                 self.findings.append(self._task_failure_finding(str(exc)))
             except CandidateBroken as exc:
-                self.findings.append(exc.finding)
+                if exc.finding.check is FindingCheck.CONSTRUCTOR:
+                    self.stages.relabel(Stage.BUILD)  # construction is part of the build
+                self.findings.append(self._at_deadline(exc.finding))
+            self.stages.end(decide_verdict(self.findings))
             build_s = pair.build_s
+        if self.stopped == "deadline" and decide_verdict(self.findings) not in DECIDED:
+            self.findings.append(self._deadline_finding())
         return self._report(started, build_s)
 
+    # -- stopping early ----------------------------------------------------------------------
+
+    def _past_deadline(self) -> bool:
+        return self.deadline is not None and time.monotonic() >= self.deadline
+
+    def _stop_after(self, result: MatrixResult) -> bool:
+        """Asked by the matrix after each cell: stop at the deadline, or (``fail_fast``) at
+        the first silently wrong cell, which nothing later can outrank but the task's fault."""
+        if self.stages.current is Stage.FIRST_INPUT:
+            self.stages.enter(Stage.MATRIX, self._verdict_with(result))
+        if self._past_deadline():
+            self.stopped = "deadline"
+        elif self.settings.fail_fast and any(t.outcome is TestOutcome.FAILED
+                                             for t in result.tests):
+            self.stopped = "fail-fast"
+        return self.stopped is not None
+
+    def _verdict_with(self, result: MatrixResult) -> Verdict:
+        return decide_verdict(self.findings + result.findings
+                              + correctness_findings(result.tests))
+
+    def _at_deadline(self, finding: Finding) -> Finding:
+        """A candidate request killed by the caller's deadline is no fault of the
+        candidate's: its timeout becomes the deadline's stop, not a ``broken`` verdict."""
+        if self.deadline is not None and self._past_deadline() and (
+                finding.evidence.get("cause") == "timeout"):
+            self.stopped = "deadline"
+            return Finding(check=FindingCheck.DEADLINE,
+                           severity=Severity.INFO,
+                           message=f"a candidate request was cut at the deadline: "
+                                   f"{finding.message}"[:1000])
+        return finding
+
+    def _deadline_finding(self) -> Finding:
+        return Finding(
+            check=FindingCheck.DEADLINE, severity=Severity.FAIL, forces=Verdict.ERROR,
+            message=f"not verified within the caller's deadline: stopped during the "
+                    f"{self.stages.last_stage_value()} stage with no decisive failure found so "
+                    "far. The deadline, not the candidate, is at fault: give the batch more time "
+                    "(deadline_s) or fewer candidates per scorer",
+            evidence={"stages": [r.stage.value for r in self.stages.records]})
+
     def _verify(self, pair: WorkerPair) -> None:
+        self.stages.enter(Stage.BUILD, decide_verdict(self.findings))
         pair.start_reference()
         built = pair.start_candidate()
         self.sandbox, gaps = sandbox_section(pair.candidate, self.settings)
@@ -272,7 +350,7 @@ class _Run:
             if self.settings.device == "cpu" else None,
         )
         runner = MatrixRunner(pair=pair, policy=policy, init_seed=self.init_seed,
-                              saved_arguments=self.saved)
+                              saved_arguments=self.saved, stop_after=self._stop_after)
         native = NativeAudit(pair.reference, pair.candidate,
                              reference_stacks=self.memo.reference_stacks if self.memo else None,
                              ) if self.settings.native_audit else None
@@ -280,11 +358,12 @@ class _Run:
         # compares): sampling pauses the workers, so not for the whole matrix.
         if native is not None:
             native.start()
+        self.stages.enter(Stage.FIRST_INPUT, decide_verdict(self.findings))
         try:
             runner.run([g for g in runnable if g.is_default])
             if native is not None:
                 native.interrupt()  # py-spy writes its profiles while the other shapes run
-            result = runner.run([g for g in runnable if not g.is_default])
+            result = runner.run([g for g in runnable if not g.is_default and not runner.stopped])
             if native is not None:
                 self.native = native.finish()
                 stacks = native.reference_stacks
@@ -301,17 +380,29 @@ class _Run:
         for group in over_budget:
             for variant in group.variants:
                 self.correctness.tests.append(_skipped(variant, "over this machine's budget"))
+        if self.stopped == "fail-fast":
+            planned = sum(len(g.variants) for g in runnable)
+            run = len(runner.result.tests)
+            self.findings.append(Finding(
+                check=FindingCheck.STOPPED_EARLY, severity=Severity.INFO,
+                message=f"fail-fast: stopped at the first silently wrong cell; {run} of "
+                        f"{planned} planned cells ran, the rest (and shrinking and timing) did "
+                        "not. The verdict is the full verification's; rerun without fail_fast "
+                        "for every failing cell and a shrunk repro",
+                evidence={"cells_run": run, "cells_planned": planned}))
         self.correctness.largest_verified = largest_verified(self.correctness.tests, sizing.knobs)
         self.envelope = self._envelope(runner.result.signatures, sizing.knobs)
         self.findings += correctness_findings(self.correctness.tests)
         self.findings += self._degenerate_findings(result.default_calls, policy)
         self.findings += _weight_findings(result.weights)
         self.assumptions = infer_assumptions(self.correctness.tests, sizing.knobs, self.findings)
-        if self.settings.shrink and self.assumptions and self.saved is None:
+        if self.settings.shrink and self.assumptions and self.saved is None \
+                and self.stopped is None:
             shrinker = Shrinker(pair=pair, loaded=self.loaded, policy=policy,
                                 init_seed=self.init_seed, default_knobs=sizing.knobs,
                                 settings=self.settings, base_seed=self.base_seed)
             self.repros = shrinker.repros(self.correctness.tests, self.assumptions)
+        self.stages.enter(Stage.OP_AUDIT, decide_verdict(self.findings))
         audit = audit_ops(result.calls, declared_kernels=self.static.custom_kernels,
                           allow_torch=self.settings.allow_torch, strict=self.settings.strict)
         self.findings += audit.findings
@@ -320,8 +411,12 @@ class _Run:
             self.op_audit.native = self.native
             self.findings += native.findings(self.op_audit.candidate_ops,
                                              self.op_audit.reference_ops)
-        if self.settings.timing and decide_verdict(self.findings) in (Verdict.VERIFIED,
-                                                                      Verdict.SUSPECT):
+        if self.settings.timing and self.stopped is None and decide_verdict(
+                self.findings) in (Verdict.VERIFIED, Verdict.SUSPECT):
+            if self._past_deadline():
+                self.stopped = "deadline"
+                return
+            self.stages.enter(Stage.TIMING, decide_verdict(self.findings))
             self._time(pair, runnable, policy)
 
     def _degenerate_findings(self, calls: list[DefaultCall],
@@ -403,6 +498,9 @@ class _Run:
             self.findings += combine_noise_findings(session.findings)
             if self.timing is not None or not session.deaths or self._candidate_broke():
                 break
+            if self._past_deadline():  # no fresh workers after the deadline
+                self.stopped = "deadline"
+                break
             causes += session.deaths
             if attempt + 1 < TIMING_ATTEMPTS:
                 self.findings.append(Finding(
@@ -481,6 +579,8 @@ class _Run:
             ),
             sandbox=self.sandbox,
             envelope=self.envelope,
+            pipeline=Pipeline(decided_by=decisive_stage(self.stages.records, verdict),
+                              stopped=self.stopped, stages=self.stages.records),
             environment=collect_environment(
                 self.settings.device, worker_threads(self.settings),
                 matrix_thread_count(self.settings.device, self.settings.threads)),
@@ -554,10 +654,12 @@ def _artifact(path: Path, text: str) -> Artifact:
 def _early_report(verdict: Verdict, check: FindingCheck, message: str, reference: Path,
                   candidate: Path, started: float, settings: Settings | None = None) -> Report:
     findings = [Finding(check=check, severity=Severity.FAIL, forces=verdict, message=message)]
+    load = StageRecord(stage=Stage.LOAD, duration_s=time.monotonic() - started, verdict=verdict)
     return Report(
         verdict=verdict,
         summary=summarize(verdict, findings, None),
         findings=findings,
+        pipeline=Pipeline(decided_by=Stage.LOAD, stages=[load]),
         environment=collect_environment(settings.device if settings else "cpu",
                                         worker_threads(settings) if settings else None),
         candidate=_artifact_if_readable(candidate),

@@ -36,6 +36,7 @@ from kernelproof.schema.report import (
     Repro,
     decide_verdict,
 )
+from kernelproof.schema.pipeline import Pipeline, Stage, StageRecord, decisive_stage
 from kernelproof.schema.roofline import (
     Ceilings,
     Roofline,
@@ -51,6 +52,10 @@ from kernelproof.schema.variant import InputVariant, LayoutTransform, ValueTrans
 from kernelproof.schema.verdict import ExitCode, Severity, Verdict
 
 __all__ = [
+    "Pipeline",
+    "Stage",
+    "StageRecord",
+    "decisive_stage",
     "ADEQUACY_SCHEMA",
     "AdequacyReport",
     "AuditExitCode",

@@ -66,6 +66,14 @@ class FindingCheck(str, Enum):
     COVERAGE = "coverage"
     """No variant ran to completion, so nothing was verified."""
 
+    STOPPED_EARLY = "stopped-early"
+    """Fail-fast scoring stopped at the first decisive failure: the rest of the matrix, the
+    shrinking and the timing were not run (``report.pipeline`` says which stage decided)."""
+
+    DEADLINE = "deadline"
+    """The verification reached its caller's deadline before its verdict was decided: the
+    verdict is ``error`` (the command's limit, not a fault found in the candidate)."""
+
     NONDETERMINISM = "nondeterminism"
     """Two runs on the same input gave different outputs."""
 

@@ -12,6 +12,7 @@ from kernelproof.schema.envelope import Envelope
 from kernelproof.schema.finding import Finding
 from kernelproof.schema.fingerprint import GpuFacts
 from kernelproof.schema.recheck import RecheckOrigin
+from kernelproof.schema.pipeline import Pipeline
 from kernelproof.schema.roofline import Roofline
 from kernelproof.schema.timing import Timing
 from kernelproof.schema.verdict import Severity, Verdict
@@ -242,6 +243,10 @@ class Report(BaseModel):
     e2e: E2E | None = None
     """The end-to-end check (``kernelproof e2e``): isolated verdicts and envelopes against the
     host's calls, error attribution, soak, and the Amdahl table. Absent for ``verify``."""
+
+    pipeline: Pipeline | None = None
+    """The stages as they ran: which decided the verdict, their times, and why they stopped
+    early (fail-fast scoring, a deadline). Absent for reports made before any stage ran."""
 
     environment: Environment
     """The machine and software the numbers come from."""

@@ -29,6 +29,7 @@ from kernelproof.serve.catalog import SuiteCatalog, UnknownTask
 from kernelproof.serve.config import SERVE_RUN_SOLUTIONS, ServeConfig
 from kernelproof.serve.limits import RateLimiter
 from kernelproof.serve.queue import QueueFull, SubmissionQueue
+from kernelproof.serve.rewards import install_rewards
 from kernelproof.serve.tables import SubmissionStatus
 from kernelproof.serve.tokens import TokenBook
 from kernelproof.serve.views import (SubmissionView, TaskLeaderboard, TaskSummary,
@@ -136,12 +137,14 @@ def create_app(server: Server) -> FastAPI:
         finally:
             if server.pool is not None:
                 await run_in_threadpool(server.pool.stop)
+            await run_in_threadpool(rewards.close)
             server.store.finish_run(server.run_id)
 
     app = FastAPI(title="kernelproof", lifespan=lifespan, docs_url=None, redoc_url=None,
                   openapi_url="/api/openapi.json")
     pages = _templates()
     _install_error_handlers(app)
+    rewards = install_rewards(app, server)  # POST /api/rewards (serve/rewards.py)
 
     # -- the API -------------------------------------------------------------------------------
 

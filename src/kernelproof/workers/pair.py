@@ -7,6 +7,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,10 @@ WORKER_ENVIRONMENT = {"TORCHINDUCTOR_COMPILE_THREADS": "1",
 #: on a shared machine turn a 0.4 ms softmax into 16 ms at two threads (measured on the 2-vCPU
 #: CI machine under load), and single-threaded kernels deserve a single-threaded baseline.
 DEFAULT_CPU_THREADS = 1
+
+#: The shortest timeout a candidate request gets at its caller's deadline: long enough to
+#: send the request and see it refused, never long enough to run past the deadline by much.
+MIN_DEADLINE_TIMEOUT_S = 0.05
 
 
 def worker_threads(settings: Settings) -> int | None:
@@ -106,6 +111,11 @@ class WorkerPair:
     contained: bool = True
     """Every candidate worker started so far entered the sandbox and /proc showed its walls:
     none could have reached the reference worker."""
+
+    deadline: float | None = None
+    """A ``time.monotonic()`` instant no candidate request may outlive (the caller's
+    deadline): each candidate request's timeout is cut to it, so a build or a call still
+    running then is killed (a ``timeout`` death). Reference requests keep their own."""
 
     _replay: ReferenceReplay | None = None
 
@@ -189,7 +199,8 @@ class WorkerPair:
             self.candidate.close(graceful=False)
         self.candidate_starts += 1
         self.candidate = self._start("candidate")
-        response = self.candidate.request(BuildRequest(), timeout_s=self.settings.build_timeout_s)
+        response = self.candidate.request(
+            BuildRequest(), timeout_s=self._candidate_timeout(self.settings.build_timeout_s))
         self.contained = self.contained and _walls_held(self.candidate)
         if response.reply is not None and response.ok and self.build_s is None:
             self.build_s = response.reply.duration_s
@@ -225,12 +236,14 @@ class WorkerPair:
     def ask_candidate(self, request: WorkerRequest, tensors: list[Any] = ()) -> Response:
         """Ask the candidate worker (a dead one answers with its death)."""
         assert self.candidate is not None
-        return self.candidate.request(request, tensors, timeout_s=self._timeout(request))
+        return self.candidate.request(request, tensors,
+                                      timeout_s=self._candidate_timeout(self._timeout(request)))
 
     def submit_candidate(self, request: WorkerRequest, tensors: list[Any] = ()) -> Submitted:
         """Send the candidate worker a request whose reply :meth:`collect_candidate` waits for."""
         assert self.candidate is not None
-        return self.candidate.submit(request, tensors, timeout_s=self._timeout(request))
+        return self.candidate.submit(request, tensors,
+                                     timeout_s=self._candidate_timeout(self._timeout(request)))
 
     def collect_candidate(self, submitted: Submitted) -> Response:
         assert self.candidate is not None
@@ -238,6 +251,13 @@ class WorkerPair:
 
     def _timeout(self, request: WorkerRequest) -> float:
         return self.settings.call_timeout_s
+
+    def _candidate_timeout(self, timeout_s: float) -> float:
+        """``timeout_s`` cut to the caller's deadline (at least a moment, so a request sent
+        at the deadline is refused by its timeout rather than never sent)."""
+        if self.deadline is None:
+            return timeout_s
+        return max(MIN_DEADLINE_TIMEOUT_S, min(timeout_s, self.deadline - time.monotonic()))
 
     @property
     def candidate_death(self) -> WorkerDeath | None:
