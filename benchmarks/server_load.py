@@ -270,7 +270,7 @@ def main() -> None:
     server.stop()
     not_done = [v for v in views if v["status"] != "done"]
     killed = next(v for v in views if v["id"] == killed_submission) if killed_submission else None
-    from kernelproof.suite.store import ResultsStore
+    from kernelproof.store.results import ResultsStore
     from kernelproof.serve.config import SERVE_RUN_SOLUTIONS
 
     with ResultsStore(db, must_exist=True) as store:

@@ -123,7 +123,7 @@ def test_a_closed_session_refuses_work():
 @pytest.mark.slow
 def test_a_results_store_keeps_the_reference_work_for_the_next_session(tmp_path: Path):
     import kernelproof
-    from kernelproof.suite.answer_archive import AnswerArchive
+    from kernelproof.store.answer_archive import AnswerArchive
 
     url = f"sqlite:///{tmp_path / 'results.db'}"
     reference = (SOFTMAX / "reference.py").read_text()
@@ -152,7 +152,7 @@ def test_a_results_store_keeps_the_reference_work_for_the_next_session(tmp_path:
 
 
 def test_a_store_that_cannot_be_opened_costs_only_the_reuse(tmp_path: Path):
-    from kernelproof.suite.answer_archive import AnswerArchive
+    from kernelproof.store.answer_archive import AnswerArchive
 
     archive = AnswerArchive(f"sqlite:///{tmp_path / 'missing-folder' / 'x' / 'results.db'}")
     stored = archive.load("any-task")
@@ -162,7 +162,7 @@ def test_a_store_that_cannot_be_opened_costs_only_the_reuse(tmp_path: Path):
 def test_a_row_stored_twice_is_kept_once_and_the_store_stays_in_use(tmp_path: Path):
     # Two sessions (or processes) store the same answer: the unique key keeps the first row,
     # and the second writer goes on using the store.
-    from kernelproof.suite.answer_archive import AnswerArchive
+    from kernelproof.store.answer_archive import AnswerArchive
 
     url = f"sqlite:///{tmp_path / 'results.db'}"
     first, second = AnswerArchive(url), AnswerArchive(url)

@@ -337,7 +337,7 @@ def history(db_url: str | None, task_key: str | None, candidate: str | None, lim
     """Show stored verifications, newest first. Exit code: 0, or 4 for a bad store."""
     from kernelproof.errors import KernelproofError
     from kernelproof.report.store_tables import render_history
-    from kernelproof.suite.store import ResultsStore
+    from kernelproof.store.results import ResultsStore
 
     try:
         store = ResultsStore(db_url, must_exist=True)
@@ -368,7 +368,7 @@ def compare(sources: tuple[str, ...], db_url: str | None, candidate: str | None,
     from kernelproof.errors import KernelproofError
     from kernelproof.report.store_tables import render_comparison, render_machine_comparison
     from kernelproof.suite.comparison import compare_runs
-    from kernelproof.suite.store import ResultsStore
+    from kernelproof.store.results import ResultsStore
 
     try:
         if candidate is not None or (sources and all(Path(s).exists() for s in sources)):
@@ -401,7 +401,7 @@ def _compared_reports(sources: tuple[str, ...], db_url: str | None,
     """The reports ``compare`` lays side by side: files and folders' ``*.json``, or the store's
     latest verification of ``candidate`` per environment."""
     from kernelproof.report.files import read_json
-    from kernelproof.suite.store import ResultsStore
+    from kernelproof.store.results import ResultsStore
 
     if candidate is not None:
         if sources:
@@ -571,8 +571,8 @@ def incidents(directory: Path, which: str | None, json_path: Path | None) -> Non
     """List the incidents a guard wrote to DIRECTORY (kernelproof.guard's incident_dir), or
     replay one. Exit code: 0 for a listing; a replay's is its verdict's; 4 for a bad
     directory or incident."""
-    from kernelproof.dispatch.incidents import find_incident, read_incidents, replay, \
-        replay_meaning
+    from kernelproof.controller.incident_replay import replay
+    from kernelproof.dispatch.incidents import find_incident, read_incidents, replay_meaning
     from kernelproof.report.incidents import render_incidents
 
     try:

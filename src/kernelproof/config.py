@@ -83,7 +83,7 @@ class Settings(BaseModel):
 
     input_pool: bool = True
     """Timed calls draw their inputs from a pool of sets built once per shape and changed in
-    place before every use (``workers/input_pool.py``) instead of building each from its
+    place before every use (``harness/input_pool.py``) instead of building each from its
     seed. A task whose inputs need structure across elements (a symmetric matrix, sorted
     rows) sets ``POLICY = {"input_pool": False}``."""
 

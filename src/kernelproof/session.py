@@ -29,7 +29,7 @@ from kernelproof.workers.process import start_forkserver
 from kernelproof.workers.reference_memo import TaskMemos
 
 if TYPE_CHECKING:
-    from kernelproof.suite.store import ResultsStore
+    from kernelproof.store.results import ResultsStore
 
 #: Calls of ``evaluate`` per task that share one base seed before a new one is drawn: the
 #: reference's work is done once per this many candidates, and no input set lives longer.
@@ -46,7 +46,7 @@ class Session:
     def __init__(self, *, profile: str = "default", reseed_every: int = RESEED_EVERY,
                  store: "str | ResultsStore | None" = None, **options: Any) -> None:
         """``store``: a results store (or its URL) that keeps the reference's answers across
-        sessions and processes (:mod:`kernelproof.suite.answer_archive`); without one they
+        sessions and processes (:mod:`kernelproof.store.answer_archive`); without one they
         live as long as the session."""
         if reseed_every < 1:
             raise ValueError(f"reseed_every must be at least 1, not {reseed_every}")
@@ -55,7 +55,7 @@ class Session:
         self.reseed_every = reseed_every
         self.archive = None
         if store is not None:
-            from kernelproof.suite.answer_archive import AnswerArchive
+            from kernelproof.store.answer_archive import AnswerArchive
 
             self.archive = AnswerArchive(store)
         self.memos = TaskMemos(archive=self.archive)

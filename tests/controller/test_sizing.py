@@ -8,9 +8,9 @@ from typing import Any
 from kernelproof.config import resolve_settings
 from kernelproof.controller.sizing import largest_fitting, past_32_bits, within_budget
 from kernelproof.tasks.variants import plan_matrix
-from kernelproof.workers.messages import Phase, WorkerReply
+from kernelproof.protocol.messages import Phase, WorkerReply
 from kernelproof.workers.process import Response
-from kernelproof.workers.protocol import PlanRequest
+from kernelproof.protocol.requests import PlanRequest
 
 
 class _Pair:

@@ -3,7 +3,7 @@ says; this machine's side read from /proc and the packages."""
 
 from __future__ import annotations
 
-from kernelproof.proof.binding import environment_fingerprint, report_fingerprint
+from kernelproof.schema.binding import environment_fingerprint, report_fingerprint
 from kernelproof.proof.probe import isa_flags
 from kernelproof.schema import (Artifact, CodeFacts, Environment, Finding, FindingCheck, Report,
                                 Severity, Verdict)

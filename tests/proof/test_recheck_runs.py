@@ -22,7 +22,7 @@ import pytest
 from kernelproof.controller.verify import verify
 from kernelproof.report.files import write_json
 from kernelproof.schema import Report
-from kernelproof.suite.store import ResultsStore
+from kernelproof.store.results import ResultsStore
 
 pytestmark = pytest.mark.slow
 

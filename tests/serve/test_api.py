@@ -205,7 +205,7 @@ def test_a_submission_identical_to_a_bench_result_reuses_it_and_the_task_page_sh
         serve, tmp_path):
     from kernelproof.roofline import machine_fingerprint
     from kernelproof.serve.catalog import SuiteCatalog
-    from kernelproof.suite.store import ResultsStore
+    from kernelproof.store.results import ResultsStore
 
     from .conftest import fake_report
 

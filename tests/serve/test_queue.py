@@ -12,7 +12,7 @@ from kernelproof.serve.catalog import SuiteCatalog
 from kernelproof.serve.database import HEAD, open_store, revision
 from kernelproof.serve.queue import MAX_ATTEMPTS, SubmissionQueue
 from kernelproof.serve.supervisor import ThreadWorkers
-from kernelproof.suite.store import ResultsStore
+from kernelproof.store.results import ResultsStore
 
 from .conftest import SUITE, fake_report, fake_source, fake_verify
 

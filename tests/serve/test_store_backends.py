@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 
 from kernelproof.serve.catalog import SuiteCatalog
-from kernelproof.suite.store import ResultsStore, settings_hash
+from kernelproof.store.results import ResultsStore, settings_hash
 
 from .conftest import SUITE, fake_report, fake_source
 

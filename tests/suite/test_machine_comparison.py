@@ -74,7 +74,7 @@ def test_the_cli_shows_two_environments_side_by_side(tmp_path: Path) -> None:
 
 
 def test_store_rows_of_one_candidate_are_compared_per_environment(tmp_path: Path) -> None:
-    from kernelproof.suite.store import ResultsStore
+    from kernelproof.store.results import ResultsStore
 
     url = f"sqlite:///{tmp_path / 'r.db'}"
     with ResultsStore(url) as store:

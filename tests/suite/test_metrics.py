@@ -24,7 +24,7 @@ from kernelproof.schema import (
 from kernelproof.schema.comparison import ChangeKind, CompareExitCode
 from kernelproof.schema.suite import MAX_SPEEDUP, SuiteSummary
 from kernelproof.suite.comparison import compare_runs
-from kernelproof.suite.metrics import (
+from kernelproof.store.metrics import (
     ResultRecord,
     best_per_task,
     correctness_rate,

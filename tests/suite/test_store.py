@@ -28,8 +28,8 @@ from kernelproof.schema import (
     VariantKind,
     Verdict,
 )
-from kernelproof.suite.metrics import record_from_report
-from kernelproof.suite.store import (
+from kernelproof.store.metrics import record_from_report
+from kernelproof.store.results import (
     DB_ENV,
     ResultsStore,
     RunStatus,

@@ -12,8 +12,8 @@ from alembic import command
 
 from kernelproof.errors import UsageError
 from kernelproof.serve.database import HEAD, _config, migrate, revision
-from kernelproof.suite.store import ResultsStore
-from kernelproof.suite.store_schema import META_TABLE, STORE_SCHEMA_VERSION, stored_version
+from kernelproof.store.results import ResultsStore
+from kernelproof.store.schema_version import META_TABLE, STORE_SCHEMA_VERSION, stored_version
 
 from .test_store import make_report
 

@@ -5,7 +5,7 @@ import sys
 
 SCRIPT = """
 import resource, sys, torch
-from kernelproof.workers.allocator import reserve_heap, retain_freed_memory
+from kernelproof.harness.allocator import reserve_heap, retain_freed_memory
 assert retain_freed_memory()
 if sys.argv[1] == "reserved":
     reserve_heap(64 << 20)
@@ -29,7 +29,7 @@ def test_a_reserved_heap_serves_a_batch_of_outputs_without_page_faults():
 
 
 def test_a_growing_reservation_grows_geometrically_so_drifting_batches_rarely_touch_pages():
-    script = ("from kernelproof.workers.allocator import reserve_heap\n"
+    script = ("from kernelproof.harness.allocator import reserve_heap\n"
               "print(reserve_heap(8 << 20), reserve_heap(9 << 20), reserve_heap(11 << 20),"
               " reserve_heap(12 << 20), reserve_heap(4 << 20))")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,

@@ -13,7 +13,7 @@ from kernelproof.config import resolve_settings
 from kernelproof.schema.variant import InputVariant, VariantKind
 from kernelproof.tasks.source import read_task
 from kernelproof.workers.pair import WorkerPair, prepare_request
-from kernelproof.workers.protocol import PrepareReply, RunRequest, SettleRequest
+from kernelproof.protocol.requests import PrepareReply, RunRequest, SettleRequest
 
 pytestmark = pytest.mark.slow
 

@@ -8,7 +8,7 @@ import platform
 import pytest
 import torch
 
-from kernelproof.workers.input_pool import InputPool
+from kernelproof.harness.input_pool import InputPool
 
 
 def _builder(shape: tuple[int, ...], positive: bool = False):
@@ -69,7 +69,7 @@ def test_the_compiled_path_and_the_torch_path_give_the_same_sets(
     """One worker may take the compiled gather where the other cannot (no C compiler): their
     sets must still agree, call for call. Streamed tensors are named, so the timer does not
     flush them again; those of the torch path never are."""
-    from kernelproof.workers import block_gather
+    from kernelproof.harness import block_gather
 
     compiled, plain = InputPool(_builder((64, 512))), InputPool(_builder((64, 512)))
     gather = block_gather._block_gather
@@ -94,7 +94,7 @@ def test_a_large_set_is_not_streamed():
 def test_a_block_map_that_names_a_missing_block_is_refused():
     """The compiled gather reads where the map says: a corrupted map must not read outside
     the pool's storage."""
-    from kernelproof.workers import block_gather
+    from kernelproof.harness import block_gather
 
     gather = block_gather.load_block_gather()
     if gather is None:  # no C compiler here: the torch path is all there is

@@ -13,7 +13,7 @@ from kernelproof.config import resolve_settings
 from kernelproof.tasks.source import read_task
 from kernelproof.workers.pair import WorkerPair
 from kernelproof.workers.process import DeathCause, kill_all_workers
-from kernelproof.workers.protocol import BuildReply, PlanReply, PlanRequest
+from kernelproof.protocol.requests import BuildReply, PlanReply, PlanRequest
 
 pytestmark = pytest.mark.slow
 
@@ -97,8 +97,8 @@ def test_garbage_on_the_channel_is_a_protocol_death(examples, tmp_path):
 
 
 def test_a_malformed_request_is_answered_with_a_captured_error(examples, tmp_path):
-    from kernelproof.workers import transport
-    from kernelproof.workers.messages import WorkerReply
+    from kernelproof.protocol import transport
+    from kernelproof.protocol.messages import WorkerReply
 
     with _pair(examples, tmp_path) as pair:
         pair.start_reference()

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import pytest
 
-from kernelproof.workers import sandbox
+from kernelproof import sandbox
 from kernelproof.workers.process_tree import ProcessTree
 
 

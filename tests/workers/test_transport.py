@@ -4,7 +4,7 @@ import multiprocessing
 import pytest
 import torch
 
-from kernelproof.workers import transport
+from kernelproof.protocol import transport
 
 
 @pytest.fixture

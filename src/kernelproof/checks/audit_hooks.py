@@ -88,9 +88,9 @@ class AuditRecorder:
                          "TRITON_CACHE_DIR", "XDG_CACHE_HOME")
         ]
         candidate = os.path.realpath(candidate_path or "")
-        import kernelproof
+        from kernelproof.paths import PACKAGE_DIR
 
-        package = os.path.dirname(os.path.realpath(kernelproof.__file__)) + "/"
+        package = str(PACKAGE_DIR) + "/"
         # An editable install keeps kernelproof's metadata beside the package; libraries that
         # scan entry points (numba does at start-up) read it.
         metadata = os.path.join(os.path.dirname(package.rstrip("/")), "kernelproof.egg-info/")

@@ -19,7 +19,7 @@ from kernelproof.checks.tolerance import TolerancePolicy
 from kernelproof.config import resolve_settings
 from kernelproof.controller.sizing import fit_default_shape
 from kernelproof.workers.pair import WorkerPair, prepare_request
-from kernelproof.workers.protocol import RunReply, RunRequest
+from kernelproof.protocol.requests import RunReply, RunRequest
 from kernelproof.errors import TaskError
 from kernelproof.schema import AdequacyReport, InputVariant, OutputAudit, VariantKind
 from kernelproof.tasks.source import TaskSource, read_task

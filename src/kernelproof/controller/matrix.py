@@ -15,9 +15,10 @@ from typing import Any, Callable
 from kernelproof.checks.degenerate import DefaultCall
 from kernelproof.checks.observations import findings_from_observations
 from kernelproof.checks.op_policy import CallOps
+from kernelproof.checks.oracle import ORACLE_FALLBACK_EPS, fallback_own_error
 from kernelproof.checks.tolerance import Comparison, OwnError, TolerancePolicy, compare_output
 from kernelproof.workers.pair import WorkerPair, prepare_request
-from kernelproof.workers.protocol import PrepareReply, RunReply, RunRequest, SettleRequest
+from kernelproof.protocol.requests import PrepareReply, RunReply, RunRequest, SettleRequest
 from kernelproof.schema.envelope import CallSignature
 from kernelproof.schema import (
     CorrectnessTest,
@@ -502,23 +503,6 @@ def _output_comparison(index: int, result: Comparison) -> OutputComparison:
         reference_error=result.reference_error, floor=result.floor, passed=result.passed,
         detail=result.detail,
     )
-
-
-#: The reference's own error assumed when no float64 oracle can be built, in units of the
-#: dtype's epsilon: a float32 reduction over ~10^4 elements errs about this much, so an honest
-#: kernel that sums in another order passes, while a 1% error is still 10^4 times too large.
-ORACLE_FALLBACK_EPS = 64.0
-
-
-def fallback_own_error(reference: Any) -> OwnError | None:
-    """The own error to compare with when the reference stands in for its oracle (floating
-    outputs; integer ones are compared exactly)."""
-    import torch
-
-    if not reference.is_floating_point():
-        return None
-    error = ORACLE_FALLBACK_EPS * torch.finfo(reference.dtype).eps
-    return OwnError(error, error)
 
 
 def broken_finding(check: FindingCheck, what: str, response: Response) -> Finding:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from kernelproof.config import Settings
 from kernelproof.workers.pair import WorkerPair
-from kernelproof.workers.protocol import PlanReply, PlanRequest
+from kernelproof.protocol.requests import PlanReply, PlanRequest
 from kernelproof.tasks.knob_roles import SHRINK_TIER, knob_role
 
 #: Halvings tried before giving up on fitting a task into the budget.

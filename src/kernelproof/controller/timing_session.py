@@ -21,7 +21,7 @@ from kernelproof.checks.tolerance import TolerancePolicy, compare_output
 from kernelproof.config import Settings
 from kernelproof.workers.pair import WorkerPair, prepare_request, worker_threads
 from kernelproof.workers.process import Response
-from kernelproof.workers.protocol import (
+from kernelproof.protocol.requests import (
     FetchReply,
     FetchRequest,
     PrepareReply,

@@ -27,7 +27,7 @@ from kernelproof.config import Settings, resolve_settings
 from kernelproof.controller.confinement import sandbox_section
 from kernelproof.controller.envelope import build_envelope
 from kernelproof.controller.environment import collect_environment
-from kernelproof.proof.binding import report_fingerprint
+from kernelproof.schema.binding import report_fingerprint
 from kernelproof.proof.probe import matrix_thread_count
 from kernelproof.controller.native_audit import NativeAudit
 from kernelproof.controller.spread_measurement import spread_for

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from kernelproof.proof.binding import environment_fingerprint, report_fingerprint
+from kernelproof.schema.binding import environment_fingerprint, report_fingerprint
 from kernelproof.proof.probe import current_environment
 from kernelproof.schema.environment_rule import EnvironmentDiff, diff_fingerprints
 from kernelproof.schema.fingerprint import EnvironmentFingerprint

@@ -102,26 +102,6 @@ def find_incident(found: list[tuple[Path, Incident]], which: str) -> tuple[Path,
                      f"(1..{len(found)}) or 'latest'")
 
 
-def replay(folder: Path, incident: Incident) -> Report:
-    """Rerun the incident through ``verify``: the report's candidate and reference files at the
-    call's knobs, with the saved inputs as one more cell. Raises :class:`UsageError` when the
-    incident cannot be replayed (written without a folder, or the report names no files)."""
-    from kernelproof.controller.verify import verify
-
-    if incident.signature is None:
-        raise UsageError(f"incident {incident.id} is about the environment, not a call: there "
-                         f"is nothing to replay. Re-prove the verdict here instead: "
-                         f"{incident.command}")
-    if not incident.replay_settings or not incident.reference_path or not (
-            incident.candidate_path):
-        raise UsageError(f"incident {incident.id} cannot be replayed: it names no reference "
-                         "and candidate files (the guard's report named none)")
-    settings = {**incident.replay_settings,
-                # The folder may have moved since it was written: read the inputs from it.
-                "inputs_file": str(folder / incident.inputs_file)}
-    return verify(incident.reference_path, incident.candidate_path, **settings)
-
-
 def replay_meaning(incident: Incident, report: Report) -> str:
     """One line on what the replay's verdict says about the incident."""
     cell = next((t for t in (report.correctness.tests if report.correctness else [])

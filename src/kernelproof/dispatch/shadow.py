@@ -10,7 +10,7 @@ what the caller passed. Outputs are judged by the report's own tolerance model
   candidate passes when its error against that oracle is within the report's factor of the
   reference's own error, exactly as in the correctness matrix. A reference that cannot run in
   float64 stands in for its oracle with its own error taken as a few units of the dtype's
-  epsilon, as the matrix does (:func:`kernelproof.controller.matrix.fallback_own_error`).
+  epsilon, as the matrix does (:func:`kernelproof.checks.oracle.fallback_own_error`).
 * **fixed** mode (``--atol/--rtol``): the candidate is compared with the reference's output.
 
 A check is split in two so that on CUDA the first half can be queued on a side stream and
@@ -29,11 +29,10 @@ from typing import Any, Iterator
 import torch
 
 from kernelproof.checks.tolerance import OwnError, TolerancePolicy, compare_output
-from kernelproof.controller.matrix import fallback_own_error
+from kernelproof.checks.oracle import fallback_own_error, oracle_model
 from kernelproof.schema.correctness import OutputComparison
 from kernelproof.schema.incident import IncidentKind
 from kernelproof.tasks.inputs import oracle_inputs
-from kernelproof.workers.tensors import oracle_model
 
 
 def tolerance_policy(tolerance: dict[str, Any]) -> TolerancePolicy:

@@ -26,7 +26,7 @@ from kernelproof.schema import Finding, FindingCheck, InputVariant, Severity, Va
 from kernelproof.schema.e2e import LatencyCurve, Soak
 from kernelproof.tasks.loaded import LoadedTask
 from kernelproof.workers.pair import WorkerPair, prepare_request
-from kernelproof.workers.protocol import PrepareReply, RunReply, RunRequest
+from kernelproof.protocol.requests import PrepareReply, RunReply, RunRequest
 
 #: Steps a fresh candidate model repeats to look for nondeterminism.
 REPEATED_STEPS = 16

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import kernelproof
+from kernelproof.paths import PACKAGE_DIR
 from kernelproof.checks.tolerance import TolerancePolicy, compare_output
 from kernelproof.config import Settings
 from kernelproof.e2e.generated import CALL_BASE
@@ -32,7 +32,7 @@ from kernelproof.schema.e2e import CallAttribution
 from kernelproof.tasks.loaded import LoadedTask
 from kernelproof.tasks.saved_inputs import given_slots
 from kernelproof.workers.pair import WorkerPair, prepare_request
-from kernelproof.workers.protocol import PrepareReply, RunReply, RunRequest
+from kernelproof.protocol.requests import PrepareReply, RunReply, RunRequest
 
 #: Seconds the whole stream may take: one host call, with a worker round trip per answered
 #: call (the tracer's limit, for the same host).
@@ -42,7 +42,7 @@ STREAM_TIMEOUT_S = 600.0
 def trusted_environment() -> dict[str, str]:
     """The environment of a trusted host process (tracer, stream): this package importable,
     one intra-op thread (its timings are shares of one call)."""
-    package_root = str(Path(kernelproof.__file__).resolve().parents[1])
+    package_root = str(PACKAGE_DIR.parent)
     return {**os.environ, "OMP_NUM_THREADS": "1",
             "PYTHONPATH": os.pathsep.join(
                 p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from kernelproof.proof.binding import report_fingerprint
+from kernelproof.schema.binding import report_fingerprint
 from kernelproof.schema.environment_rule import BINDING_COMPONENTS
 from kernelproof.schema.recheck import SpeedChange, VerdictChange, VerdictSnapshot
 from kernelproof.schema.report import Report

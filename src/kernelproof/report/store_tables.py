@@ -1,6 +1,6 @@
 """The results store in the terminal: ``kernelproof history`` and ``kernelproof compare``.
 
-The rows come from :mod:`kernelproof.suite.store`; this module only needs their fields, which
+The rows come from :mod:`kernelproof.store.results`; this module only needs their fields, which
 :class:`StoredVerification` and :class:`StoredRun` name, so the report layer never imports the
 store.
 """

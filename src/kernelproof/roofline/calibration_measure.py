@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from kernelproof.errors import UsageError
 from kernelproof.roofline.calibration_record import MatmulMeasurement
 from kernelproof.roofline.devices import find_device
-from kernelproof.roofline.fingerprint import parse_device
+from kernelproof.roofline.fingerprint import resolve_device
 
 if TYPE_CHECKING:
     import torch
@@ -65,27 +65,6 @@ CUDA_MIN_SAMPLE_S = 0.01
 
 #: Formats measured when a record is first made, besides the one asked for: float32 always;
 #: on CUDA also TF32 and bf16, the formats a GPU kernel is most often timed in.
-
-
-def resolve_device(device: str) -> tuple[str, int | None, str]:
-    """(kind, index, canonical name) with the CUDA index made explicit."""
-    import torch
-
-    kind, index = parse_device(device)
-    if kind == "cpu":
-        return kind, None, "cpu"
-    if not torch.cuda.is_available():
-        raise UsageError(
-            f"device {device!r} requested but torch.cuda.is_available() is False; "
-            "use device 'cpu' or install a CUDA build of torch"
-        )
-    if index is None:
-        index = torch.cuda.current_device()
-    if index >= torch.cuda.device_count():
-        raise UsageError(
-            f"device {device!r} does not exist: {torch.cuda.device_count()} CUDA device(s) visible"
-        )
-    return kind, index, f"cuda:{index}"
 
 
 def tf32_allowed() -> bool:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field, ValidationError
 from kernelproof.config import cache_dir
 from kernelproof.pins import pin, trusted_bytes
 from kernelproof.roofline.devices import canonical_dtype
-from kernelproof.roofline.fingerprint import machine_fingerprint
+from kernelproof.roofline.fingerprint import machine_fingerprint, resolve_device
 
 log = logging.getLogger(__name__)
 
@@ -90,8 +90,6 @@ def load_calibration(
     outdated cache file reads as ``None``.
     """
     import torch
-
-    from kernelproof.roofline.calibration_measure import resolve_device
 
     _, _, name = resolve_device(device)
     if name == "cpu" and threads is None:

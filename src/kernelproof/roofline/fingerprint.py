@@ -15,7 +15,8 @@ from pathlib import Path
 
 from kernelproof.errors import UsageError
 
-__all__ = ["cpu_model", "fingerprint_fields", "machine_fingerprint", "parse_device"]
+__all__ = ["cpu_model", "fingerprint_fields", "machine_fingerprint", "parse_device",
+           "resolve_device"]
 
 #: Hex digits kept from the SHA-256: 64 bits is ample to tell a handful of machines apart and stays
 #: short enough to read in a report and a file name.
@@ -107,3 +108,24 @@ def machine_fingerprint(device: str) -> str:
     """
     canonical = json.dumps(fingerprint_fields(device), sort_keys=True)
     return hashlib.sha256(canonical.encode()).hexdigest()[:FINGERPRINT_HEX_DIGITS]
+
+
+def resolve_device(device: str) -> tuple[str, int | None, str]:
+    """(kind, index, canonical name) with the CUDA index made explicit."""
+    import torch
+
+    kind, index = parse_device(device)
+    if kind == "cpu":
+        return kind, None, "cpu"
+    if not torch.cuda.is_available():
+        raise UsageError(
+            f"device {device!r} requested but torch.cuda.is_available() is False; "
+            "use device 'cpu' or install a CUDA build of torch"
+        )
+    if index is None:
+        index = torch.cuda.current_device()
+    if index >= torch.cuda.device_count():
+        raise UsageError(
+            f"device {device!r} does not exist: {torch.cuda.device_count()} CUDA device(s) visible"
+        )
+    return kind, index, f"cuda:{index}"

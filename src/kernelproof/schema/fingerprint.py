@@ -7,7 +7,7 @@ by part; which differences invalidate a verdict and which only annotate it is de
 place, :mod:`kernelproof.schema.environment_rule`.
 
 The components are derived from the report (``environment``, ``candidate``, ``reference``,
-``settings``, ``code``) by :func:`kernelproof.proof.binding.report_fingerprint`, never stored a
+``settings``, ``code``) by :func:`kernelproof.schema.binding.report_fingerprint`, never stored a
 second time beside them: a report whose ``environment.versions.torch`` was edited *is* a report
 from another torch. Pure pydantic, no torch.
 """

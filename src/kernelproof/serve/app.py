@@ -34,7 +34,7 @@ from kernelproof.serve.tables import SubmissionStatus
 from kernelproof.serve.tokens import TokenBook
 from kernelproof.serve.views import (SubmissionView, TaskLeaderboard, TaskSummary,
                                      submission_view, task_leaderboard)
-from kernelproof.suite.store import ResultsStore
+from kernelproof.store.results import ResultsStore
 
 __all__ = ["ApiError", "Server", "create_app"]
 

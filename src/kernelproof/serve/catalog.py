@@ -20,7 +20,7 @@ from kernelproof.errors import KernelproofError, UsageError
 from kernelproof.schema.suite import BenchTask
 from kernelproof.serve.queue import SubmissionIdentity
 from kernelproof.suite.layout import read_suite
-from kernelproof.suite.store import settings_hash
+from kernelproof.store.results import settings_hash
 
 __all__ = ["SuiteCatalog", "UnknownTask", "candidate_file_name"]
 

@@ -1,12 +1,14 @@
 """The server's database: the results store, brought to the newest schema by Alembic.
 
-``bench`` creates the store's tables itself; the server instead runs the migrations in
-``serve/migrations`` (the store's tables, adopted when they exist, then the submissions table),
-so a store shared by both is upgraded in place as the schema grows.
+``bench`` creates the store's tables itself; the server instead runs the migrations: the
+store's own (``kernelproof/store/migrations``: its tables, adopted when they exist) and the
+server's (``kernelproof/serve/migrations``: the submissions table), one revision chain over both
+folders, so a store shared by both is upgraded in place as the schema grows.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from alembic import command
@@ -16,18 +18,23 @@ from alembic.script import ScriptDirectory
 from alembic.util.exc import CommandError
 
 from kernelproof.errors import UsageError
-
-from kernelproof.suite.store import ResultsStore
+from kernelproof.store import migrations as store_migrations
+from kernelproof.store.results import ResultsStore
 
 __all__ = ["HEAD", "migrate", "open_store", "revision"]
 
-#: The migration scripts, shipped inside the package.
-MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+#: Alembic's environment and the store's revisions, shipped inside the package.
+MIGRATIONS = Path(store_migrations.__file__).resolve().parent
+
+#: The folders of revision scripts: the store's tables, then the server's own.
+VERSION_FOLDERS = (MIGRATIONS / "versions", Path(__file__).resolve().parent / "migrations")
 
 
 def _config() -> Config:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
+    config.set_main_option("path_separator", "os")
+    config.set_main_option("version_locations", os.pathsep.join(map(str, VERSION_FOLDERS)))
     return config
 
 

@@ -30,9 +30,9 @@ def is_loopback(host: str) -> bool:
 
 def sandbox_gaps() -> dict[str, str]:
     """The sandbox mechanisms this machine cannot enforce, with the kernel's reason; empty when
-    a candidate worker here would get every one (see :mod:`kernelproof.workers.sandbox`)."""
+    a candidate worker here would get every one (see :mod:`kernelproof.sandbox`)."""
     from kernelproof.controller.confinement import REQUIRED
-    from kernelproof.workers import sandbox
+    from kernelproof import sandbox
 
     with tempfile.TemporaryDirectory(prefix="kernelproof-sandbox-probe-") as scratch:
         plan = sandbox.SandboxPlan(scratch=scratch, readable=sandbox.readable_defaults())

@@ -16,7 +16,7 @@ from kernelproof.errors import UsageError
 from kernelproof.serve.config import ServeConfig
 from kernelproof.serve.exposure import check_exposure, is_loopback, sandbox_gaps
 from kernelproof.serve.limits import Limits
-from kernelproof.suite.store import default_url
+from kernelproof.store.results import default_url
 
 __all__ = ["serve_from_cli"]
 

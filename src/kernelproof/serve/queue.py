@@ -25,7 +25,7 @@ from sqlalchemy.orm import undefer
 
 from kernelproof.schema import Report
 from kernelproof.serve.tables import Submission, SubmissionStatus, utcnow
-from kernelproof.suite.store import ResultsStore, Verification, verification_row
+from kernelproof.store.results import ResultsStore, Verification, verification_row
 
 __all__ = ["MAX_ATTEMPTS", "Claim", "QueueFull", "SubmissionIdentity", "SubmissionQueue"]
 

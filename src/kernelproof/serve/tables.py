@@ -38,7 +38,7 @@ class SubmissionStatus(str, Enum):
 
 
 class ServeBase(DeclarativeBase):
-    """Declarative base of the server's own tables (the store's are in ``suite/store.py``)."""
+    """Declarative base of the server's own tables (the store's are in ``store/results.py``)."""
 
 
 class Submission(ServeBase):

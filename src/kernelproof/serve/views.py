@@ -16,8 +16,8 @@ from pydantic import BaseModel, Field
 
 from kernelproof.schema import Verdict
 from kernelproof.serve.tables import Submission, SubmissionStatus
-from kernelproof.suite.metrics import DEFAULT_FAST_P, fast_p
-from kernelproof.suite.store import Verification
+from kernelproof.store.metrics import DEFAULT_FAST_P, fast_p
+from kernelproof.store.results import Verification
 
 __all__ = ["Entry", "Result", "SubmissionView", "TaskLeaderboard", "TaskSummary",
            "submission_view", "task_leaderboard"]

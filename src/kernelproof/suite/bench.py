@@ -24,8 +24,8 @@ from kernelproof.schema import Report
 from kernelproof.suite.executors import Executor, LocalPool, RayCluster, verify_call
 from kernelproof.schema.suite import BenchItem, BenchOutcome
 from kernelproof.suite.layout import bench_items, read_suite
-from kernelproof.suite.metrics import summarize
-from kernelproof.suite.store import ResultsStore, RunStatus, settings_hash
+from kernelproof.store.metrics import summarize
+from kernelproof.store.results import ResultsStore, RunStatus, settings_hash
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from kernelproof.schema.comparison import ChangeKind, RunComparison, TaskChange
-from kernelproof.suite.metrics import ResultRecord, best_per_task, geomean_speedup
+from kernelproof.store.metrics import ResultRecord, best_per_task, geomean_speedup
 
 
 def compare_runs(a: Sequence[ResultRecord], b: Sequence[ResultRecord]) -> RunComparison:

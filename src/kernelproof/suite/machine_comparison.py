@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from kernelproof.proof.binding import report_fingerprint
+from kernelproof.schema.binding import report_fingerprint
 from kernelproof.proof.verdicts import verdict_snapshot
 from kernelproof.schema.comparison import CandidateAcrossMachines, MachineComparison, MachineRow
 from kernelproof.schema.environment_rule import Effect, diff_fingerprints

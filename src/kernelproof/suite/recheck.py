@@ -8,7 +8,7 @@ its original settings and base seed, through one warm :class:`~kernelproof.Sessi
 actors), and the new verdict is kept beside the old one, never over it:
 
 - in a store, as a verification of a new run (labelled ``recheck``) with a
-  :class:`~kernelproof.suite.store.Recheck` link to the row it re-proves;
+  :class:`~kernelproof.store.results.Recheck` link to the row it re-proves;
 - in a folder, as ``<name>.recheck-<environment digest>.json`` next to ``<name>.json``.
 
 Each result is kept the moment it lands, so an interrupted recheck loses nothing: run the same
@@ -33,7 +33,7 @@ from rich.markup import escape
 from kernelproof.config import Settings, resolve_settings
 from kernelproof.controller.environment import collect_environment
 from kernelproof.errors import KernelproofError, UsageError
-from kernelproof.proof.binding import environment_fingerprint, report_fingerprint
+from kernelproof.schema.binding import environment_fingerprint, report_fingerprint
 from kernelproof.proof.probe import matrix_thread_count
 from kernelproof.proof.verdicts import speed_change, verdict_change, verdict_snapshot
 from kernelproof.schema.environment_rule import (
@@ -50,7 +50,7 @@ from kernelproof.schema.recheck import (
 )
 from kernelproof.schema.report import Environment, Report
 from kernelproof.suite.executors import Executor, LocalPool, RayCluster, VerifyCall
-from kernelproof.suite.store import ResultsStore, RunStatus
+from kernelproof.store.results import ResultsStore, RunStatus
 from kernelproof.workers.pair import worker_threads
 
 __all__ = ["RECHECK_INFIX", "RecheckOptions", "recheck", "recheck_settings"]

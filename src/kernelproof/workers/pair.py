@@ -14,11 +14,11 @@ from typing import Any
 
 from kernelproof.config import Settings, cache_dir
 from kernelproof.tasks.source import TaskSource
-from kernelproof.workers.harness import WorkerSpec
+from kernelproof.protocol.spec import WorkerSpec
 from kernelproof.workers.process import Response, Submitted, WorkerDeath, WorkerProcess
-from kernelproof.workers.protocol import BuildRequest, PrepareRequest, WorkerRequest
+from kernelproof.protocol.requests import BuildRequest, PrepareRequest, WorkerRequest
 from kernelproof.workers.reference_memo import ReferenceReplay, TaskMemo, WarmReference
-from kernelproof.workers.sandbox import SandboxPlan, grantable, holds_protected, readable_defaults
+from kernelproof.sandbox import SandboxPlan, grantable, holds_protected, readable_defaults
 
 #: Environment every worker starts with: build caches inside the project (set by the caller),
 #: and no compile-worker pools, so that no helper process or thread outlives a call.

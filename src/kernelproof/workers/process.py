@@ -21,10 +21,10 @@ from enum import Enum
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any, Iterator, TypeVar
 
-from kernelproof.workers import transport
-from kernelproof.workers.harness import WorkerSpec, worker_main
-from kernelproof.workers.messages import WorkerReply
-from kernelproof.workers.protocol import ExitRequest, ReplyData, WorkerRequest
+from kernelproof.protocol import transport
+from kernelproof.protocol.spec import WorkerSpec, start_worker
+from kernelproof.protocol.messages import WorkerReply
+from kernelproof.protocol.requests import ExitRequest, ReplyData, WorkerRequest
 from kernelproof.workers.process_tree import Confinement, ProcessTree
 
 if TYPE_CHECKING:
@@ -34,13 +34,13 @@ if TYPE_CHECKING:
 POLL_INTERVAL_S = 0.05
 
 #: Modules the forkserver imports once, so that every worker starts with them loaded.
-PRELOAD = ["torch", "numpy", "kernelproof.workers.warmup", "kernelproof.workers.harness",
-           "kernelproof.workers.protocol", "kernelproof.workers.timed_calls",
-           "kernelproof.workers.input_pool", "kernelproof.workers.block_gather",
-           "kernelproof.workers.tensors", "kernelproof.tasks.inputs", "kernelproof.tasks.planning", "kernelproof.checks.probes",
+PRELOAD = ["torch", "numpy", "kernelproof.harness.warmup", "kernelproof.harness.worker",
+           "kernelproof.protocol.requests", "kernelproof.harness.timed_calls",
+           "kernelproof.harness.input_pool", "kernelproof.harness.block_gather",
+           "kernelproof.harness.tensors", "kernelproof.tasks.inputs", "kernelproof.tasks.planning", "kernelproof.checks.probes",
            "kernelproof.checks.audit_hooks", "kernelproof.checks.op_recorder",
            "kernelproof.timing.call_timer", "kernelproof.roofline.work",
-           "kernelproof.workers.messages", "kernelproof.workers.sandbox", "pyseccomp"]
+           "kernelproof.protocol.messages", "kernelproof.sandbox", "pyseccomp"]
 
 #: Bytes of the worker's log (its stdout and stderr) kept as evidence when it fails.
 LOG_TAIL_BYTES = 3000
@@ -143,7 +143,7 @@ class Response:
 
     def data_as(self, model: type[_Data]) -> _Data:
         """The reply's ``data`` read as ``model`` (the reply model of the request's operation;
-        see :mod:`kernelproof.workers.protocol`). Only for a successful response."""
+        see :mod:`kernelproof.protocol.requests`). Only for a successful response."""
         assert self.reply is not None, "no reply: the worker died"
         return model.model_validate(self.reply.data)
 
@@ -172,7 +172,7 @@ class WorkerProcess:
         context = _context()
         parent, child = context.Pipe(duplex=True)
         self.process = context.Process(
-            target=worker_main, args=(child, self.spec), name=f"kernelproof-{self.spec.role}"
+            target=start_worker, args=(child, self.spec), name=f"kernelproof-{self.spec.role}"
         )
         with _main_module_hidden():
             self.process.start()

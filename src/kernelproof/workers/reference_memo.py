@@ -38,14 +38,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
+from kernelproof.store.answer_archive import MAX_MEMO_BYTES, AnswerArchive, Remembered
 from kernelproof.workers.process import Response, WorkerProcess
-from kernelproof.workers.protocol import WorkerRequest, parse_request
+from kernelproof.protocol.requests import WorkerRequest, parse_request
 
 _Value = TypeVar("_Value")
 
 if TYPE_CHECKING:
     from kernelproof.config import Settings
-    from kernelproof.suite.answer_archive import AnswerArchive
     from kernelproof.tasks.source import TaskSource
 
 #: Operations whose answers depend on the task and the worker's history only.
@@ -58,10 +58,6 @@ HISTORY_FREE_OPS = frozenset({"plan"})
 #: Settings that are seeds: the requests carry the seeds they use, so the same memo serves
 #: every seed and only the same seeds hit.
 SEED_SETTINGS = frozenset({"base_seed", "input_seeds"})
-
-#: Bytes of reference outputs one memo keeps at most. Past it, answers are no longer stored
-#: (they are still served from what is kept): a stress shape's oracle can be hundreds of MiB.
-MAX_MEMO_BYTES = 1 << 30
 
 #: The archive's name for the reference's native-stack profile.
 STACKS_VALUE = "reference-stacks"
@@ -103,17 +99,6 @@ def _hash_path(digest: Any, path: Path) -> None:
             if entry.is_file():
                 digest.update(str(entry.relative_to(path)).encode() + b"\0")
                 digest.update(entry.read_bytes())
-
-
-@dataclass(frozen=True)
-class Remembered:
-    """One answer of the reference worker, as the controller received it."""
-
-    reply: Any
-    tensors: tuple[Any, ...]
-
-    def response(self) -> Response:
-        return Response(reply=self.reply, tensors=list(self.tensors))
 
 
 @dataclass
@@ -161,7 +146,7 @@ class TaskMemo:
                 self.misses += 1
                 return None
             self.hits += 1
-            return found.response()
+            return remembered_response(found)
 
     def put(self, key: str, response: Response) -> None:
         if response.reply is None or response.death is not None:
@@ -389,3 +374,8 @@ class TaskMemos:
                 "tasks": len(memos), "idle_references": sum(len(m.idle) for m in memos),
                 "derived": sum(len(m.derived) for m in memos)}
 
+
+
+def remembered_response(remembered: Remembered) -> Response:
+    """A remembered answer as the reply the controller would have read from the worker."""
+    return Response(reply=remembered.reply, tensors=list(remembered.tensors))

@@ -1,6 +1,6 @@
 """Each verification bound to its environment, and rechecks linked to what they re-prove.
 
-The store's schema version 2 (``suite/store_schema.py``): ``environment_digest`` and
+The store's schema version 2 (``store/schema_version.py``): ``environment_digest`` and
 ``environment`` on the verifications, the ``kernelproof_rechecks`` links, and the
 ``kernelproof_store_meta`` table that records the version. A store ``bench`` already upgraded
 (or created at version 2) is adopted as it is: every step checks first.
@@ -15,7 +15,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from kernelproof.suite.store_schema import (
+from kernelproof.store.schema_version import (
     META_TABLE,
     STORE_SCHEMA_VERSION,
     VERSION_KEY,

@@ -20,7 +20,7 @@ blocks of both sets in place took two and a half (measured in a timed loop with 
 flushed between calls: 121 against 91 us for the softmax example's 1 MiB, next to a 120 us
 call; 2.5 against 1.6 ms for 16 MiB). On the CPU both steps run in one C call, whose writes
 go past the caches for sets up to :data:`MAX_STREAMED_BYTES`
-(:mod:`kernelproof.workers.block_gather`: 73 us and no flush for that 1 MiB).
+(:mod:`kernelproof.harness.block_gather`: 73 us and no flush for that 1 MiB).
 
 Why both, and why all of the set (the design says "a random part"): a change of a part only
 lets a candidate that keeps its previous input and output recompute just what changed (rows
@@ -44,7 +44,7 @@ from typing import Any, Callable
 
 import torch
 
-from kernelproof.workers import block_gather
+from kernelproof.harness import block_gather
 
 #: Sets per pool: two, the fewest an exchange needs. Every set is built once (a build is the
 #: cost a pool saves), and more sets would not change what a candidate can learn: every use
@@ -73,7 +73,7 @@ PIECES_PER_ROW = 4
 
 #: Sets written past the caches (``stream``) at most: streaming stores saved the flush of a
 #: 1 MiB set (73 against 61 + 32 us) but cost more than gather and flush together for 16 MiB
-#: (3.5 against 3.0 ms) on this machine (see :mod:`kernelproof.workers.block_gather`).
+#: (3.5 against 3.0 ms) on this machine (see :mod:`kernelproof.harness.block_gather`).
 MAX_STREAMED_BYTES = 4 << 20
 
 #: One block in this many trades places with another set's on each use.
@@ -95,7 +95,7 @@ class InputPool:
 
     streamed: list[Any] = field(default_factory=list)
     """The tensors of the last set :meth:`inputs_for` returned that were written past the
-    caches (:mod:`kernelproof.workers.block_gather`): already as cold as a flush leaves them."""
+    caches (:mod:`kernelproof.harness.block_gather`): already as cold as a flush leaves them."""
 
     def inputs_for(self, seed: int, *, stream: bool = False) -> list[Any]:
         """The inputs of the timed call with ``seed``: a fresh set while the pool fills (and

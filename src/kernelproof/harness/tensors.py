@@ -3,7 +3,6 @@ candidate, the float64 oracle, and how outputs are described and sent."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 
@@ -81,27 +80,6 @@ def mode_of(model: Any) -> str:
         return "eval"
     flags = {module.training for module in model.modules()}
     return "mixed" if len(flags) > 1 else ("train" if flags == {True} else "eval")
-
-
-def oracle_model(model: Any) -> Any:
-    """A float64 copy of ``model``: parameters and buffers, and every floating tensor a module
-    keeps as a plain attribute, in a list or a dict (an RNN's ``h0``). ``None`` when the model
-    cannot be copied: the reference then stands in for its oracle (see ``Harness.op_run``)."""
-    import torch
-
-    from kernelproof.tasks.inputs import to_float64
-
-    if not isinstance(model, torch.nn.Module):
-        return model
-    try:
-        oracle = copy.deepcopy(model).to(torch.float64)
-    except Exception:  # noqa: BLE001 - the controller is told through oracle_fallback
-        return None
-    for module in oracle.modules():
-        for name, value in list(vars(module).items()):
-            if name not in ("_parameters", "_buffers", "_modules"):
-                module.__dict__[name] = to_float64(value)
-    return oracle
 
 
 def describe(value: Any) -> dict[str, Any]:

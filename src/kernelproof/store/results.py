@@ -65,11 +65,11 @@ from sqlalchemy.orm import (
 from sqlalchemy.pool import StaticPool
 
 from kernelproof.errors import UsageError
-from kernelproof.proof.binding import report_fingerprint
+from kernelproof.schema.binding import report_fingerprint
 from kernelproof.schema import Report, Verdict
 from kernelproof.schema.environment_rule import BINDING_COMPONENTS
-from kernelproof.suite.metrics import ResultRecord, record_from_report
-from kernelproof.suite.store_schema import META_TABLE, check_version, upgrade
+from kernelproof.store.metrics import ResultRecord, record_from_report
+from kernelproof.store.schema_version import META_TABLE, check_version, upgrade
 
 __all__ = [
     "DB_ENV",
@@ -195,7 +195,7 @@ class Run(Base):
 
 
 class StoreMeta(Base):
-    """Facts about the store itself: its schema version (:mod:`kernelproof.suite.store_schema`)."""
+    """Facts about the store itself: its schema version (:mod:`kernelproof.store.schema_version`)."""
 
     __tablename__ = META_TABLE
 
@@ -206,7 +206,7 @@ class StoreMeta(Base):
 class Verification(Base):
     """One candidate verified in one run.
 
-    The speedup columns hold *scored* values (:func:`kernelproof.suite.metrics.record_from_report`):
+    The speedup columns hold *scored* values (:func:`kernelproof.store.metrics.record_from_report`):
     the report's own, scaled down where the candidate's median was below the physical floor
     (``floor_clamped``). The report as produced is in :attr:`report_json`.
     """
@@ -263,7 +263,7 @@ class Verification(Base):
     :mod:`kernelproof.schema.fingerprint`); ``None`` in rows stored before version 2."""
 
     def to_record(self) -> ResultRecord:
-        """The row as a :class:`~kernelproof.suite.metrics.ResultRecord` for the metrics."""
+        """The row as a :class:`~kernelproof.store.metrics.ResultRecord` for the metrics."""
         ci = None
         if self.speedup_ci_low is not None and self.speedup_ci_high is not None:
             ci = (self.speedup_ci_low, self.speedup_ci_high)

@@ -1,6 +1,6 @@
 """An input pool's change and gather in one C call, written past the caches.
 
-A pooled input set is changed before each timed call (:mod:`kernelproof.workers.input_pool`):
+A pooled input set is changed before each timed call (:mod:`kernelproof.harness.input_pool`):
 an eighth of its block map traded with another set's, then its blocks gathered in an affine
 order into the call's input. In torch that is half a dozen small tensor ops on the map (a few
 microseconds each) and an ``index_select`` whose writes land in the cache, which the timer's
@@ -10,12 +10,12 @@ a 124 us call, that was 94 us of change and gather plus 32 us of flush per call.
 Here the map is changed in place and the blocks copied with streaming (non-temporal) stores,
 which go to memory without filling the cache: the input is as cold as the flush would leave it,
 so the flush skips it. Measured here: 73 us for the whole, instead of 126. Streaming pays only
-for sets up to :data:`~kernelproof.workers.input_pool.MAX_STREAMED_BYTES`: for the LayerNorm
+for sets up to :data:`~kernelproof.harness.input_pool.MAX_STREAMED_BYTES`: for the LayerNorm
 suite task's 16 MiB it took 3.5 ms a call against 2.5 ms for ``index_select`` and 0.5 ms of
 flush, and its samples per side fell from ~120 to ~65; larger sets are copied plainly here
 and flushed as before.
 
-The arithmetic is the torch path's (:meth:`~kernelproof.workers.input_pool.PooledBlocks.change`),
+The arithmetic is the torch path's (:meth:`~kernelproof.harness.input_pool.PooledBlocks.change`),
 position for position, so both workers' sets stay equal whichever path each takes. Streaming
 needs x86-64 and 16-byte aligned blocks; elsewhere the blocks are copied plainly, and the call
 says the input was not streamed (so it is flushed as before).

@@ -2,8 +2,8 @@
 harness serves, and one model for the ``data`` of each operation's reply.
 
 On the wire nothing changes: a request travels as a JSON header (the model's fields, ``op``
-naming the operation) plus raw tensors (:mod:`kernelproof.workers.transport`); a reply is a
-:class:`~kernelproof.workers.messages.WorkerReply` whose ``data`` is one of the reply models
+naming the operation) plus raw tensors (:mod:`kernelproof.protocol.transport`); a reply is a
+:class:`~kernelproof.protocol.messages.WorkerReply` whose ``data`` is one of the reply models
 below, dumped. The harness parses each header with :data:`REQUEST` (discriminated by ``op``);
 the controller reads a reply's ``data`` with
 :meth:`kernelproof.workers.process.Response.data_as`.
@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
 from kernelproof.schema.variant import InputVariant
-from kernelproof.workers.messages import Phase
+from kernelproof.protocol.messages import Phase
 
 # -- requests ----------------------------------------------------------------------------------
 
@@ -132,7 +132,7 @@ class TimeRequest(_Request):
 
     pooled: bool = False
     """Take each call's inputs from the baseline's input pool, changed by the call's seed
-    (:mod:`kernelproof.workers.input_pool`), instead of building them from the seed."""
+    (:mod:`kernelproof.harness.input_pool`), instead of building them from the seed."""
 
     cache_flush: str = "data"
     """How caches are flushed between cold calls: ``data`` (the call's own lines) or ``full``

@@ -2,8 +2,8 @@
 
 This module is the request loop (parse, dispatch through :data:`HANDLERS`, reply) and the
 operations that build and run models; the timed calls are in :mod:`kernelproof.workers.
-timed_calls`, the tensor helpers in :mod:`kernelproof.workers.tensors`, the messages in
-:mod:`kernelproof.workers.protocol`. The same harness serves both roles. As the reference worker it also computes the float64
+timed_calls`, the tensor helpers in :mod:`kernelproof.harness.tensors`, the messages in
+:mod:`kernelproof.protocol.requests`. The same harness serves both roles. As the reference worker it also computes the float64
 oracle and plans shapes. As the candidate worker it snapshots every function it relies on
 before importing the candidate, and runs the integrity probes around each call.
 """
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any, Callable, Iterator
 
-from kernelproof.workers.protocol import (
+from kernelproof.protocol.requests import (
     BuildReply,
     BuildRequest,
     ExitRequest,
@@ -35,62 +35,22 @@ from kernelproof.workers.protocol import (
     WorkRequest,
     parse_request,
 )
-from kernelproof.workers.tensors import (
+from kernelproof.harness.tensors import (
     apply_mode,
     describe,
     load_matching,
     mode_of,
-    oracle_model,
     plain_tensor,
     state_tensors,
     synchronize,
     torch_dtype,
     working_dtype,
 )
-from kernelproof.workers.timed_calls import TimedCalls
-from kernelproof.workers.threads import thread_count
-
-
-@dataclass
-class WorkerSpec:
-    """What a worker is told when it starts. Sent by the trusted controller."""
-
-    role: str  # "reference" or "candidate"
-    task_path: str
-    task_source: str
-    candidate_path: str | None
-    device: str
-    dtype: str | None
-    threads: int | None
-    workdir: str
-    log_path: str
-    probes: bool = True
-    readable_paths: list[str] = field(default_factory=list)
-    module_mode: str = "as-built"  # "as-built", "eval" or "train": see Settings.mode
-    sandbox: dict[str, Any] | None = None
-    """The candidate's :class:`~kernelproof.workers.sandbox.SandboxPlan` (as a dict), or None
-    for a worker that runs trusted code only."""
-
-    environment: dict[str, str] = field(default_factory=dict)
-    """Variables set before anything is imported: the build caches made for this worker."""
-
-
-@dataclass
-class Prepared:
-    """The model built by the last ``prepare``, with what the calls on it need."""
-
-    knobs: dict[str, int]
-    task: types.ModuleType
-    model: Any
-    oracle: Any = None
-    dtype: Any = None
-    warmed: bool = False
-    compiled: Any = None
-    graph: Any = None
-    output_bytes: int = 0
-    """Bytes of one timed call's outputs, from the last batch (0 before the first)."""
-    pools: dict[str, Any] = field(default_factory=dict)
-    """Timed input pools by name (a baseline's, and the settle calls'), reset by prepare."""
+from kernelproof.checks.oracle import oracle_model
+from kernelproof.harness.prepared import Prepared
+from kernelproof.harness.timed_calls import TimedCalls
+from kernelproof.protocol.spec import WorkerSpec
+from kernelproof.harness.threads import thread_count
 
 
 @dataclass
@@ -119,8 +79,8 @@ class Harness(TimedCalls):
     # -- the loop --------------------------------------------------------------------------
 
     def serve(self) -> None:
-        from kernelproof.workers import transport
-        from kernelproof.workers.messages import CapturedError, Phase, WorkerReply
+        from kernelproof.protocol import transport
+        from kernelproof.protocol.messages import CapturedError, Phase, WorkerReply
 
         send, receive = transport.send, transport.receive  # saved before any candidate import
         while True:
@@ -238,14 +198,15 @@ class Harness(TimedCalls):
         if not self.spec.probes:
             return self._import_candidate(), []
         from kernelproof.checks.probes import CallableSnapshot, CallProbe
-        from kernelproof.workers import block_gather, input_pool, timed_calls, transport
+        from kernelproof.harness import block_gather, input_pool, timed_calls
+        from kernelproof.protocol import transport
 
         from kernelproof.timing import call_timer
 
         self.snapshot = CallableSnapshot.take(
             {
-                "kernelproof.workers.transport.send": transport.send,
-                "kernelproof.workers.transport.receive": transport.receive,
+                "kernelproof.protocol.transport.send": transport.send,
+                "kernelproof.protocol.transport.receive": transport.receive,
                 "kernelproof.timing.call_timer._clock_ns": call_timer._clock_ns,
                 "kernelproof.timing.call_timer._cuda_synchronize": call_timer._cuda_synchronize,
                 "kernelproof.timing.call_timer.CallTimer.time_call": call_timer.CallTimer.time_call,
@@ -256,13 +217,13 @@ class Harness(TimedCalls):
                     call_timer.LineEvictor.evict,
                 # A gather that leaves the pooled inputs in the cache, while saying they went
                 # past it, would skip their flush.
-                "kernelproof.workers.block_gather._block_gather": block_gather._block_gather,
-                "kernelproof.workers.block_gather.BlockGather.use": block_gather.BlockGather.use,
-                "kernelproof.workers.input_pool.InputPool.inputs_for":
+                "kernelproof.harness.block_gather._block_gather": block_gather._block_gather,
+                "kernelproof.harness.block_gather.BlockGather.use": block_gather.BlockGather.use,
+                "kernelproof.harness.input_pool.InputPool.inputs_for":
                     input_pool.InputPool.inputs_for,
-                "kernelproof.workers.input_pool.PooledBlocks.change":
+                "kernelproof.harness.input_pool.PooledBlocks.change":
                     input_pool.PooledBlocks.change,
-                "kernelproof.workers.timed_calls.TimedInputs.cold": timed_calls.TimedInputs.cold,
+                "kernelproof.harness.timed_calls.TimedInputs.cold": timed_calls.TimedInputs.cold,
             }
         )
         self.probe = CallProbe()
@@ -528,7 +489,7 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
     os.dup2(log, 1)
     os.dup2(log, 2)
     os.chdir(spec.workdir)
-    from kernelproof.workers.allocator import retain_freed_memory
+    from kernelproof.harness.allocator import retain_freed_memory
 
     retain_freed_memory()
     os.environ.update(spec.environment)
@@ -564,7 +525,8 @@ def _confine(conn: Connection, spec: WorkerSpec) -> None:
     controller checks it from outside anyway)."""
     from multiprocessing import forkserver, resource_tracker
 
-    from kernelproof.workers import sandbox, transport
+    from kernelproof import sandbox
+    from kernelproof.protocol import transport
 
     # Descriptors the forkserver hands every child: the resource tracker's pipe (whose
     # commands unlink named segments at exit) and the forkserver's liveness pipe. A candidate

@@ -7,16 +7,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from kernelproof.workers.protocol import FetchReply, FetchRequest, TimeReply, TimeRequest
-from kernelproof.workers.tensors import describe, plain_tensor
-from kernelproof.workers.threads import thread_count
+from kernelproof.protocol.requests import FetchReply, FetchRequest, TimeReply, TimeRequest
+from kernelproof.harness.tensors import describe, plain_tensor
+from kernelproof.harness.threads import thread_count
 
 if TYPE_CHECKING:
-    from kernelproof.workers.harness import Prepared, WorkerSpec
+    from kernelproof.harness.prepared import Prepared
+    from kernelproof.protocol.spec import WorkerSpec
 
 
 class TimedCalls:
-    """The ``time`` and ``fetch`` operations, mixed into :class:`~kernelproof.workers.harness.
+    """The ``time`` and ``fetch`` operations, mixed into :class:`~kernelproof.harness.worker.
     Harness` (whose state they use)."""
 
     if TYPE_CHECKING:
@@ -40,7 +41,7 @@ class TimedCalls:
 
         from kernelproof.timing.cache_eviction import reachable_tensors
         from kernelproof.timing.call_timer import CallTimer, GraphReplay
-        from kernelproof.workers.allocator import reserve_heap
+        from kernelproof.harness.allocator import reserve_heap
 
         assert self.prepared is not None, "time before prepare"
         # The last batch's outputs were verified (or passed over) before this round began:
@@ -116,7 +117,7 @@ class TimedCalls:
         when the request says so."""
         from kernelproof.schema.variant import InputVariant, VariantKind
         from kernelproof.tasks.inputs import build_inputs
-        from kernelproof.workers.input_pool import InputPool
+        from kernelproof.harness.input_pool import InputPool
 
         assert self.prepared is not None
         prepared = self.prepared

@@ -33,14 +33,26 @@ from sqlalchemy import DateTime, Index, Integer, LargeBinary, String, Text, sele
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Mapped, mapped_column
 
-from kernelproof.suite.store import Base, ResultsStore
-from kernelproof.workers.reference_memo import MAX_MEMO_BYTES, Remembered
+from kernelproof.store.results import Base, ResultsStore
+
+#: Bytes of reference outputs one task's memo keeps at most. Past it, answers are no longer stored
+#: (they are still served from what is kept): a stress shape's oracle can be hundreds of MiB.
+MAX_MEMO_BYTES = 1 << 30
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """One answer of the reference worker, as the controller received it."""
+
+    reply: Any
+    tensors: tuple[Any, ...]
+
 
 log = logging.getLogger(__name__)
 
 #: The packages whose code produces or reads the reference's answers: a change to any of them
 #: may change what an answer means, so it changes the code digest.
-ANSWER_CODE = ("workers", "tasks", "schema", "checks")
+ANSWER_CODE = ("workers", "harness", "protocol", "tasks", "schema", "checks")
 
 
 #: Answer keys of stored values rather than answers.
@@ -111,7 +123,7 @@ class AnswerArchive:
     def load(self, task_key: str) -> StoredTask:
         """The stored answers of a task, up to :data:`MAX_MEMO_BYTES` of tensors, and its
         stored values."""
-        from kernelproof.workers.messages import WorkerReply
+        from kernelproof.protocol.messages import WorkerReply
 
         found = StoredTask()
         if self._broken or self.store is None:

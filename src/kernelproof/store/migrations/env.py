@@ -1,4 +1,5 @@
-"""Alembic's environment for the server's database: always run through
+"""Alembic's environment for the results store's database (the store's and the server's
+revisions): always run through
 :func:`kernelproof.serve.database.migrate`, which hands over an open connection."""
 
 from __future__ import annotations

@@ -487,10 +487,9 @@ def enter(plan: SandboxPlan) -> SandboxState:
 
 def readable_defaults() -> list[str]:
     """The Python installation and kernelproof itself: everything the harness imports."""
-    import kernelproof
+    from kernelproof.paths import PACKAGE_DIR
 
-    paths: list[str] = [sys.prefix, sys.base_prefix, sys.exec_prefix,
-                        os.path.dirname(os.path.dirname(os.path.abspath(kernelproof.__file__)))]
+    paths: list[str] = [sys.prefix, sys.base_prefix, sys.exec_prefix, str(PACKAGE_DIR.parent)]
     paths += [p for p in sys.path if p and os.path.isabs(p)]
     return grantable(os.path.realpath(p) for p in paths if p)
 

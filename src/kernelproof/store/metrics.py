@@ -5,7 +5,7 @@ The summary models they fill live in :mod:`kernelproof.schema.suite`; comparing 
 
 Every function here takes a sequence of :class:`ResultRecord` values (one per verified sample of a
 task) and returns numbers; nothing touches a database, a file or torch. The store turns its rows
-into records (:meth:`kernelproof.suite.store.Verification.to_record`) and a :class:`Report` becomes
+into records (:meth:`kernelproof.store.results.Verification.to_record`) and a :class:`Report` becomes
 one with :func:`record_from_report`.
 
 The scores are built so that a candidate cannot game them:

@@ -1,0 +1,1 @@
+"""Alembic migrations of the results store's own tables (run by kernelproof.serve.database)."""
