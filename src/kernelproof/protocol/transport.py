@@ -15,6 +15,7 @@ import json
 import mmap
 import os
 import socket
+from collections.abc import Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
@@ -52,7 +53,8 @@ class Message:
     tensors: list["torch.Tensor"]
 
 
-def send(conn: Connection, header: dict[str, Any], tensors: list["torch.Tensor"] = ()) -> None:
+def send(conn: Connection, header: dict[str, Any],
+         tensors: Sequence["torch.Tensor"] = ()) -> None:
     """Send a header and tensors, each as the bytes of a contiguous CPU tensor (its own memory
     when it already is one, a copy otherwise)."""
     descriptors: list[dict[str, Any]] = []
@@ -80,9 +82,9 @@ def send(conn: Connection, header: dict[str, Any], tensors: list["torch.Tensor"]
     finally:
         for handle in files:
             os.close(handle)
-    for raw in buffers:
-        if raw is not None:
-            conn.send_bytes(raw)
+    for chunk in buffers:
+        if chunk is not None:
+            conn.send_bytes(chunk)
 
 
 def receive(conn: Connection) -> Message:
@@ -135,7 +137,7 @@ def _tensor_bytes(tensor: "torch.Tensor") -> memoryview:
     cpu = tensor.detach().to("cpu").contiguous()
     if cpu.numel() == 0:
         return memoryview(b"")
-    return memoryview(cpu.reshape(-1).view(torch.uint8).numpy())
+    return cpu.reshape(-1).view(torch.uint8).numpy().data
 
 
 def _validate_descriptor(descriptor: Any) -> tuple["torch.dtype", list[int], int]:

@@ -9,11 +9,11 @@ as accurate as the reference could fail). Pure pydantic: no torch import.
 from __future__ import annotations
 
 from enum import IntEnum
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-ADEQUACY_SCHEMA = "kernelproof.adequacy/1"
+ADEQUACY_SCHEMA: Final = "kernelproof.adequacy/1"
 
 
 class AuditExitCode(IntEnum):

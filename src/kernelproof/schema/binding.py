@@ -77,9 +77,9 @@ def environment_fingerprint(environment: Environment, *, candidate_sha256: str |
         # Older reports wrote a timing thread count only, and a device_name that was the
         # architecture: neither means what the components do.
         optional.update(threads=None, timing_threads=None)
-    for name, value in optional.items():
-        if value is not None and value != "":
-            components[name] = str(value)
+    for name, optional_value in optional.items():
+        if optional_value is not None and optional_value != "":
+            components[name] = str(optional_value)
     chosen = matrix_settings(settings or {})
     if chosen:
         components["matrix_settings"] = settings_digest(chosen)

@@ -11,13 +11,13 @@ they run anywhere, without the report. Pure pydantic.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernelproof.schema.envelope import CallSignature, Envelope
 
-DRIFT_SCHEMA = "kernelproof.drift/1"
+DRIFT_SCHEMA: Final = "kernelproof.drift/1"
 
 #: The log's file name inside an incident folder.
 DRIFT_FILE = "drift.jsonl"

@@ -255,8 +255,8 @@ class Envelope(BaseModel):
         the task at), or None when the call is outside."""
         if self._index is None:
             self._index = {}
-            for position, known in enumerate(self.signatures):
-                self._index.setdefault(known, position)
+            for index, known in enumerate(self.signatures):
+                self._index.setdefault(known, index)
         position = self._index.get(signature)
         if position is not None:
             return dict(self.knobs[position]) if position < len(self.knobs) else dict(

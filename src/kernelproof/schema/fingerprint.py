@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
 #: Written into ``environment.fingerprint_schema`` by the kernelproof that records every component
 #: below; a report without it is of the older format (its verdict cannot be bound: it is
 #: re-verified by ``kernelproof recheck`` and refused by the guard).
-FINGERPRINT_SCHEMA = "kernelproof.fingerprint/1"
+FINGERPRINT_SCHEMA: Final = "kernelproof.fingerprint/1"
 
 #: Hex digits kept of a fingerprint's digest: 64 bits tell any two environments of one team
 #: apart and stay short enough for a file name (``report.recheck-<digest>.json``).

@@ -8,7 +8,7 @@ model) and the tensors it names (``inputs.pt``, ``candidate_output.pt``,
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -16,7 +16,7 @@ from kernelproof.schema.correctness import OutputComparison
 from kernelproof.schema.envelope import CallSignature
 from kernelproof.schema.environment_rule import ComponentChange
 
-INCIDENT_SCHEMA = "kernelproof.incident/1"
+INCIDENT_SCHEMA: Final = "kernelproof.incident/1"
 
 #: The file an incident's record is written to, inside its folder.
 INCIDENT_FILE = "incident.json"

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from collections import Counter
 from enum import Enum, IntEnum
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernelproof.schema.environment_rule import ComponentChange, EnvironmentDiff
 from kernelproof.schema.verdict import Verdict
 
-RECHECK_SCHEMA = "kernelproof.recheck/1"
+RECHECK_SCHEMA: Final = "kernelproof.recheck/1"
 
 
 class VerdictSnapshot(BaseModel):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -17,7 +17,7 @@ from kernelproof.schema.roofline import Roofline
 from kernelproof.schema.timing import Timing
 from kernelproof.schema.verdict import Severity, Verdict
 
-REPORT_SCHEMA = "kernelproof.report/1"
+REPORT_SCHEMA: Final = "kernelproof.report/1"
 
 
 class OpAudit(BaseModel):

@@ -7,13 +7,15 @@ a suite.
 
 from __future__ import annotations
 
+from typing import Final
+
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernelproof.schema.report import Report
 
-SUITE_SUMMARY_SCHEMA = "kernelproof.suite-summary/1"
+SUITE_SUMMARY_SCHEMA: Final = "kernelproof.suite-summary/1"
 
 #: Largest speedup (and smallest, as its inverse) that enters a geometric mean. Two orders of
 #: magnitude: beyond that a speedup says more about the task (redundant work in the reference)
