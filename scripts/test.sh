@@ -17,7 +17,8 @@ if [ ${#args[@]} -gt 0 ] && [ "${args[0]}" = "--fast" ]; then
 elif [ ${#args[@]} -eq 0 ]; then
   args=(-n 2)
 fi
-"$KP_VENV/bin/python" -m pytest "${args[@]}"
+# The ten slowest tests close every run: where the CI budget goes, in plain sight.
+"$KP_VENV/bin/python" -m pytest --durations=10 "${args[@]}"
 status=$?
 set -e
 if [ "$status" -eq 5 ]; then

@@ -11,15 +11,13 @@ from rich.markup import escape
 from rich.text import Text
 
 from kernelproof.cli_options import (
-    ATOL_OPTION,
     DB_OPTION,
     DEVICE_OPTION,
-    DTYPE_OPTION,
+    POLICY_SETTINGS,
     PROFILE_OPTION,
-    RTOL_OPTION,
-    THREADS_OPTION,
-    policy_options,
+    setting_options,
 )
+from kernelproof.config import SettingsOverrides
 from kernelproof.errors import KernelproofError, UsageError
 from kernelproof.report.terminal import report_console
 from kernelproof.schema import ExitCode
@@ -38,7 +36,9 @@ def app() -> None:
 @app.command()
 @click.argument("reference", type=PATH)
 @click.argument("candidate", type=PATH)
-@policy_options
+@setting_options(*POLICY_SETTINGS, "seeds", "base_seed", "budget_s", "timing", "stress_shapes",
+                 "threads", "hot", "cache_flush", "compile_baseline", "cuda_graphs",
+                 "default_knobs", "input_seeds", "shrink", "inputs_file", "fail_fast")
 @PROFILE_OPTION
 @click.option("--json", "json_path", type=PATH, default=None, help="Write the JSON report here.")
 @click.option("--html", "html_path", type=PATH, default=None, help="Write the HTML packet here.")
@@ -46,58 +46,14 @@ def app() -> None:
               help="Write JUnit XML here (one test case per check).")
 @click.option("--sarif", "sarif_path", type=PATH, default=None,
               help="Write SARIF 2.1.0 here (findings with a source location).")
-@click.option("--seeds", type=click.IntRange(min=1), default=None,
-              help="Seeds at the default shape (default 5).")
-@click.option("--seed", type=int, default=None, help="Base seed: reproduces an earlier run.")
-@click.option("--budget", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Timing budget in seconds.")
-@click.option("--no-timing", is_flag=True, help="Skip the timing phase.")
-@click.option("--stress-shapes", is_flag=True,
-              help="Also push each knob to the largest size that fits the budget.")
-@THREADS_OPTION
-@click.option("--hot", is_flag=True, help="Time with warm caches (no flush before each call).")
-@click.option("--cache-flush", type=click.Choice(["data", "full"]), default=None,
-              help="CPU cold-cache flush: evict the call's own data (default) or write a "
-                   "buffer twice the last-level cache (slower; evicts everything).")
-@click.option("--no-compile-baseline", is_flag=True,
-              help="Do not time torch.compile of the reference.")
-@click.option("--cuda-graphs", is_flag=True, help="On CUDA, time CUDA-graph replays.")
-@click.option("--knobs", "knobs_text", default=None, metavar="K=V,...",
-              help="Default shape to use instead of the task's own, e.g. dim=3,batch_size=1.")
-@click.option("--input-seed", "input_seeds", type=int, multiple=True,
-              help="Exact input seed(s) for the default shape (repeatable): reruns a repro.")
-@click.option("--no-shrink", is_flag=True, help="Do not shrink failures to minimal repros.")
-@click.option("--inputs", "inputs_file", type=PATH, default=None, metavar="FILE",
-              help="Also run the candidate on these saved arguments (a guard incident's "
-                   "inputs.pt) at the default shape; the matrix is then the default seeds "
-                   "and this cell.")
 @click.option("--no-warm", is_flag=True,
               help="Verify in this process even when `kernelproof warm` is running.")
-@click.option("--fail-fast/--no-fail-fast", "fail_fast", default=None,
-              help="Stop at the first decisive failure (same verdict, fewer cells; the rl "
-                   "profile's default).")
-def verify(reference: Path, candidate: Path, policy: dict[str, Any], profile: str,
+def verify(reference: Path, candidate: Path, overrides: SettingsOverrides, profile: str,
            json_path: Path | None, html_path: Path | None, junit_path: Path | None,
-           sarif_path: Path | None, seeds: int | None, seed: int | None,
-           budget: float | None, no_timing: bool, stress_shapes: bool, threads: int | None,
-           hot: bool, cache_flush: str | None, no_compile_baseline: bool, cuda_graphs: bool,
-           knobs_text: str | None, input_seeds: tuple[int, ...], no_shrink: bool,
-           inputs_file: Path | None, no_warm: bool, fail_fast: bool | None) -> None:
+           sarif_path: Path | None, no_warm: bool) -> None:
     """Verify CANDIDATE against REFERENCE. The exit code is the verdict's:
     0 verified, 1 incorrect, 2 suspect, 3 broken, 4 error. Runs in the warm verifier when
     `kernelproof warm` is running (unless --no-warm)."""
-    overrides = {
-        **policy, "seeds": seeds, "base_seed": seed, "budget_s": budget,
-        "timing": False if no_timing else None, "threads": threads,
-        "stress_shapes": True if stress_shapes else None,
-        "hot": True if hot else None, "cache_flush": cache_flush,
-        "cuda_graphs": True if cuda_graphs else None,
-        "compile_baseline": False if no_compile_baseline else None,
-        "default_knobs": _parse_knobs(knobs_text), "input_seeds": list(input_seeds) or None,
-        "shrink": False if no_shrink else None,
-        "inputs_file": str(inputs_file) if inputs_file else None,
-        "fail_fast": fail_fast,
-    }
     report = None if no_warm else _verify_warm(reference, candidate, profile, overrides)
     if report is None:
         from kernelproof.controller.verify import verify as run_verify
@@ -109,7 +65,7 @@ def verify(reference: Path, candidate: Path, policy: dict[str, Any], profile: st
 
 
 def _verify_warm(reference: Path, candidate: Path, profile: str,
-                 overrides: dict[str, Any]) -> Any:
+                 overrides: SettingsOverrides) -> Any:
     """The report from the warm verifier, or None when none is running (checked before
     anything imports torch: that import is most of this command's start-up)."""
     from kernelproof import warm
@@ -147,7 +103,7 @@ def warm_command(stop_it: bool, idle_timeout: float | None) -> None:
 
 
 def _audit_warm(reference: Path, seeds: int | None, seed: int | None, profile: str,
-                settings: dict[str, Any]) -> Any:
+                settings: SettingsOverrides) -> Any:
     """The adequacy audit from the warm verifier, or None when none is running."""
     from kernelproof import warm
     from kernelproof.schema import AdequacyReport
@@ -171,56 +127,22 @@ def _audit_warm(reference: Path, seeds: int | None, seed: int | None, profile: s
 @click.option("--soak", type=click.IntRange(min=0), default=0, metavar="STEPS",
               help="Also run STEPS steps of the host's loop (its soak_steps, else fresh "
                    "inputs) and watch memory, drift, nondeterminism and latency.")
-@policy_options
+@setting_options(*POLICY_SETTINGS, "seeds", "base_seed", "budget_s", "timing", "threads",
+                 "default_knobs", "input_seeds", "shrink", "compile_baseline")
 @PROFILE_OPTION
 @click.option("--json", "json_path", type=PATH, default=None, help="Write the JSON report here.")
 @click.option("--html", "html_path", type=PATH, default=None, help="Write the HTML packet here.")
-@click.option("--seeds", type=click.IntRange(min=1), default=None,
-              help="Seeds at the default shape (default 5).")
-@click.option("--seed", type=int, default=None, help="Base seed: reproduces an earlier run.")
-@click.option("--budget", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Timing budget in seconds, per timing phase.")
-@click.option("--no-timing", is_flag=True, help="Skip the timing phases.")
-@THREADS_OPTION
-@click.option("--knobs", "knobs_text", default=None, metavar="K=V,...",
-              help="The host's default shape instead of its own (a repro).")
-@click.option("--input-seed", "input_seeds", type=int, multiple=True,
-              help="Exact input seed(s) of the host's default shape (a repro).")
-@click.option("--no-shrink", is_flag=True, help="Do not shrink failures to minimal repros.")
-@click.option("--no-compile-baseline", is_flag=True,
-              help="Do not time torch.compile of the host.")
-def e2e_command(host: Path, replacements: tuple[str, ...], soak: int, policy: dict[str, Any],
-                profile: str, json_path: Path | None, html_path: Path | None,
-                seeds: int | None, seed: int | None, budget: float | None, no_timing: bool,
-                threads: int | None, knobs_text: str | None, input_seeds: tuple[int, ...],
-                no_shrink: bool, no_compile_baseline: bool) -> None:
+def e2e_command(host: Path, replacements: tuple[str, ...], soak: int,
+                overrides: SettingsOverrides, profile: str, json_path: Path | None,
+                html_path: Path | None) -> None:
     """Verify kernels inside the HOST model that will run them (a KernelBench task file), and
     soak them over its loop. Exit code as for verify: 0 verified, 1 incorrect, 2 suspect,
     3 broken, 4 error."""
     from kernelproof.e2e.run import e2e
 
-    overrides = {**policy, "seeds": seeds, "base_seed": seed, "budget_s": budget,
-                 "timing": False if no_timing else None, "threads": threads,
-                 "default_knobs": _parse_knobs(knobs_text),
-                 "input_seeds": list(input_seeds) or None,
-                 "shrink": False if no_shrink else None,
-                 "compile_baseline": False if no_compile_baseline else None}
     report = e2e(host, list(replacements), soak=soak, profile=profile, **overrides)
     _present(report, json_path=json_path, html_path=html_path)
     sys.exit(int(report.verdict.exit_code))
-
-
-def _parse_knobs(text: str | None) -> dict[str, int] | None:
-    if not text:
-        return None
-    knobs = {}
-    for part in text.split(","):
-        name, _, value = part.partition("=")
-        if not name.strip() or not value.strip().lstrip("-").isdigit():
-            raise click.BadParameter(f"{part!r} is not NAME=INTEGER, e.g. dim=3",
-                                     param_hint="--knobs")
-        knobs[name.strip()] = int(value)
-    return knobs
 
 
 @app.command("report")
@@ -265,18 +187,12 @@ def _present(report: Any, **paths: Path | None) -> None:
               help="Seeds to audit at the default shape (default 3).")
 @click.option("--seed", type=int, default=None, help="Base seed: reproduces an earlier run.")
 @click.option("--json", "json_path", type=PATH, default=None, help="Write the JSON audit here.")
-@DEVICE_OPTION
-@DTYPE_OPTION
-@ATOL_OPTION
-@RTOL_OPTION
+@setting_options("device", "dtype", "atol", "rtol", "threads")
 @PROFILE_OPTION
-@click.option("--threads", type=click.IntRange(min=1), default=None,
-              help="Intra-op threads in the worker (default: all cores).")
 @click.option("--no-warm", is_flag=True,
               help="Audit in this process even when `kernelproof warm` is running.")
 def audit_task(reference: Path, seeds: int | None, seed: int | None, json_path: Path | None,
-               device: str | None, dtype: str | None, atol: float | None, rtol: float | None,
-               profile: str, threads: int | None, no_warm: bool) -> None:
+               overrides: SettingsOverrides, profile: str, no_warm: bool) -> None:
     """Audit whether REFERENCE's comparator rejects wrong answers (zeros, a constant, the
     input passed through, a bf16 round trip, a 1% perturbation) and accepts rounding noise.
     Exit code: 0 adequate, 1 degenerate or too tight, 4 error."""
@@ -286,13 +202,13 @@ def audit_task(reference: Path, seeds: int | None, seed: int | None, json_path: 
     from kernelproof.report.adequacy import render_adequacy
     from kernelproof.schema import AuditExitCode
 
-    settings = {"device": device, "dtype": dtype, "atol": atol, "rtol": rtol, "threads": threads}
     try:
-        report = None if no_warm else _audit_warm(reference, seeds, seed, profile, settings)
+        report = None if no_warm else _audit_warm(reference, seeds, seed, profile, overrides)
         if report is None:
             from kernelproof.controller.audit_task import DEFAULT_SEEDS
             from kernelproof.controller.audit_task import audit_task as run_audit
 
+            settings: dict[str, Any] = dict(overrides)  # seeds are audit-task's own flags
             report = run_audit(reference, seeds=seeds or DEFAULT_SEEDS, base_seed=seed,
                                profile=profile, **settings)
     except KernelproofError as exc:
@@ -600,36 +516,27 @@ def _fail(exc: Exception) -> NoReturn:
 @click.argument("suite_dir", type=PATH)
 @click.option("--solutions", type=PATH, required=True, help="Folder of candidate solutions.")
 @DB_OPTION
-@policy_options
+@setting_options(*POLICY_SETTINGS, "budget_s", "seeds", "timing")
 @PROFILE_OPTION
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Verifications in flight at once.")
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None,
               help="Run on Ray: alone, start a local cluster; with an ADDRESS, join it.")
-@click.option("--budget", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Timing budget per verification, seconds.")
-@click.option("--seeds", type=click.IntRange(min=1), default=None)
-@click.option("--no-timing", is_flag=True)
 @click.option("--no-resume", is_flag=True, help="Verify again what the store already holds.")
 @click.option("--packets", type=PATH, default=None,
               help="Write each verification's JSON report and HTML packet here.")
 @click.option("--json", "json_path", type=PATH, default=None, help="Write the suite summary here.")
 @click.option("--label", default=None, help="A name for this run in the store.")
-def bench(suite_dir: Path, solutions: Path, db_url: str | None, policy: dict[str, Any],
-          jobs: int, ray_address: str | None, profile: str, budget: float | None,
-          seeds: int | None,
-          no_timing: bool, no_resume: bool, packets: Path | None, json_path: Path | None,
-          label: str | None) -> None:
+def bench(suite_dir: Path, solutions: Path, db_url: str | None, overrides: SettingsOverrides,
+          jobs: int, ray_address: str | None, profile: str, no_resume: bool,
+          packets: Path | None, json_path: Path | None, label: str | None) -> None:
     """Verify every solution of SUITE_DIR, store the results, print the leaderboard. The
     policy options apply to every task, above each task's own POLICY, as in verify."""
     from kernelproof.report.leaderboard import render_leaderboard
     from kernelproof.suite.bench import BenchOptions, run_bench
 
-    overrides = {**policy, "budget_s": budget, "seeds": seeds,
-                 "timing": False if no_timing else None}
     options = BenchOptions(
-        jobs=jobs, ray=ray_address, db_url=db_url, profile=profile,
-        overrides={k: v for k, v in overrides.items() if v is not None},
+        jobs=jobs, ray=ray_address, db_url=db_url, profile=profile, overrides=dict(overrides),
         resume=not no_resume, packets=packets, label=label,
     )
     outcome = run_bench(suite_dir, solutions, options, console)
@@ -654,12 +561,8 @@ def bench(suite_dir: Path, solutions: Path, db_url: str | None, policy: dict[str
               help="Workers as Ray actors: alone, start a local cluster; with an ADDRESS, join.")
 @click.option("--tokens", "tokens_path", type=PATH, required=True,
               help="The tokens file (`kernelproof token create NAME --tokens FILE`).")
-@policy_options
+@setting_options(*POLICY_SETTINGS, "budget_s", "seeds", "timing")
 @PROFILE_OPTION
-@click.option("--budget", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Timing budget per verification, seconds.")
-@click.option("--seeds", type=click.IntRange(min=1), default=None)
-@click.option("--no-timing", is_flag=True)
 @click.option("--max-source-bytes", type=click.IntRange(min=1), default=None,
               help="Largest source accepted (default 262144); larger ones get 413.")
 @click.option("--rate", "per_minute", type=click.FloatRange(min=0, min_open=True), default=None,
@@ -671,23 +574,19 @@ def bench(suite_dir: Path, solutions: Path, db_url: str | None, policy: dict[str
 @click.option("--private-code", is_flag=True,
               help="Show each packet's code section only to the token that submitted it.")
 def serve(suite_dir: Path, db_url: str | None, host: str, port: int, workers: int,
-          ray_address: str | None, tokens_path: Path, policy: dict[str, Any], profile: str,
-          budget: float | None, seeds: int | None, no_timing: bool,
-          max_source_bytes: int | None, per_minute: float | None, burst: int | None,
+          ray_address: str | None, tokens_path: Path, overrides: SettingsOverrides,
+          profile: str, max_source_bytes: int | None, per_minute: float | None, burst: int | None,
           max_queued: int | None, private_code: bool) -> None:
     """Serve SUITE_DIR: submissions over HTTP (JSON API under /api), a queue in the results
     store drained by sandboxed workers, and pages with leaderboards, review packets, history
     and the queue."""
     from kernelproof.serve.launch import serve_from_cli
 
-    overrides = {**policy, "budget_s": budget, "seeds": seeds,
-                 "timing": False if no_timing else None}
     limits = {"max_source_bytes": max_source_bytes, "submissions_per_minute": per_minute,
               "burst": burst, "max_queued_per_token": max_queued}
     serve_from_cli(suite_dir, db_url=db_url, host=host, port=port, workers=workers,
                    ray=ray_address, tokens=tokens_path, profile=profile,
-                   overrides={k: v for k, v in overrides.items() if v is not None},
-                   limits={k: v for k, v in limits.items() if v is not None},
+                   overrides=dict(overrides), limits={k: v for k, v in limits.items() if v is not None},
                    private_code=private_code, console=console)
 
 

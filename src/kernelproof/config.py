@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Literal, Mapping, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -166,6 +166,54 @@ class Settings(BaseModel):
     def tolerance_mode(self) -> Literal["oracle", "fixed"]:
         return "fixed" if self.atol is not None or self.rtol is not None else "oracle"
 
+
+
+class SettingsOverrides(TypedDict, total=False):
+    """Some :class:`Settings` fields, given explicitly (CLI flags or API keywords): the top
+    layer of :func:`resolve_settings`. Every key is a Settings field of the same type (a test
+    holds the two together), so ``verify(..., budget_s=3)`` is checked where it is written."""
+
+    device: Device
+    dtype: DType | None
+    seeds: int
+    base_seed: int | None
+    input_seeds: list[int] | None
+    default_knobs: dict[str, int] | None
+    inputs_file: str | None
+    shrink: bool
+    fail_fast: bool
+    shape_variants: bool
+    generated_shapes: bool
+    value_variants: bool
+    layout_variants: bool
+    timing: bool
+    budget_s: float
+    timing_shapes: bool
+    stress_shapes: bool
+    compile_baseline: bool
+    input_pool: bool
+    hot: bool
+    cache_flush: Literal["data", "full"]
+    cuda_graphs: bool
+    min_rounds: int
+    max_rounds: int
+    target_ci: float
+    allow_torch: bool
+    strict: bool
+    atol: float | None
+    rtol: float | None
+    tolerance_factor: float
+    build_timeout_s: float
+    call_timeout_s: float
+    memory_limit_gib: float
+    max_call_bytes: int
+    max_call_flops: float
+    sandbox: bool
+    insecure_sandbox: bool
+    native_audit: bool
+    integrity_probes: bool
+    mode: Literal["as-built", "eval", "train"]
+    threads: int | None
 
 #: Environment variable naming kernelproof's cache folder (calibrations, compiled helpers).
 CACHE_DIR_ENV = "KERNELPROOF_CACHE_DIR"

@@ -30,6 +30,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 from kernelproof.config import cache_dir
@@ -83,7 +84,7 @@ def ask(request: dict[str, Any], *, timeout_s: float | None = None) -> dict[str,
 
 
 def verify_remotely(reference: Path, candidate: Path, profile: str,
-                    overrides: dict[str, Any]) -> tuple[str, int]:
+                    overrides: Mapping[str, Any]) -> tuple[str, int]:
     """The report's JSON from the warm verifier and its pid; :class:`WarmUnavailable` when
     none is running. A failure inside it is re-raised as a ``RuntimeError``."""
     answer = ask({"op": "verify", "reference": str(reference.resolve()),
@@ -95,7 +96,7 @@ def verify_remotely(reference: Path, candidate: Path, profile: str,
 
 
 def audit_remotely(reference: Path, seeds: int | None, base_seed: int | None, profile: str,
-                   settings: dict[str, Any]) -> tuple[str, int]:
+                   settings: Mapping[str, Any]) -> tuple[str, int]:
     """The adequacy audit's JSON from the warm verifier and its pid; :class:`WarmUnavailable`
     when none is running, :class:`kernelproof.errors.TaskError` for a bad task."""
     from kernelproof.errors import TaskError

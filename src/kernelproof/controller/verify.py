@@ -13,9 +13,12 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+
+from typing_extensions import Unpack
 
 from kernelproof.checks.assumptions import infer_assumptions
 from kernelproof.checks.degenerate import DefaultCall, degenerate_findings
@@ -23,7 +26,7 @@ from kernelproof.checks.observations import findings_from_observations, merge_fi
 from kernelproof.checks.op_policy import audit_ops
 from kernelproof.checks.static_scan import scan_source
 from kernelproof.checks.tolerance import TolerancePolicy
-from kernelproof.config import Settings, resolve_settings
+from kernelproof.config import Settings, SettingsOverrides, resolve_settings
 from kernelproof.controller.confinement import sandbox_section
 from kernelproof.controller.envelope import build_envelope
 from kernelproof.controller.environment import collect_environment
@@ -109,7 +112,7 @@ def verify(
     profile: str = "default",
     memos: TaskMemos | None = None,
     deadline_s: float | None = None,
-    **overrides: Any,
+    **overrides: Unpack[SettingsOverrides],
 ) -> Report:
     """Verify ``candidate`` against ``reference`` and return the report. Never raises for a
     bad candidate or task: those become verdicts (``broken``, ``error``) with their reason.
@@ -142,7 +145,7 @@ def verify(
 
 def verify_loaded(loaded: LoadedTask, *, profile: str = "default", started: float | None = None,
                   memos: TaskMemos | None = None, deadline_s: float | None = None,
-                  **overrides: Any) -> Report:
+                  **overrides: Unpack[SettingsOverrides]) -> Report:
     """Verify a task and candidate already loaded (or generated, as ``kernelproof e2e``
     generates them) and return the report; bad settings are an ``error`` report. ``memos``
     and ``deadline_s``: see :func:`verify`."""
@@ -164,7 +167,7 @@ def verify_loaded(loaded: LoadedTask, *, profile: str = "default", started: floa
                     deadline=deadline).execute(started)
 
 
-def _settings_or_none(profile: str, overrides: dict[str, Any]) -> Settings | None:
+def _settings_or_none(profile: str, overrides: Mapping[str, Any]) -> Settings | None:
     try:
         return resolve_settings(profile=profile, overrides=overrides)
     except UsageError:

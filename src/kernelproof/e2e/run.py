@@ -33,7 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from kernelproof.config import Settings, resolve_settings
+from typing_extensions import Unpack
+
+from kernelproof.config import Settings, SettingsOverrides, resolve_settings
 from kernelproof.controller.summary import summarize
 from kernelproof.controller.verify import verify_loaded
 from kernelproof.e2e.envelope import SETTINGS as ENVELOPE_SETTINGS
@@ -107,7 +109,7 @@ _REPLAY = {"shape_variants": True, "generated_shapes": False, "value_variants": 
 
 
 def e2e(host: str | Path, replacements: Sequence[str | Replacement], *, soak: int = 0,
-        profile: str = "default", **overrides: Any) -> Report:
+        profile: str = "default", **overrides: Unpack[SettingsOverrides]) -> Report:
     """Verify each replacement inside ``host`` (and, with ``soak``, over that many steps of its
     loop). Returns one report: the host run's sections, an ``e2e`` section, and the findings
     of every verification it ran. Never raises for a bad host or candidate: those are

@@ -10,35 +10,11 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
+from kernelproof.cli_options import flag_words
 from kernelproof.config import PROFILES, Settings
 from kernelproof.schema import Report
-
-#: Settings field -> how it is written on the ``verify`` command line. A callable turns the
-#: recorded value into flag words; an empty list means the default holds and no flag is needed.
-_FLAGS: dict[str, Callable[[Any], list[str]]] = {
-    "device": lambda v: ["--device", str(v)],
-    "dtype": lambda v: ["--dtype", str(v)] if v else [],
-    "seeds": lambda v: ["--seeds", str(v)],
-    "budget_s": lambda v: ["--budget", f"{v:g}"],
-    "timing": lambda v: [] if v else ["--no-timing"],
-    "allow_torch": lambda v: ["--allow-torch"] if v else [],
-    "strict": lambda v: ["--strict"] if v else [],
-    "atol": lambda v: ["--atol", f"{v:g}"] if v is not None else [],
-    "rtol": lambda v: ["--rtol", f"{v:g}"] if v is not None else [],
-    "shape_variants": lambda v: [] if v else ["--fixed-shapes"],
-    "threads": lambda v: ["--threads", str(v)] if v else [],
-    "hot": lambda v: ["--hot"] if v else [],
-    "cache_flush": lambda v: ["--cache-flush", str(v)],
-    "compile_baseline": lambda v: [] if v else ["--no-compile-baseline"],
-    "cuda_graphs": lambda v: ["--cuda-graphs"] if v else [],
-    "default_knobs": lambda v: (["--knobs", ",".join(f"{k}={n}" for k, n in v.items())]
-                                if v else []),
-    "input_seeds": lambda v: [w for seed in v or [] for w in ("--input-seed", str(seed))],
-    "shrink": lambda v: [] if v else ["--no-shrink"],
-    "inputs_file": lambda v: ["--inputs", str(v)] if v else [],
-}
 
 #: Recorded keys that are not inputs of a run: the seed is written from the correctness
 #: section, and ``build_s`` is a measurement the controller stores beside the settings.
@@ -100,7 +76,7 @@ def _closest_profile(recorded: dict[str, Any]) -> tuple[str, list[str], dict[str
         for key, value in recorded.items():
             if baseline.get(key) == value:
                 continue
-            words = _FLAGS[key](value) if key in _FLAGS else []
+            words = flag_words(key, value) or []
             if words:
                 flags += words
             else:
