@@ -24,7 +24,8 @@ class _Pair:
         knobs = request.knobs
         self.asked.append(knobs)
         data = {"ok": self.sizeable, "bytes": 4.0 * knobs["n"] * knobs["m"], "flops": 0.0}
-        return Response(reply=WorkerReply(ok=True, phase=Phase.PREPARE, data=data))
+        return Response(reply=WorkerReply(ok=True, phase=Phase.PREPARE, data=data),
+                        reply_model=request.reply_model)
 
 
 def test_largest_fitting_finds_the_budget_edge_within_a_sixteenth():
@@ -61,7 +62,8 @@ class _GpuPair:
             elements *= knobs[name]
         data = {"ok": True, "bytes": 8.0 * elements, "flops": 0.0,
                 "largest_tensor_elements": float(elements), "device_free_bytes": self.free}
-        return Response(reply=WorkerReply(ok=True, phase=Phase.PREPARE, data=data))
+        return Response(reply=WorkerReply(ok=True, phase=Phase.PREPARE, data=data),
+                        reply_model=request.reply_model)
 
 
 def test_past_32_bits_is_the_smallest_size_whose_tensor_passes_2_to_the_31():

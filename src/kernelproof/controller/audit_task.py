@@ -19,7 +19,7 @@ from kernelproof.checks.tolerance import TolerancePolicy
 from kernelproof.config import resolve_settings
 from kernelproof.controller.sizing import fit_default_shape
 from kernelproof.workers.pair import WorkerPair, prepare_request
-from kernelproof.protocol.requests import RunReply, RunRequest
+from kernelproof.protocol.requests import RunRequest
 from kernelproof.errors import TaskError
 from kernelproof.schema import AdequacyReport, InputVariant, OutputAudit, VariantKind
 from kernelproof.tasks.source import TaskSource, read_task
@@ -113,7 +113,7 @@ def _run_failure(pair: WorkerPair, task: TaskSource, request: RunRequest,
             f"{task.path}: the reference fails on its default inputs (seed {seed}): "
             f"{_reason(plain, task)}. Fix `forward` or `get_inputs()` and rerun."
         )
-    described = plain.data_as(RunReply).outputs
+    described = plain.data.outputs
     others = [d.get("kind", "?") for d in described if d.get("kind") != "tensor"]
     if others:
         return TaskError(
@@ -129,7 +129,7 @@ def _run_failure(pair: WorkerPair, task: TaskSource, request: RunRequest,
 
 def _split(response: Response, task: TaskSource) -> tuple[list[Any], list[Any], list[Any]]:
     """The reply's tensors, cut into the reference's outputs, the oracle's, and the inputs."""
-    data = response.data_as(RunReply)
+    data = response.data
     described = data.outputs
     count = sum(1 for d in described if d.get("kind") == "tensor")
     oracle_count = data.oracle_count

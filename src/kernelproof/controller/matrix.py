@@ -18,7 +18,7 @@ from kernelproof.checks.op_policy import CallOps
 from kernelproof.checks.oracle import ORACLE_FALLBACK_EPS, fallback_own_error
 from kernelproof.checks.tolerance import Comparison, OwnError, TolerancePolicy, compare_output
 from kernelproof.workers.pair import WorkerPair, prepare_request
-from kernelproof.protocol.requests import PrepareReply, RunReply, RunRequest, SettleRequest
+from kernelproof.protocol.requests import PrepareReply, RunRequest, SettleRequest
 from kernelproof.schema.envelope import CallSignature
 from kernelproof.schema import (
     CorrectnessTest,
@@ -158,11 +158,12 @@ class MatrixRunner:
     # -- one group -------------------------------------------------------------------------
 
     def _run_group(self, group: ShapeGroup) -> None:
-        prepared = self._prepare_reference(group)
-        if prepared is None:
+        handover = self.pair.prepare(group.knobs, self.init_seed)
+        prepared = self._reference_prepared(group, handover.reference)
+        if prepared is None or handover.candidate is None:
             return
         names, weights = prepared
-        if not self._prepare_candidate(group, names, weights):
+        if not self._candidate_prepared(group, handover.candidate):
             return
         variants = list(group.variants)
         ahead: Future[Response] | None = None
@@ -203,9 +204,15 @@ class MatrixRunner:
         return self.stopped
 
     def _prepare_reference(self, group: ShapeGroup) -> tuple[list[str], list[Any]] | None:
-        response = self.pair.ask_reference(prepare_request(group.knobs, self.init_seed))
+        return self._reference_prepared(
+            group, self.pair.ask_reference(prepare_request(group.knobs, self.init_seed)))
+
+    def _reference_prepared(self, group: ShapeGroup, response: Response[PrepareReply],
+                            ) -> tuple[list[str], list[Any]] | None:
+        """The reference's weights once built at ``group``; None when it rejects the shape
+        (its cells skipped), :class:`TaskFailure` at the default shape."""
         if response.ok:
-            prepared = response.data_as(PrepareReply)
+            prepared = response.data
             if group.is_default:
                 self.result.module_mode = prepared.module_mode
             return list(prepared.state_names), response.tensors
@@ -216,14 +223,17 @@ class MatrixRunner:
         return None
 
     def _prepare_candidate(self, group: ShapeGroup, names: list[str], weights: list[Any]) -> bool:
-        response = self.pair.ask_candidate(prepare_request(group.knobs, self.init_seed, names),
-                                           weights)
+        return self._candidate_prepared(group, self.pair.ask_candidate(
+            prepare_request(group.knobs, self.init_seed, names), weights))
+
+    def _candidate_prepared(self, group: ShapeGroup, response: Response[PrepareReply]) -> bool:
+        """Whether the candidate was built at ``group`` (its failure recorded if not)."""
         # Also when it failed: the reply carries what the last call's deferred probes found.
         self._observe(response, None)
         if response.ok:
             self.candidate_ready_for = group.knobs
             if group.is_default:
-                self.result.weights = response.data_as(PrepareReply).weights
+                self.result.weights = response.data.weights
             return True
         if group.is_default:
             raise CandidateBroken(broken_finding(
@@ -278,7 +288,7 @@ class MatrixRunner:
                                                                                     weights):
             self._record(variant, TestOutcome.SKIPPED, "not run: the candidate crashed too often")
             return
-        delay = 2 * (reference.data_as(RunReply).call_s or 0.0)
+        delay = 2 * (reference.data.call_s or 0.0)
         # The candidate's profiler runs on most calls but not on all: with it off on some
         # checked calls too, "profiler off" no longer tells a candidate it is being timed.
         submitted = self.pair.submit_candidate(RunRequest(variant=variant, threads=threads,
@@ -330,8 +340,8 @@ class MatrixRunner:
 
     def _compare(self, variant: InputVariant, reference: Response, candidate: Response,
                  group: ShapeGroup) -> None:
-        ref_data = reference.data_as(RunReply)
-        cand_data = candidate.data_as(RunReply)
+        ref_data = reference.data
+        cand_data = candidate.data
         if ref_data.signature is not None:
             self.result.signatures[variant.name] = CallSignature.model_validate(
                 ref_data.signature)

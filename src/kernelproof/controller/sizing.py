@@ -105,7 +105,7 @@ def _estimate(pair: WorkerPair, knobs: dict[str, int]) -> PlanReply | None:
     response = pair.ask_reference(PlanRequest(knobs=knobs))
     if not response.ok:
         return None
-    estimate = response.data_as(PlanReply)
+    estimate = response.data
     return estimate if estimate.ok else None
 
 

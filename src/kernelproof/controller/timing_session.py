@@ -22,14 +22,10 @@ from kernelproof.config import Settings
 from kernelproof.workers.pair import WorkerPair, prepare_request, worker_threads
 from kernelproof.workers.process import Response
 from kernelproof.protocol.requests import (
-    FetchReply,
     FetchRequest,
-    PrepareReply,
-    RunReply,
     RunRequest,
     TimeReply,
     TimeRequest,
-    WorkReply,
     WorkRequest,
     WorkerRequest,
 )
@@ -274,13 +270,7 @@ class TimingSession:
         return shape, compiled
 
     def _prepare(self, group: ShapeGroup) -> bool:
-        reference = self.pair.ask_reference(prepare_request(group.knobs, self.init_seed))
-        if not reference.ok:
-            return False
-        names = reference.data_as(PrepareReply).state_names
-        candidate = self.pair.ask_candidate(prepare_request(group.knobs, self.init_seed, names),
-                                            reference.tensors)
-        return candidate.ok
+        return self.pair.prepare(group.knobs, self.init_seed).ok
 
     def _warm_up(self, participants: list[Participant]) -> float:
         """Warm every participant. Returns the slower of the reference's and the candidate's
@@ -293,7 +283,7 @@ class TimingSession:
             if not response.ok:
                 participant.error = response.failure[:500]
                 continue
-            data = response.data_as(TimeReply)
+            data = response.data
             self._account(participant, data, time.monotonic() - wall_started)
             if participant.baseline == "eager":
                 spent = data.generation_s + data.timed_wall_s
@@ -323,7 +313,7 @@ class TimingSession:
             if response.death is not None:
                 self.deaths.append(f"{participant.label}: {response.death.message}")
             return None
-        data = response.data_as(TimeReply)
+        data = response.data
         times = data.times
         if len(times) != len(seeds) or not all(math.isfinite(t) and t > 0 for t in times):
             self._suspect("timer-values", f"the {participant.label} worker reported impossible "
@@ -449,8 +439,8 @@ class TimingSession:
         reference = self.pair.ask_reference(fetch)
         if not reference.ok:
             return
-        candidate_calls = _split(fetched.tensors, fetched.data_as(FetchReply).counts)
-        reference_calls = _split(reference.tensors, reference.data_as(FetchReply).counts)
+        candidate_calls = _split(fetched.tensors, fetched.data.counts)
+        reference_calls = _split(reference.tensors, reference.data.counts)
         self._output_bytes_per_call = max(1, max(
             (sum(t.numel() * t.element_size() for t in call) for call in reference_calls),
             default=1))
@@ -485,7 +475,7 @@ class TimingSession:
                                                        record_ops=False))
         if not reference.ok:
             return []
-        n = sum(d.get("kind") == "tensor" for d in reference.data_as(RunReply).outputs)
+        n = sum(d.get("kind") == "tensor" for d in reference.data.outputs)
         ref_out, oracle = reference.tensors[:n], reference.tensors[n:2 * n]
         problems = [] if len(outputs) == n else [f"{len(outputs)} outputs instead of {n}"]
         for cand, ref, orc in zip(outputs, ref_out, oracle):
@@ -511,7 +501,7 @@ class TimingSession:
             return None
         from kernelproof.roofline import WorkCount, floor_time
 
-        data = response.data_as(WorkReply)
+        data = response.data
         self.work[group.label] = data.model_dump()
         return floor_time(WorkCount(flops=data.flops, bytes=data.bytes), self.ceilings)
 

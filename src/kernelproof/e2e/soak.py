@@ -26,7 +26,7 @@ from kernelproof.schema import Finding, FindingCheck, InputVariant, Severity, Va
 from kernelproof.schema.e2e import LatencyCurve, Soak
 from kernelproof.tasks.loaded import LoadedTask
 from kernelproof.workers.pair import WorkerPair, prepare_request
-from kernelproof.protocol.requests import PrepareReply, RunReply, RunRequest
+from kernelproof.protocol.requests import RunRequest
 
 #: Steps a fresh candidate model repeats to look for nondeterminism.
 REPEATED_STEPS = 16
@@ -70,14 +70,15 @@ def run_soak(loaded: LoadedTask, settings: Settings, steps: int, init_seed: int,
         if not built.ok:
             return SoakOutcome(None, [_broken(f"the soak's candidate does not build: "
                                               f"{built.failure}")])
-        reference = pair.ask_reference(prepare_request({}, init_seed))
-        if not reference.ok:
+        handover = pair.prepare({}, init_seed)
+        if handover.candidate is None:
             return SoakOutcome(None, [Finding(
                 check=FindingCheck.TASK, severity=Severity.FAIL, forces=Verdict.ERROR,
-                message=f"the host's loop cannot be built: {reference.failure}")])
-        names, weights = list(reference.data_as(PrepareReply).state_names), reference.tensors
-        if not _prepare(pair, init_seed, names, weights, findings):
-            return SoakOutcome(None, findings)
+                message=f"the host's loop cannot be built: {handover.reference.failure}")])
+        if not handover.candidate.ok:
+            return SoakOutcome(None, [_broken(_UNBUILT + handover.candidate.failure)])
+        names = list(handover.reference.data.state_names)
+        weights = handover.reference.tensors
         for step in range(steps):
             variant = InputVariant(name=f"soak:{step}", kind=VariantKind.SEED, seed=step)
             ref = pair.ask_reference(RunRequest(variant=variant, oracle=True,
@@ -101,14 +102,14 @@ def run_soak(loaded: LoadedTask, settings: Settings, steps: int, init_seed: int,
             soak.rss_bytes["reference"].append(pair.reference.tree.resident_bytes())
             soak.rss_bytes["candidate"].append(pair.candidate.tree.resident_bytes())
             _record_cuda(soak, {"reference": ref, "candidate": cand})
-            times["reference"].append(ref.data_as(RunReply).call_s or 0.0)
-            times["candidate"].append(cand.data_as(RunReply).call_s or 0.0)
+            times["reference"].append(ref.data.call_s or 0.0)
+            times["candidate"].append(cand.data.call_s or 0.0)
             soak.drift_ratios.append(_drift(ref, cand, policy, soak, step))
             if until_drift and soak.first_drift_step is not None:
                 return SoakOutcome(soak, findings)
             if step < REPEATED_STEPS:
                 kept.append([t.clone() for t in cand.tensors])
-        if kept and _prepare(pair, init_seed, names, weights, findings):
+        if kept and _rebuild(pair, init_seed, names, weights, findings):
             soak.repeated_steps, soak.nondeterminism = _repeat(pair, kept)
     soak.latency = {side: _latency(samples) for side, samples in times.items()}
     findings = merge_findings(findings)
@@ -118,17 +119,21 @@ def run_soak(loaded: LoadedTask, settings: Settings, steps: int, init_seed: int,
     return SoakOutcome(soak, findings)
 
 
-def _prepare(pair: WorkerPair, init_seed: int, names: list[str], weights: list[Any],
+#: Why the soak could not go on, before the candidate's failure.
+_UNBUILT = "the host with the substitution cannot be built for the soak: "
+
+
+def _rebuild(pair: WorkerPair, init_seed: int, names: list[str], weights: list[Any],
              findings: list[Finding]) -> bool:
+    """The candidate built afresh with the reference's weights (for the repeated steps)."""
     response = pair.ask_candidate(prepare_request({}, init_seed, names), weights)
     if not response.ok:
-        findings.append(_broken(f"the host with the substitution cannot be built for the soak: "
-                                f"{response.failure}"))
+        findings.append(_broken(_UNBUILT + response.failure))
     return response.ok
 
 
 def _drift(ref: Any, cand: Any, policy: TolerancePolicy, soak: Soak, step: int) -> float | None:
-    data = ref.data_as(RunReply)
+    data = ref.data
     count = len([d for d in data.outputs if d.get("kind") == "tensor"])
     outputs, oracle = ref.tensors[:count], ref.tensors[count:count + data.oracle_count]
     if len(cand.tensors) != count or len(oracle) != count:
@@ -173,7 +178,7 @@ def _repeat(pair: WorkerPair, kept: list[list[Any]]) -> tuple[int, float | None]
 def _record_cuda(soak: Soak, replies: dict[str, Any]) -> None:
     """Each side's CUDA memory after the step, as its worker reported it (on CUDA only)."""
     for side, response in replies.items():
-        figures = response.data_as(RunReply).cuda_memory
+        figures = response.data.cuda_memory
         if not figures:
             if soak.cuda_memory == "measured":
                 soak.cuda_memory = "not-reported"

@@ -31,8 +31,8 @@ from kernelproof.schema import InputVariant, VariantKind
 from kernelproof.schema.e2e import CallAttribution
 from kernelproof.tasks.loaded import LoadedTask
 from kernelproof.tasks.saved_inputs import given_slots
-from kernelproof.workers.pair import WorkerPair, prepare_request
-from kernelproof.protocol.requests import PrepareReply, RunReply, RunRequest
+from kernelproof.workers.pair import WorkerPair
+from kernelproof.protocol.requests import RunRequest
 
 #: Seconds the whole stream may take: one host call, with a worker round trip per answered
 #: call (the tracer's limit, for the same host).
@@ -130,13 +130,11 @@ def _compare(pair: WorkerPair, call: int, message: dict[str, Any], init_seed: in
     import torch
 
     knobs = {"call": CALL_BASE + call}
-    reference = pair.ask_reference(prepare_request(knobs, init_seed))
-    if not reference.ok:
-        return f"the module could not be built for call {call}: {reference.failure}"
-    names = list(reference.data_as(PrepareReply).state_names)
-    built = pair.ask_candidate(prepare_request(knobs, init_seed, names), reference.tensors)
-    if not built.ok:
-        return f"the candidate could not be built for call {call}: {built.failure}"
+    handover = pair.prepare(knobs, init_seed)
+    if handover.candidate is None:
+        return f"the module could not be built for call {call}: {handover.reference.failure}"
+    if not handover.candidate.ok:
+        return f"the candidate could not be built for call {call}: {handover.candidate.failure}"
     slots, tensors = given_slots(torch.load(message["file"], weights_only=True))
     variant = InputVariant(name=f"stream:{call}", kind=VariantKind.SEED, seed=0)
     ref = pair.ask_reference(RunRequest(variant=variant, oracle=True, oracle_fallback=True,
@@ -146,7 +144,7 @@ def _compare(pair: WorkerPair, call: int, message: dict[str, Any], init_seed: in
     if not ref.ok or not cand.ok:
         return (f"call {call} of the substituted stream failed: "
                 f"{(ref.failure if not ref.ok else cand.failure)}")[:300]
-    data = ref.data_as(RunReply)
+    data = ref.data
     count = len([d for d in data.outputs if d.get("kind") == "tensor"])
     outputs, oracle = ref.tensors[:count], ref.tensors[count:count + data.oracle_count]
     if len(cand.tensors) != count or len(oracle) != count:

@@ -5,8 +5,8 @@ On the wire nothing changes: a request travels as a JSON header (the model's fie
 naming the operation) plus raw tensors (:mod:`kernelproof.protocol.transport`); a reply is a
 :class:`~kernelproof.protocol.messages.WorkerReply` whose ``data`` is one of the reply models
 below, dumped. The harness parses each header with :data:`REQUEST` (discriminated by ``op``);
-the controller reads a reply's ``data`` with
-:meth:`kernelproof.workers.process.Response.data_as`.
+the controller reads a reply's ``data`` as the request's :attr:`Request.reply_model`
+(:attr:`kernelproof.workers.process.Response.data`).
 
 The candidate worker is untrusted: its replies are validated here, and every field has the
 default the controller assumed when the key was missing.
@@ -14,7 +14,7 @@ default the controller assumed when the key was missing.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
@@ -24,10 +24,22 @@ from kernelproof.protocol.messages import Phase
 # -- requests ----------------------------------------------------------------------------------
 
 
-class _Request(BaseModel):
-    """Fields every request carries."""
+#: The reply model of a request's operation.
+ReplyT = TypeVar("ReplyT", bound="ReplyData")
+
+
+class Request(BaseModel, Generic[ReplyT]):
+    """Fields every request carries. Each request names its reply model (the type parameter,
+    and :attr:`reply_model` at run time): the worker pair returns that model, typed, so no
+    call site picks a reply model by hand."""
 
     model_config = ConfigDict(frozen=True)
+
+    reply_model: ClassVar[type[ReplyData]]
+    """The model of this operation's reply ``data`` (set below, with the replies)."""
+
+    op: str
+    """The operation, a literal in each request (the discriminator of :data:`WorkerRequest`)."""
 
     phase: Phase = Phase.CALL
     """Where in the worker's life the request belongs; the reply's phase (and a failure's)."""
@@ -37,7 +49,7 @@ class _Request(BaseModel):
         return self.model_dump(mode="json")
 
 
-class BuildRequest(_Request):
+class BuildRequest(Request["BuildReply"]):
     """Import the candidate (its C++/numba/Triton build happens here). A no-op for the
     reference worker."""
 
@@ -46,7 +58,7 @@ class BuildRequest(_Request):
     """Always ``build``: a failure here is a build failure."""
 
 
-class PrepareRequest(_Request):
+class PrepareRequest(Request["PrepareReply"]):
     """Render the task at ``knobs`` and construct the model (the reference's ``Model``, the
     candidate's ``ModelNew``) from the task's init inputs. The candidate's request comes with
     the reference's state tensors, in the order of ``state_names``."""
@@ -67,7 +79,7 @@ class PrepareRequest(_Request):
     candidate's weights of the same name and shape are overwritten with them."""
 
 
-class RunRequest(_Request):
+class RunRequest(Request["RunReply"]):
     """Build one input variant's inputs, call the model once (with the integrity probes and the
     op audit in the candidate worker) and return its outputs."""
 
@@ -110,7 +122,7 @@ class RunRequest(_Request):
     (:func:`kernelproof.tasks.saved_inputs.given_slots`)."""
 
 
-class TimeRequest(_Request):
+class TimeRequest(Request["TimeReply"]):
     """Time one call per seed, each on freshly built inputs (and, when cold, after a cache
     flush), and keep the outputs until the controller fetches the ones it verifies."""
 
@@ -146,7 +158,7 @@ class TimeRequest(_Request):
     same, reported count); None: the worker's own count."""
 
 
-class FetchRequest(_Request):
+class FetchRequest(Request["FetchReply"]):
     """Send the outputs of chosen calls of the last timed batch."""
 
     op: Literal["fetch"] = "fetch"
@@ -158,7 +170,7 @@ class FetchRequest(_Request):
     """The baseline whose last batch to read (see :attr:`TimeRequest.baseline`)."""
 
 
-class WorkRequest(_Request):
+class WorkRequest(Request["WorkReply"]):
     """Count the FLOPs and compulsory bytes of one reference call (the speed-of-light floor)."""
 
     op: Literal["work"] = "work"
@@ -167,7 +179,7 @@ class WorkRequest(_Request):
     """Seed of the inputs the call is counted on."""
 
 
-class PlanRequest(_Request):
+class PlanRequest(Request["PlanReply"]):
     """Estimate the bytes and FLOPs of one call at ``knobs`` on the meta device, allocating
     nothing."""
 
@@ -179,14 +191,14 @@ class PlanRequest(_Request):
     """The knobs to render the task with."""
 
 
-class SettleRequest(_Request):
+class SettleRequest(Request["ReplyData"]):
     """Answer with the observations of the probes deferred after earlier replies
     (:attr:`RunRequest.defer_probes`), once they have run."""
 
     op: Literal["settle"] = "settle"
 
 
-class ExitRequest(_Request):
+class ExitRequest(Request["ReplyData"]):
     """Stop serving: the worker returns from its loop and exits. Never answered."""
 
     op: Literal["exit"] = "exit"
@@ -364,3 +376,20 @@ class PlanReply(ReplyData):
     device_free_bytes: float | None = None
     """Free memory of the worker's CUDA device (``cudaMemGetInfo``), on a GPU only: the budget
     of the variants sized past 32-bit indexing."""
+
+
+#: Each request's reply model: one typed exchange per operation.
+EXCHANGES: dict[type[Request[Any]], type[ReplyData]] = {
+    BuildRequest: BuildReply,
+    PrepareRequest: PrepareReply,
+    RunRequest: RunReply,
+    TimeRequest: TimeReply,
+    FetchRequest: FetchReply,
+    WorkRequest: WorkReply,
+    PlanRequest: PlanReply,
+    SettleRequest: ReplyData,
+    ExitRequest: ReplyData,
+}
+for _request, _reply in EXCHANGES.items():
+    _request.reply_model = _reply
+    _request.model_rebuild()

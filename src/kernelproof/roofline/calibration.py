@@ -30,7 +30,6 @@ from kernelproof.roofline.calibration_measure import (
     default_copy_bytes,
     measure_copy,
     measure_matmul,
-    resolve_device,
     tf32_allowed,
     torch_threads,
 )
@@ -48,7 +47,7 @@ from kernelproof.roofline.calibration_record import (
 )
 from kernelproof.config import cache_dir
 from kernelproof.roofline.devices import DTYPES, PeakFlops, canonical_dtype, find_device
-from kernelproof.roofline.fingerprint import fingerprint_fields, machine_fingerprint
+from kernelproof.roofline.fingerprint import fingerprint_fields, machine_fingerprint, resolve_device
 from kernelproof.schema.roofline import Ceilings
 
 if TYPE_CHECKING:

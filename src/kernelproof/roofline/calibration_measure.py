@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 from kernelproof.errors import UsageError
 from kernelproof.roofline.calibration_record import MatmulMeasurement
 from kernelproof.roofline.devices import find_device
-from kernelproof.roofline.fingerprint import resolve_device
 
 if TYPE_CHECKING:
     import torch

@@ -8,17 +8,24 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kernelproof.config import Settings, cache_dir
-from kernelproof.tasks.source import TaskSource
+from kernelproof.protocol.requests import (
+    BuildRequest,
+    PrepareReply,
+    PrepareRequest,
+    ReplyT,
+    Request,
+)
 from kernelproof.protocol.spec import WorkerSpec
-from kernelproof.workers.process import Response, Submitted, WorkerDeath, WorkerProcess
-from kernelproof.protocol.requests import BuildRequest, PrepareRequest, WorkerRequest
-from kernelproof.workers.reference_memo import ReferenceReplay, TaskMemo, WarmReference
 from kernelproof.sandbox import SandboxPlan, grantable, holds_protected, readable_defaults
+from kernelproof.tasks.source import TaskSource
+from kernelproof.workers.process import Response, Submitted, WorkerDeath, WorkerProcess
+from kernelproof.workers.reference_memo import ReferenceReplay, TaskMemo, WarmReference
 
 #: Environment every worker starts with: build caches inside the project (set by the caller),
 #: and no compile-worker pools, so that no helper process or thread outlives a call.
@@ -82,6 +89,19 @@ def own_folder(candidate: Path) -> list[str]:
     if holds_protected(str(folder)):
         return [str(p) for p in folder.iterdir() if p.is_file()]
     return [str(folder)]
+
+
+@dataclass(frozen=True)
+class Handover:
+    """Both workers prepared at one shape (:meth:`WorkerPair.prepare`)."""
+
+    reference: Response[PrepareReply]
+    candidate: Response[PrepareReply] | None
+    """None when the reference could not be built: there was nothing to hand over."""
+
+    @property
+    def ok(self) -> bool:
+        return self.reference.ok and self.candidate is not None and self.candidate.ok
 
 
 @dataclass
@@ -213,18 +233,33 @@ class WorkerPair:
         self.start_reference()
         return self.start_candidate()
 
-    def ask_reference(self, request: WorkerRequest, tensors: list[Any] = ()) -> Response:
+    def prepare(self, knobs: dict[str, int], init_seed: int) -> Handover:
+        """Build both models at ``knobs``: the reference first, then the candidate with the
+        reference's weights handed over (the one place this hand-over is written)."""
+        reference = self.ask_reference(prepare_request(knobs, init_seed))
+        if not reference.ok:
+            return Handover(reference, None)
+        names = list(reference.data.state_names)
+        candidate = self.ask_candidate(prepare_request(knobs, init_seed, names),
+                                       reference.tensors)
+        return Handover(reference, candidate)
+
+    def ask_reference(self, request: Request[ReplyT],
+                      tensors: Sequence[Any] = ()) -> Response[ReplyT]:
         """Ask the reference worker (restarted first if it died)."""
         assert self.reference is not None
         if self.reference.death is not None:
             self.reference.close()
             self.start_reference()
         if self._replay is not None and self.memo is not None and not self.memo.closed:
-            return self._replay.ask(self.reference, request, list(tensors),
-                                    self._timeout(request))
+            replayed: Response[ReplyT] = self._replay.ask(self.reference, request, list(tensors),
+                                                          self._timeout(request))
+            replayed.reply_model = request.reply_model
+            return replayed
         return self.reference.request(request, tensors, timeout_s=self._timeout(request))
 
-    def ask_baseline(self, request: WorkerRequest, tensors: list[Any] = ()) -> Response:
+    def ask_baseline(self, request: Request[ReplyT],
+                     tensors: Sequence[Any] = ()) -> Response[ReplyT]:
         """Ask the baseline worker (a reference worker of its own), started on first use and
         restarted if it died."""
         if self.baseline is None or self.baseline.death is not None:
@@ -233,23 +268,25 @@ class WorkerPair:
             self.baseline = self._start("reference", label="baseline")
         return self.baseline.request(request, tensors, timeout_s=self._timeout(request))
 
-    def ask_candidate(self, request: WorkerRequest, tensors: list[Any] = ()) -> Response:
+    def ask_candidate(self, request: Request[ReplyT],
+                      tensors: Sequence[Any] = ()) -> Response[ReplyT]:
         """Ask the candidate worker (a dead one answers with its death)."""
         assert self.candidate is not None
         return self.candidate.request(request, tensors,
                                       timeout_s=self._candidate_timeout(self._timeout(request)))
 
-    def submit_candidate(self, request: WorkerRequest, tensors: list[Any] = ()) -> Submitted:
+    def submit_candidate(self, request: Request[ReplyT],
+                         tensors: Sequence[Any] = ()) -> Submitted[ReplyT]:
         """Send the candidate worker a request whose reply :meth:`collect_candidate` waits for."""
         assert self.candidate is not None
         return self.candidate.submit(request, tensors,
                                      timeout_s=self._candidate_timeout(self._timeout(request)))
 
-    def collect_candidate(self, submitted: Submitted) -> Response:
+    def collect_candidate(self, submitted: Submitted[ReplyT]) -> Response[ReplyT]:
         assert self.candidate is not None
         return self.candidate.collect(submitted)
 
-    def _timeout(self, request: WorkerRequest) -> float:
+    def _timeout(self, request: Request[Any]) -> float:
         return self.settings.call_timeout_s
 
     def _candidate_timeout(self, timeout_s: float) -> float:

@@ -19,12 +19,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
 from multiprocessing.connection import Connection
-from typing import TYPE_CHECKING, Any, Iterator, TypeVar
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from kernelproof.protocol import transport
-from kernelproof.protocol.spec import WorkerSpec, start_worker
 from kernelproof.protocol.messages import WorkerReply
-from kernelproof.protocol.requests import ExitRequest, ReplyData, WorkerRequest
+from kernelproof.protocol.requests import ExitRequest, ReplyData, ReplyT, Request
+from kernelproof.protocol.spec import WorkerSpec, start_worker
 from kernelproof.workers.process_tree import Confinement, ProcessTree
 
 if TYPE_CHECKING:
@@ -110,23 +111,34 @@ class WorkerDeath:
 
 
 @dataclass
-class Submitted:
+class Submitted(Generic[ReplyT]):
     """A request sent to a worker whose reply is still to be collected."""
 
     op: str
     deadline: float
     timeout_s: float
-    settled: "Response | None" = None
+    settled: "Response[ReplyT] | None" = None
     """The answer already known when sending failed (a dead worker)."""
+    reply_model: type[ReplyData] = ReplyData
+    """The request's reply model, which its response is read as."""
 
 
 @dataclass
-class Response:
-    """The answer to one request: the worker's reply and tensors, or how it died."""
+class Response(Generic[ReplyT]):
+    """The answer to one request: the worker's reply and tensors, or how it died. Typed by
+    the request's reply model, which :attr:`data` reads the reply as."""
 
     reply: WorkerReply | None = None
     tensors: list["torch.Tensor"] = field(default_factory=list)
     death: WorkerDeath | None = None
+    reply_model: type[ReplyData] = ReplyData
+
+    @property
+    def data(self) -> ReplyT:
+        """The reply's ``data``, validated as the request's reply model (the candidate's
+        worker is untrusted). Only for a successful response."""
+        assert self.reply is not None, "no reply: the worker died"
+        return cast(ReplyT, self.reply_model.model_validate(self.reply.data))
 
     @property
     def ok(self) -> bool:
@@ -142,8 +154,9 @@ class Response:
         return "unknown failure"
 
     def data_as(self, model: type[_Data]) -> _Data:
-        """The reply's ``data`` read as ``model`` (the reply model of the request's operation;
-        see :mod:`kernelproof.protocol.requests`). Only for a successful response."""
+        """The reply's ``data`` read as ``model``, which must be the request's reply model
+        (prefer :attr:`data`)."""
+        assert model is self.reply_model or self.reply_model is ReplyData, (model, self.reply_model)
         assert self.reply is not None, "no reply: the worker died"
         return model.model_validate(self.reply.data)
 
@@ -186,37 +199,46 @@ class WorkerProcess:
 
     def request(
         self,
-        request: WorkerRequest,
-        tensors: list["torch.Tensor"] = (),
+        request: Request[ReplyT],
+        tensors: Sequence["torch.Tensor"] = (),
         *,
         timeout_s: float,
-    ) -> Response:
+    ) -> Response[ReplyT]:
         """Send one request and wait for its reply, the worker's death, or the timeout."""
         return self.collect(self.submit(request, tensors, timeout_s=timeout_s))
 
     def submit(
         self,
-        request: WorkerRequest,
-        tensors: list["torch.Tensor"] = (),
+        request: Request[ReplyT],
+        tensors: Sequence["torch.Tensor"] = (),
         *,
         timeout_s: float,
-    ) -> "Submitted":
+    ) -> "Submitted[ReplyT]":
         """Send one request without waiting: the controller works while the worker does, and
         :meth:`collect` waits for the reply. Every submitted request must be collected before
         the next is sent (replies come in order)."""
         if self.death is not None:
-            return Submitted(request.op, 0.0, timeout_s, Response(death=self.death))
+            return Submitted(request.op, 0.0, timeout_s, Response(death=self.death),
+                             request.reply_model)
         assert self.conn is not None
         try:
             transport.send(self.conn, request.header(), list(tensors))
         except (BrokenPipeError, ConnectionResetError, OSError):
-            return Submitted(request.op, 0.0, timeout_s, Response(death=self._died()))
-        return Submitted(request.op, time.monotonic() + timeout_s, timeout_s)
+            return Submitted(request.op, 0.0, timeout_s, Response(death=self._died()),
+                             request.reply_model)
+        return Submitted(request.op, time.monotonic() + timeout_s, timeout_s,
+                         reply_model=request.reply_model)
 
-    def collect(self, submitted: "Submitted") -> Response:
+    def collect(self, submitted: "Submitted[ReplyT]") -> Response[ReplyT]:
         """The reply to a submitted request, the worker's death, or the timeout."""
+        response: Response[ReplyT] = self._collect(submitted)
+        response.reply_model = submitted.reply_model
+        return response
+
+    def _collect(self, submitted: "Submitted[ReplyT]") -> Response[Any]:
         if submitted.settled is not None:
             return submitted.settled
+        assert self.conn is not None and self.process is not None, "collect before start"
         deadline, timeout_s = submitted.deadline, submitted.timeout_s
         while True:
             if self.conn.poll(POLL_INTERVAL_S):

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from kernelproof.store.answer_archive import MAX_MEMO_BYTES, AnswerArchive, Remembered
 from kernelproof.workers.process import Response, WorkerProcess
-from kernelproof.protocol.requests import WorkerRequest, parse_request
+from kernelproof.protocol.requests import Request, parse_request
 
 _Value = TypeVar("_Value")
 
@@ -256,7 +256,7 @@ class ReferenceReplay:
     actual: list[str] = field(default_factory=list)
     chain: str | None = None
 
-    def ask(self, worker: WorkerProcess, request: WorkerRequest, tensors: list[Any],
+    def ask(self, worker: WorkerProcess, request: Request[Any], tensors: list[Any],
             timeout_s: float) -> Response:
         header = json.dumps(request.header(), sort_keys=True)
         op = request.op
@@ -274,7 +274,7 @@ class ReferenceReplay:
         return self._remembered(key, worker, request, tensors, timeout_s, history=True,
                                 header=header)
 
-    def _remembered(self, key: str, worker: WorkerProcess, request: WorkerRequest,
+    def _remembered(self, key: str, worker: WorkerProcess, request: Request[Any],
                     tensors: list[Any], timeout_s: float, *, history: bool,
                     header: str = "") -> Response:
         found = self.memo.get(key)
@@ -289,7 +289,7 @@ class ReferenceReplay:
             self.memo.put(key, response)
         return response
 
-    def _real(self, worker: WorkerProcess, request: WorkerRequest, tensors: list[Any],
+    def _real(self, worker: WorkerProcess, request: Request[Any], tensors: list[Any],
               timeout_s: float, header: str) -> Response:
         """Send ``request`` to the worker itself, once the worker's history is the logical
         one (a prepare starts a new history, so it needs none)."""
@@ -310,9 +310,8 @@ class ReferenceReplay:
             return None
         self.actual = []
         for header in self.logical:
-            request = parse_request(json.loads(header))
-            tensors: list[Any] = []
-            response = worker.request(request, tensors, timeout_s=timeout_s)
+            request: Request[Any] = parse_request(json.loads(header))
+            response = worker.request(request, timeout_s=timeout_s)
             if not response.ok:
                 return response
             self.actual.append(header)
