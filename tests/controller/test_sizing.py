@@ -94,6 +94,7 @@ def test_past_32_bits_on_the_cpu_is_sized_by_the_workers_memory_limit():
     cpu = _GpuPair(free=None)  # type: ignore[arg-type]
     found = past_32_bits(cpu, {"n": 1000, "m": 4096}, "n", resolve_settings())  # type: ignore[arg-type]
     assert found is not None and not found.fits and found.value == 524289
+    assert "device" not in found.skipped_text() and "not run" in found.skipped_text()
     roomy = resolve_settings(overrides={"memory_limit_gib": 100.0})
     assert past_32_bits(cpu, {"n": 1000, "m": 4096}, "n", roomy).fits  # type: ignore[arg-type, union-attr]
 

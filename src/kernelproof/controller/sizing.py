@@ -233,12 +233,15 @@ class PastInt32:
     value: int
     call_bytes: float
     fits: bool
+    on_device: bool = True
+    """Sized against a GPU's free memory too (on the CPU, the worker's limit alone)."""
 
     def skipped_text(self) -> str:
+        device = f"{DEVICE_SHARE:.0%} of the device's free memory or " if self.on_device else ""
         return (f"{self.name}={self.value} (a tensor past 2**31 elements, where a 32-bit index "
                 f"wraps) needs ~{self.call_bytes / 2**30:.1f} GiB per call: more than "
-                f"{DEVICE_SHARE:.0%} of the device's free memory or {HOST_SHARE:.0%} of a "
-                f"worker's memory limit (memory_limit_gib); not run")
+                f"{device}{HOST_SHARE:.0%} of a worker's memory limit (memory_limit_gib); "
+                "not run")
 
 
 def past_32_bits(pair: WorkerPair, knobs: dict[str, int], name: str,
@@ -259,7 +262,8 @@ def past_32_bits(pair: WorkerPair, knobs: dict[str, int], name: str,
         return None
     call_bytes = _bytes(past[1])
     return PastInt32(name=name, value=past[0], call_bytes=call_bytes,
-                     fits=_fits_memory(call_bytes, estimate, settings))
+                     fits=_fits_memory(call_bytes, estimate, settings),
+                     on_device=estimate.device_free_bytes is not None)
 
 
 #: Elements of one tensor past which float32 no longer holds every index exactly (2**24 + 1
@@ -284,10 +288,10 @@ class PastLimit:
 
     def skipped_text(self) -> str:
         return (f"{self.name}={self.value} (a tensor past 2**{int(math.log2(self.limit))} "
-                f"elements) needs ~{self.call_bytes / 2**30:.2f} GiB per call: more than "
-                f"{HOST_SHARE:.0%} of a worker's memory limit (memory_limit_gib) or "
-                f"{DEVICE_SHARE:.0%} of the device's free memory, or over "
-                f"{PAST_24_BITS_FLOPS:g}x max_call_flops; not run")
+                f"elements, where float32 stops holding every index) needs "
+                f"~{self.call_bytes / 2**30:.2f} GiB per call: more than {HOST_SHARE:.0%} of a "
+                f"worker's memory limit (memory_limit_gib) or {DEVICE_SHARE:.0%} of the "
+                f"device's free memory, or over {PAST_24_BITS_FLOPS:g}x max_call_flops; not run")
 
 
 def past_24_bits(pair: WorkerPair, knobs: dict[str, int], settings: Settings
