@@ -12,6 +12,7 @@ from kernelproof.controller.sizing import (
     largest_fitting,
     past_24_bits,
     past_32_bits,
+    rows_past_31_bits,
     within_budget,
 )
 from kernelproof.tasks.variants import plan_matrix
@@ -109,7 +110,7 @@ def test_past_32_bits_is_none_for_a_task_without_sizes_or_a_knob_that_sizes_noth
 def test_the_matrix_runs_a_past_32_bits_size_as_a_device_sized_stress_variant():
     settings = resolve_settings()
     groups = plan_matrix({"n": 1000, "m": 4096}, [], [1, 2], settings,
-                         past_32_bits={"n": 524289})
+                         past_32_bits=[{"n": 524289}])
     wide = [g for g in groups if g.knobs["n"] == 524289]
     assert len(wide) == 1 and wide[0].stress and wide[0].device_sized
     assert not any(g.device_sized for g in groups if g is not wide[0])
@@ -164,3 +165,16 @@ def test_past_24_bits_grows_the_cheapest_knob_past_float32s_exact_integers():
     too_large = past_24_bits(_EmbeddingPair(), knobs, small)  # type: ignore[arg-type]
     assert too_large is not None and not too_large.fits
     assert "2**24" in too_large.skipped_text() and "not run" in too_large.skipped_text()
+
+
+def test_a_table_past_2_to_the_31_rows_is_tried_with_the_other_knobs_at_1():
+    """A vocabulary sizes no input or output, only the model's table: past 2**31 rows with
+    everything else at 1, which a CPU worker's 8 GiB cannot hold (reported, not run)."""
+    knobs = {**EMBEDDING, "num_embeddings": 8192}
+    found = rows_past_31_bits(_EmbeddingPair(), knobs, "num_embeddings", resolve_settings())  # type: ignore[arg-type]
+    assert found is not None and not found.fits
+    assert found.knobs(knobs) == {"batch_size": 1, "seq_len": 1, "num_embeddings": 2**31 + 1,
+                                  "embedding_dim": 1}
+    assert "2**31 rows" in found.skipped_text()
+    roomy = resolve_settings(overrides={"memory_limit_gib": 64.0})
+    assert rows_past_31_bits(_EmbeddingPair(), knobs, "num_embeddings", roomy).fits  # type: ignore[arg-type, union-attr]

@@ -101,7 +101,7 @@ def test_the_size_past_16_bits_pins_its_knob():
 def test_sizes_past_24_and_31_bits_are_sized_by_memory():
     settings = resolve_settings()
     groups = plan_matrix({"n": 64}, [], [1], settings, past_24_bits={"n": 2**24 + 1},
-                         past_32_bits={"n": 2**31 + 1})
+                         past_32_bits=[{"n": 2**31 + 1}])
     sized = [g for g in groups if g.device_sized]
     assert [g.knobs["n"] for g in sized] == [2**24 + 1, 2**31 + 1]
     assert all(g.stress for g in sized)

@@ -236,9 +236,18 @@ class PastInt32:
     on_device: bool = True
     """Sized against a GPU's free memory too (on the CPU, the worker's limit alone)."""
 
+    others: dict[str, int] | None = None
+    """The other knobs' values, where they differ from the default shape's (a table past 2**31
+    rows is tried with the other knobs at 1)."""
+
+    def knobs(self, default: dict[str, int]) -> dict[str, int]:
+        return {**default, **(self.others or {}), self.name: self.value}
+
     def skipped_text(self) -> str:
         device = f"{DEVICE_SHARE:.0%} of the device's free memory or " if self.on_device else ""
-        return (f"{self.name}={self.value} (a tensor past 2**31 elements, where a 32-bit index "
+        what = ("a table past 2**31 rows, the other knobs at 1" if self.others is not None
+                else "a tensor past 2**31 elements")
+        return (f"{self.name}={self.value} ({what}, where a 32-bit index "
                 f"wraps) needs ~{self.call_bytes / 2**30:.1f} GiB per call: more than "
                 f"{device}{HOST_SHARE:.0%} of a worker's memory limit (memory_limit_gib); "
                 "not run")
@@ -264,6 +273,31 @@ def past_32_bits(pair: WorkerPair, knobs: dict[str, int], name: str,
     return PastInt32(name=name, value=past[0], call_bytes=call_bytes,
                      fits=_fits_memory(call_bytes, estimate, settings),
                      on_device=estimate.device_free_bytes is not None)
+
+
+#: Rows of a table past which a signed 32-bit row index wraps.
+PAST_31_BITS = 2**31 + 1
+
+
+def rows_past_31_bits(pair: WorkerPair, knobs: dict[str, int], name: str,
+                      settings: Settings) -> PastInt32 | None:
+    """For a knob that sizes no input or output (it counts the rows of a table the model
+    holds: a vocabulary), ``name`` at 2**31 + 1 with every other shrinkable knob at 1, where
+    a 32-bit row index wraps. It fits by memory as :func:`past_32_bits` does (an 8 GiB table
+    of one float32 column never fits a CPU worker's 8 GiB: reported, not run). ``None`` when
+    the reference cannot be sized there or the knob is structural."""
+    if knob_role(name) not in SHRINK_TIER or knobs[name] >= PAST_31_BITS:
+        return None
+    small = {k: (1 if k != name and knob_role(k) in SHRINK_TIER else v)
+             for k, v in knobs.items()}
+    estimate = _estimate(pair, {**small, name: PAST_31_BITS})
+    if estimate is None:
+        return None
+    call_bytes = _bytes(estimate)
+    return PastInt32(name=name, value=PAST_31_BITS, call_bytes=call_bytes,
+                     fits=_fits_memory(call_bytes, estimate, settings),
+                     on_device=estimate.device_free_bytes is not None,
+                     others=small)
 
 
 #: Elements of one tensor past which float32 no longer holds every index exactly (2**24 + 1

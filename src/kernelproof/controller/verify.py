@@ -47,6 +47,7 @@ from kernelproof.controller.sizing import (
     largest_fitting,
     past_24_bits,
     past_32_bits,
+    rows_past_31_bits,
     within_budget,
 )
 from kernelproof.controller.summary import (
@@ -549,19 +550,20 @@ class _Run:
             return {}
         return {found.name: found.value}
 
-    def _past_32_bits(self, pair: WorkerPair, knobs: dict[str, int]) -> dict[str, int]:
+    def _past_32_bits(self, pair: WorkerPair, knobs: dict[str, int]) -> list[dict[str, int]]:
         """Per knob, the size whose largest tensor passes 2**31 elements, where it fits; the
         ones that do not fit (on a CPU worker's 8 GiB, all) are named in an ``info``
         finding."""
         if not self.settings.shape_variants:
             return {}
-        found = [size for name in knobs if (size := past_32_bits(pair, knobs, name,
-                                                                 self.settings))]
+        found = [size for name in knobs
+                 if (size := past_32_bits(pair, knobs, name, self.settings)
+                     or rows_past_31_bits(pair, knobs, name, self.settings))]
         too_large = [size.skipped_text() for size in found if not size.fits]
         if too_large:
             self.findings.append(Finding(check=FindingCheck.SIZING, severity=Severity.INFO,
                                          message="; ".join(too_large)))
-        return {size.name: size.value for size in found if size.fits}
+        return [size.knobs(knobs) for size in found if size.fits]
 
     def _within_budget(self, pair: WorkerPair,
                        groups: list[ShapeGroup]) -> tuple[list[ShapeGroup], list[ShapeGroup]]:

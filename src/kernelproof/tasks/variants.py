@@ -81,7 +81,7 @@ def plan_matrix(
     settings: Settings,
     task_values: list[str] | None = None,
     stress_sizes: dict[str, int] | None = None,
-    past_32_bits: dict[str, int] | None = None,
+    past_32_bits: list[dict[str, int]] | None = None,
     past_24_bits: dict[str, int] | None = None,
 ) -> list[ShapeGroup]:
     """The shape groups to run, the default shape first.
@@ -89,8 +89,8 @@ def plan_matrix(
     Value variants (built-in and the task's own ``task_values``) run at the default shape on
     the first seed only: each costs one reference and one candidate call. ``stress_sizes``
     (``--stress-shapes``) adds, per knob, the largest size that fits the budget;
-    ``past_32_bits``, per knob, the size whose largest tensor passes 2**31 elements, where
-    memory allows; ``past_24_bits``, the one knob's size whose largest tensor passes 2**24
+    ``past_32_bits``, the knob settings (over the default's) whose largest tensor passes 2**31
+    elements, or whose table passes 2**31 rows, where memory allows; ``past_24_bits``, the one knob's size whose largest tensor passes 2**24
     elements most cheaply."""
     first = seeds[0]
     default = ShapeGroup(label="default", knobs=dict(default_knobs), is_default=True)
@@ -141,8 +141,8 @@ def plan_matrix(
                 pinned[_key(past)] = name
                 candidates.append(past)
     candidates += [dict(default_knobs, **{k: v}) for k, v in (stress_sizes or {}).items()]
-    by_memory = [dict(default_knobs, **{k: v})
-                 for sizes in (past_24_bits, past_32_bits) for k, v in (sizes or {}).items()]
+    by_memory = [dict(default_knobs, **{k: v}) for k, v in (past_24_bits or {}).items()]
+    by_memory += [dict(default_knobs, **changes) for changes in past_32_bits or []]
     device_sized = {_key(knobs) for knobs in by_memory}
     candidates += by_memory
     for knobs in candidates:
