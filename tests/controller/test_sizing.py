@@ -154,11 +154,12 @@ def test_past_24_bits_grows_the_cheapest_knob_past_float32s_exact_integers():
     knobs = {**EMBEDDING, "num_embeddings": 8192}
     found = past_24_bits(pair, knobs, settings)  # type: ignore[arg-type]
     assert found is not None and found.fits
-    # the output (batch * seq * width = 4,194,304 elements) passes 2**24 at 4x any of the three
+    # the output (batch * seq * width = 4,194,304 elements) passes 2**24 past 4x any of the three
     grown = {**knobs, found.name: found.value}
     assert found.name in ("batch_size", "seq_len", "embedding_dim")
     elements = grown["batch_size"] * grown["seq_len"] * grown["embedding_dim"]
-    assert FLOAT32_EXACT_ELEMENTS < elements <= FLOAT32_EXACT_ELEMENTS * 1.02
+    # a fifth of the elements past 2**24, so that rows start where float32 positions round
+    assert FLOAT32_EXACT_ELEMENTS * 1.25 < elements <= FLOAT32_EXACT_ELEMENTS * 1.27
     assert found.name != "embedding_dim"  # growing the width grows the table too: dearer
     assert pair.asked < 20  # projected, not bisected
     small = resolve_settings(overrides={"memory_limit_gib": 0.1})

@@ -305,6 +305,11 @@ def rows_past_31_bits(pair: WorkerPair, knobs: dict[str, int], name: str,
 #: them with 24-bit integer instructions, is right below it and wrong past it.
 FLOAT32_EXACT_ELEMENTS = 2**24
 
+#: Elements the variant past 2**24 grows its largest tensor to: a fifth of them past 2**24, so
+#: that row boundaries (and not only the last few elements) lie where float32 positions round.
+#: Just past 2**24, a row sum computing rows from float32 positions was still right.
+PAST_24_BITS_ELEMENTS = FLOAT32_EXACT_ELEMENTS + FLOAT32_EXACT_ELEMENTS // 4
+
 #: FLOPs of the variant past 2**24 elements at most, in units of ``max_call_flops``: it is
 #: sized against memory, not the per-call budget, but must still run in seconds on a CPU.
 PAST_24_BITS_FLOPS = 4.0
@@ -331,7 +336,7 @@ class PastLimit:
 def past_24_bits(pair: WorkerPair, knobs: dict[str, int], settings: Settings
                  ) -> PastLimit | None:
     """The knob (batch, extent, width or generic; never a structural one) whose smallest
-    value past :data:`FLOAT32_EXACT_ELEMENTS` elements in the largest tensor costs the fewest
+    value past :data:`PAST_24_BITS_ELEMENTS` elements in the largest tensor costs the fewest
     bytes, the others as in ``knobs``. It fits when its bytes fit the memory shares (as the
     variant past 2**31 does) and its FLOPs :data:`PAST_24_BITS_FLOPS` times the budget's.
     ``None`` when the default is already past it, or no knob grows the largest tensor."""
@@ -343,7 +348,7 @@ def past_24_bits(pair: WorkerPair, knobs: dict[str, int], settings: Settings
     for name, value in knobs.items():
         if knob_role(name) not in SHRINK_TIER or value < 1:
             continue
-        past = _past_elements(pair, knobs, name, FLOAT32_EXACT_ELEMENTS, start)
+        past = _past_elements(pair, knobs, name, PAST_24_BITS_ELEMENTS, start)
         if past is not None:
             found.append((_bytes(past[1]), past[0], name, past[1]))
     if not found:
