@@ -134,6 +134,17 @@ class _EmbeddingPair:
         return Response(reply=WorkerReply(ok=True, phase=Phase.PREPARE, data=data))
 
 
+class _RowsPair:
+    """Meta estimates of a row-wise op on a (batch, seq, hidden) input with a hidden weight."""
+
+    def ask_reference(self, request: PlanRequest) -> Any:
+        k = request.knobs
+        elements = k["batch_size"] * k["seq_len"] * k["hidden"]
+        data = {"ok": True, "flops": 0.0, "bytes": 8.0 * elements + 4.0 * k["hidden"],
+                "largest_tensor_elements": float(elements)}
+        return Response(reply=WorkerReply(ok=True, phase=Phase.PREPARE, data=data))
+
+
 EMBEDDING = {"batch_size": 16, "seq_len": 512, "num_embeddings": 131073, "embedding_dim": 512}
 
 
@@ -143,6 +154,10 @@ def test_a_size_past_16_bits_is_fitted_by_shrinking_what_sizes_the_big_tensor():
     settings = resolve_settings()
     fitted = fit_around(_EmbeddingPair(), EMBEDDING, "num_embeddings", settings)  # type: ignore[arg-type]
     assert fitted == {**EMBEDDING, "embedding_dim": 64}
+    # RMSNorm-like: rows and width both size the tensor; the rows (an extent) shrink first
+    rows = fit_around(_RowsPair(), {"batch_size": 131073, "seq_len": 128, "hidden": 1024},
+                      "batch_size", settings)  # type: ignore[arg-type]
+    assert rows == {"batch_size": 131073, "seq_len": 1, "hidden": 32}  # 131073 * 64 * 8 > 64 MiB
     # the pinned knob is never shrunk: nothing else left means no variant, not a smaller one
     tight = resolve_settings(overrides={"max_call_bytes": 1 << 18})
     assert fit_around(_EmbeddingPair(), EMBEDDING, "num_embeddings", tight) is None  # type: ignore[arg-type]

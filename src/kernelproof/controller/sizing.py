@@ -131,6 +131,11 @@ def _describe(estimate: PlanReply) -> str:
     return text + (f" and {flops / 1e9:.1f} GFLOP" if flops else "")
 
 
+#: Share of a call's bytes one halving of a knob must save for the knob to count as sizing the
+#: call's big tensor: halving an embedding's ids saves 3% of a call dominated by its table.
+SIGNIFICANT_SAVING = 0.25
+
+
 def fit_around(pair: WorkerPair, knobs: dict[str, int], pinned: str,
                settings: Settings) -> dict[str, int] | None:
     """``knobs`` with ``pinned`` kept and the other knobs halved until the call fits the budget,
@@ -139,33 +144,32 @@ def fit_around(pair: WorkerPair, knobs: dict[str, int], pinned: str,
     A size past 16 bits matters for the knob that counts rows to index (a vocabulary, a
     table): at the task's other sizes its call can need hundreds of MiB (level-1 Embedding's
     131,073 x 512 table), and dropping the variant left every 16-bit index kernel verified.
-    The shrinkable knobs (see :mod:`kernelproof.tasks.knob_roles`) are halved in the order of
-    the bytes one halving saves, most first, each down to 1 before the next: the knobs that
-    size the big tensor shrink and the rest (the number of ids looked up) stay as the task has
-    them. One estimate per knob to order them, then one per halving."""
+    Each step halves a shrinkable knob (see :mod:`kernelproof.tasks.knob_roles`) among those
+    that size the big tensor (a halving saves :data:`SIGNIFICANT_SAVING` of the bytes), in
+    sizing's own order (batch and extents, then generic knobs, then widths; the largest first):
+    an embedding's width shrinks, not the number of ids it looks up, and RMSNorm's rows shrink
+    before its hidden width."""
     current = dict(knobs)
     estimate = _estimate(pair, current)
-    if estimate is None:
-        return None
-    if _fits(estimate, settings):
-        return current
-    order = []
-    for name, value in current.items():
-        role = knob_role(name)
-        if name == pinned or value <= 1 or role not in SHRINK_TIER:
-            continue
-        halved = _estimate(pair, {**current, name: value // 2})
-        if halved is not None:
-            order.append((_bytes(halved), SHRINK_TIER[role], name))
-    for _, _, name in sorted(order):
-        while current[name] > 1:
-            trial = {**current, name: current[name] // 2}
+    for _ in range(MAX_HALVINGS):
+        if estimate is None:
+            return None
+        if _fits(estimate, settings):
+            return current
+        options = []
+        for name, value in current.items():
+            role = knob_role(name)
+            if name == pinned or value <= 1 or role not in SHRINK_TIER:
+                continue
+            trial = {**current, name: value // 2}
             found = _estimate(pair, trial)
-            if found is None:
-                break  # the reference cannot run there: leave this knob where it is
-            current = trial
-            if _fits(found, settings):
-                return current
+            if found is not None:
+                saving = 1.0 - _bytes(found) / max(_bytes(estimate), 1.0)
+                options.append((saving, (SHRINK_TIER[role], -value, name), trial, found))
+        if not options:
+            return None
+        significant = [o for o in options if o[0] >= SIGNIFICANT_SAVING] or options
+        _, _, current, estimate = min(significant, key=lambda option: option[1])
     return None
 
 
