@@ -137,7 +137,11 @@ class _EmbeddingPair:
 class _RowsPair:
     """Meta estimates of a row-wise op on a (batch, seq, hidden) input with a hidden weight."""
 
+    def __init__(self) -> None:
+        self.asked = 0
+
     def ask_reference(self, request: PlanRequest) -> Any:
+        self.asked += 1
         k = request.knobs
         elements = k["batch_size"] * k["seq_len"] * k["hidden"]
         data = {"ok": True, "flops": 0.0, "bytes": 8.0 * elements + 4.0 * k["hidden"],
@@ -155,9 +159,11 @@ def test_a_size_past_16_bits_is_fitted_by_shrinking_what_sizes_the_big_tensor():
     fitted = fit_around(_EmbeddingPair(), EMBEDDING, "num_embeddings", settings)  # type: ignore[arg-type]
     assert fitted == {**EMBEDDING, "embedding_dim": 64}
     # RMSNorm-like: rows and width both size the tensor; the rows (an extent) shrink first
-    rows = fit_around(_RowsPair(), {"batch_size": 131073, "seq_len": 128, "hidden": 1024},
+    pair = _RowsPair()
+    rows = fit_around(pair, {"batch_size": 131073, "seq_len": 128, "hidden": 1024},
                       "batch_size", settings)  # type: ignore[arg-type]
     assert rows == {"batch_size": 131073, "seq_len": 1, "hidden": 32}  # 131073 * 64 * 8 > 64 MiB
+    assert pair.asked <= 2 * 2 + 12 + 2  # two choices of two options, a dozen halvings
     # the pinned knob is never shrunk: nothing else left means no variant, not a smaller one
     tight = resolve_settings(overrides={"max_call_bytes": 1 << 18})
     assert fit_around(_EmbeddingPair(), EMBEDDING, "num_embeddings", tight) is None  # type: ignore[arg-type]

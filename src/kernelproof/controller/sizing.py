@@ -151,11 +151,21 @@ def fit_around(pair: WorkerPair, knobs: dict[str, int], pinned: str,
     before its hidden width."""
     current = dict(knobs)
     estimate = _estimate(pair, current)
+    chosen: str | None = None
     for _ in range(MAX_HALVINGS):
         if estimate is None:
             return None
         if _fits(estimate, settings):
             return current
+        if chosen is not None and current[chosen] > 1:
+            # The knob chosen last goes on halving while it keeps saving: one estimate a step
+            # instead of one per knob (each is a meta-device run of the task).
+            trial = {**current, chosen: current[chosen] // 2}
+            found = _estimate(pair, trial)
+            if found is not None and (1.0 - _bytes(found) / max(_bytes(estimate), 1.0)
+                                      >= SIGNIFICANT_SAVING):
+                current, estimate = trial, found
+                continue
         options = []
         for name, value in current.items():
             role = knob_role(name)
@@ -169,7 +179,7 @@ def fit_around(pair: WorkerPair, knobs: dict[str, int], pinned: str,
         if not options:
             return None
         significant = [o for o in options if o[0] >= SIGNIFICANT_SAVING] or options
-        _, _, current, estimate = min(significant, key=lambda option: option[1])
+        _, (_, _, chosen), current, estimate = min(significant, key=lambda option: option[1])
     return None
 
 

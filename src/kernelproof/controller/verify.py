@@ -555,7 +555,7 @@ class _Run:
         ones that do not fit (on a CPU worker's 8 GiB, all) are named in an ``info``
         finding."""
         if not self.settings.shape_variants:
-            return {}
+            return []
         found = [size for name in knobs
                  if (size := past_32_bits(pair, knobs, name, self.settings)
                      or rows_past_31_bits(pair, knobs, name, self.settings))]
