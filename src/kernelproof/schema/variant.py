@@ -101,13 +101,14 @@ class InputVariant(BaseModel):
 
     @property
     def planted_special_values(self) -> bool:
-        """Inputs where a non-finite reference output is expected and masking it is only a
-        warning (planted Inf/NaN, values near overflow or underflow, signed zeros)."""
+        """Inputs where a non-finite reference output is expected (planted Inf/NaN, values
+        near overflow or underflow, signed zeros): a candidate that gives numbers there is
+        told it turns bad input into numbers. It is ``incorrect`` on every variant alike."""
         return self.value in EDGE_VALUE_TRANSFORMS
 
 
 #: Value transforms after which the reference may legitimately produce Inf or NaN (1/-0.0,
-#: overflow near the largest finite value): judged like planted Inf/NaN.
+#: overflow near the largest finite value).
 EDGE_VALUE_TRANSFORMS = frozenset({
     ValueTransform.SPECIAL, ValueTransform.NEGATIVE_ZERO, ValueTransform.DENORMAL,
     ValueTransform.LARGEST, ValueTransform.WIDE_RANGE,
