@@ -92,12 +92,66 @@ def test_special_value_rules():
     spurious = torch.tensor([float("nan"), float("inf"), float("nan"), 2.0])
     result = compare_output(spurious, reference, oracle, policy=ORACLE, planted=True)
     assert not result.passed and result.notes[0].severity is Severity.FAIL
-    masked = torch.tensor([1.0, 5.0, float("nan"), 2.0])
-    result = compare_output(masked, reference, oracle, policy=ORACLE, planted=True)
-    assert result.passed and [n.severity for n in result.notes] == [Severity.WARN]
     other_kind = torch.tensor([1.0, float("nan"), float("nan"), 2.0])
     result = compare_output(other_kind, reference, oracle, policy=ORACLE, planted=True)
     assert result.passed and [n.check for n in result.notes] == ["non-finite-kind"]
+
+
+@pytest.mark.parametrize("planted", [True, False])
+def test_a_number_where_the_true_answer_is_nan_or_inf_is_wrong(planted):
+    """Issue 25 class 4: turning the reference's NaN or Inf into a number is a silently wrong
+    answer on every variant, planted or not, never a warning."""
+    reference = torch.tensor([1.0, float("inf"), float("nan"), 2.0])
+    oracle = reference.double()
+    for masked in (torch.tensor([1.0, 5.0, float("nan"), 2.0]),
+                   torch.tensor([1.0, float("inf"), 0.0, 2.0])):
+        result = compare_output(masked, reference, oracle, policy=ORACLE, planted=planted)
+        assert not result.passed, masked
+        assert [(n.check, n.severity) for n in result.notes] == [
+            ("masks-non-finite", Severity.FAIL)]
+        assert "finite where the reference gives NaN or Inf" in result.detail
+    # The same positions and kinds pass.
+    assert compare_output(reference.clone(), reference, oracle, policy=ORACLE).passed
+
+
+def test_opposite_infinities_are_wrong_nan_against_inf_is_not():
+    reference = torch.tensor([1.0, float("inf"), -float("inf"), 2.0])
+    flipped = torch.tensor([1.0, -float("inf"), -float("inf"), 2.0])
+    result = compare_output(flipped, reference, reference.double(), policy=ORACLE)
+    assert not result.passed and "opposite sign" in result.detail
+    nan_for_inf = torch.tensor([1.0, float("nan"), -float("inf"), 2.0])
+    assert compare_output(nan_for_inf, reference, reference.double(), policy=ORACLE).passed
+
+
+def test_where_the_reference_overflowed_but_the_answer_fits_either_is_accepted():
+    """The reference's own Inf is not the truth where the float64 oracle is a finite number
+    of the dtype (the reference overflowed in an intermediate): a candidate that stays finite
+    there is more robust, not wrong; one that overflows like the reference is as good."""
+    reference = torch.tensor([1.0, float("inf"), 2.0])
+    oracle = torch.tensor([1.0, 3.0e38, 2.0], dtype=torch.float64)  # fits float32
+    finite = torch.tensor([1.0, 3.0e38, 2.0])
+    result = compare_output(finite, reference, oracle, policy=ORACLE)
+    assert result.passed and [n.severity for n in result.notes] == [Severity.INFO]
+    assert compare_output(reference.clone(), reference, oracle, policy=ORACLE).passed
+    # Past the largest float32 the exact answer in float32 is Inf: a number there is wrong.
+    beyond = torch.tensor([1.0, 1e39, 2.0], dtype=torch.float64)
+    assert not compare_output(finite, reference, beyond, policy=ORACLE).passed
+    # At the edge itself (within OVERFLOW_MARGIN) either rounding is honest.
+    edge = torch.tensor([1.0, 3.4028e38, 2.0], dtype=torch.float64)
+    assert compare_output(torch.tensor([1.0, 3.4028e38, 2.0]), reference, edge,
+                          policy=ORACLE).passed
+    finite_reference = torch.tensor([1.0, 3.4028e38, 2.0])
+    assert compare_output(reference.clone(), finite_reference, edge, policy=ORACLE).passed
+
+
+def test_without_an_oracle_the_references_nan_positions_are_the_truth():
+    """Stress sizes and timed outputs compare with the reference itself."""
+    reference = torch.tensor([1.0, float("nan"), 2.0])
+    masked = torch.tensor([1.0, 0.5, 2.0])
+    own = OwnError(norm=1e-7, element=1e-7)
+    assert not compare_output(masked, reference, reference, policy=ORACLE, own_error=own).passed
+    assert compare_output(reference.clone(), reference, reference, policy=ORACLE,
+                          own_error=own).passed
 
 
 def test_integer_outputs_are_exact():

@@ -1,4 +1,4 @@
-"""Attacks on the verifier itself (HACKS rows 27-34): candidates written by reading
+"""Attacks on the verifier itself (HACKS rows 27-39): candidates written by reading
 kernelproof's source. Each is caught, or gains nothing, for the reason its docstring names.
 
 They run with timing on (short budget): several act only while timed."""
@@ -13,7 +13,7 @@ import pytest
 
 from kernelproof.api import reward
 from kernelproof.config import cache_dir
-from kernelproof.schema import Verdict
+from kernelproof.schema import TestOutcome, Verdict
 
 pytestmark = pytest.mark.slow
 
@@ -35,6 +35,21 @@ EXPECTED_CHECKS: dict[str, tuple[str, ...]] = {
     "32_einsum_matmul.py": ("passthrough",),
     "33_numba_threads.py": ("cpu-time",),
     "34_work_while_unwatched.py": (),
+    "39_nan_to_number.py": ("correctness",),
+    "39b_powers_of_two_tiles.py": ("correctness",),
+    "39c_ids_narrowed_to_16_bits.py": ("correctness",),
+    "39d_small_magnitudes_only.py": ("correctness",),
+    "39e_float_positions.py": ("correctness",),
+}
+
+#: Row 39 (issue 25, class 4): the cells that catch each attack, by the start of their names.
+#: The attack is right on every cell the matrix tried before them.
+CATCHING_CELLS: dict[str, tuple[str, ...]] = {
+    "39_nan_to_number.py": ("value:inf-nan",),
+    "39b_powers_of_two_tiles.py": ("shape:dim=1536", "shape:dim=640"),
+    "39c_ids_narrowed_to_16_bits.py": ("shape:num_embeddings=131073",),
+    "39d_small_magnitudes_only.py": ("value:scale-1e4", "value:scale-1e5", "value:wide-range"),
+    "39e_float_positions.py": ("shape:",),
 }
 
 
@@ -77,6 +92,23 @@ def test_attack_on_the_verifier_is_caught(verified, name):
         assert report.timing.speedup < 1.5 and reward(report) < 1.5, report.timing.speedup_ci
     else:
         assert reward(report) == 0.0
+
+
+@pytest.mark.parametrize("name", sorted(CATCHING_CELLS))
+def test_inputs_the_matrix_never_tried_catch_row_39(verified, name):
+    """Production sizes, sizes past 16 and 24 bits, magnitudes up to the finite range's top
+    and NaN judged exactly each catch the attack written to slip past the matrix without
+    them; and only they do (every other cell passes, so the rule, not luck, catches it)."""
+    report = verified(ATTACKS / name, **SETTINGS)
+    failed = [t.variant.name for t in report.correctness.tests
+              if t.outcome is TestOutcome.FAILED]
+    assert failed, _describe(report)
+    assert all(cell.startswith(CATCHING_CELLS[name]) for cell in failed), failed
+    if name == "39e_float_positions.py":  # the one cell past 2**24 elements
+        assert len(failed) == 1
+        test = next(t for t in report.correctness.tests if t.variant.name == failed[0])
+        knobs = {**report.correctness.default_knobs, **test.variant.knobs}
+        assert knobs["batch_size"] * knobs["dim"] > 2**24 + 2**22, knobs
 
 
 def test_cache_poisoning_leaves_the_cache_as_the_controller_wrote_it(verified):

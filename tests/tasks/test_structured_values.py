@@ -86,3 +86,19 @@ def test_value_variants_must_be_a_dict_literal_with_string_keys():
     with pytest.raises(TaskError, match="VALUE_VARIANTS` must be a dict literal"):
         parse_task(TASK.replace('VALUE_VARIANTS = {"ones": ones, "reshaped": reshaped}',
                                 "VALUE_VARIANTS = dict(ones=ones)"), "t.py")
+
+
+def test_values_reach_1e4_1e5_and_every_decade_of_the_finite_range():
+    (x4,) = transform_values([_x()], ValueTransform.SCALE_UP_4, seed=1)
+    (x5,) = transform_values([_x()], ValueTransform.SCALE_UP_5, seed=1)
+    assert 1e4 < float(x4.abs().max()) < 1e5 < float(x5.abs().max())
+    source = torch.randn(64, 1000, generator=torch.Generator().manual_seed(0))
+    (wide,) = transform_values([source], ValueTransform.WIDE_RANGE, seed=1)
+    assert bool(torch.isfinite(wide).all())
+    assert torch.equal(torch.signbit(wide), torch.signbit(source))
+    decades = torch.log10(wide.abs()).floor().unique()
+    assert {-10, -1, 0, 4, 5, 10} <= {int(d) for d in decades}  # 64,000 draws over ~34 decades
+    # As the largest-finite variant: a sum of products of two inputs over a row stays finite.
+    assert bool(torch.isfinite((wide * wide).sum(dim=-1)).all())
+    again = transform_values([source], ValueTransform.WIDE_RANGE, seed=1)[0]
+    assert torch.equal(wide, again)  # deterministic from the seed: both workers agree

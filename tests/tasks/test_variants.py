@@ -1,6 +1,6 @@
 from kernelproof.config import resolve_settings
 from kernelproof.schema import LayoutTransform, ValueTransform, VariantKind
-from kernelproof.tasks.variants import plan_matrix
+from kernelproof.tasks.variants import plan_matrix, refitted
 
 
 def test_default_group_has_seeds_values_and_layouts():
@@ -73,3 +73,44 @@ def test_largest_verified_counts_only_passed_cells():
     tests = [cell(128, TestOutcome.PASSED), cell(512, TestOutcome.FAILED),
              cell(256, TestOutcome.SKIPPED)]
     assert largest_verified(tests, {"n": 64, "m": 3}) == {"n": 128, "m": 3}
+
+
+def test_production_sizes_are_whole_tiles_but_not_powers_of_two():
+    """Issue 25 class 4: next to each knob, the 3 * 2**k above it and the 5 * 2**k below it
+    (1536 and 640 next to 1000; 6144 and 2560 next to 4096), compared with the oracle."""
+    settings = resolve_settings()
+    groups = plan_matrix({"batch": 8, "dim": 4096}, [], [1], settings)
+    by_knobs = {(g.knobs["batch"], g.knobs["dim"]): g for g in groups}
+    for knobs in [(8, 6144), (8, 2560)]:
+        assert not by_knobs[knobs].stress, knobs  # within 2x: the oracle, and timed
+    assert (12, 4096) not in by_knobs  # knobs below MIN_PRODUCTION_KNOB get none
+    dims = {g.knobs["dim"] for g in plan_matrix({"dim": 1000}, [], [1], settings)}
+    assert {1536, 640} <= dims
+    # and every one is a whole number of 128-element tiles whose count is no power of two
+    assert all((d // 128) & (d // 128 - 1) for d in (1536, 640, 6144, 2560))
+
+
+def test_the_size_past_16_bits_pins_its_knob():
+    settings = resolve_settings()
+    groups = plan_matrix({"rows": 8192, "width": 512}, [], [1], settings)
+    past = {g.pinned: g.knobs for g in groups if g.pinned is not None}
+    assert past == {"rows": {"rows": 131073, "width": 512},
+                    "width": {"rows": 8192, "width": 131073}}
+
+
+def test_sizes_past_24_and_31_bits_are_sized_by_memory():
+    settings = resolve_settings()
+    groups = plan_matrix({"n": 64}, [], [1], settings, past_24_bits={"n": 2**24 + 1},
+                         past_32_bits=[{"n": 2**31 + 1}])
+    sized = [g for g in groups if g.device_sized]
+    assert [g.knobs["n"] for g in sized] == [2**24 + 1, 2**31 + 1]
+    assert all(g.stress for g in sized)
+
+
+def test_a_refitted_group_names_every_knob_that_differs():
+    settings = resolve_settings()
+    groups = plan_matrix({"rows": 8192, "width": 512}, [], [1], settings)
+    past = next(g for g in groups if g.pinned == "rows")
+    fitted = refitted(past, {"rows": 2 * 2**16 + 1, "width": 64}, groups[0].knobs)
+    assert fitted.label == "shape:rows=131073,width=64" and fitted.pinned == "rows"
+    assert fitted.variants[0].knobs == {"rows": 131073, "width": 64}

@@ -31,6 +31,10 @@ _KIND_OF = {TestOutcome.FAILED: "wrong", TestOutcome.RAISED: "raises",
 
 _VALUE_WORDS = {
     ValueTransform.SCALE_UP: "on inputs scaled by 1e3 (overflow or lost precision)",
+    ValueTransform.SCALE_UP_4: "on inputs scaled by 1e4 (it assumes small magnitudes)",
+    ValueTransform.SCALE_UP_5: "on inputs scaled by 1e5 (it assumes small magnitudes)",
+    ValueTransform.WIDE_RANGE: "on magnitudes spread over the dtype's finite range (it is "
+                               "right only within some band of magnitudes)",
     ValueTransform.SCALE_DOWN: "on inputs scaled by 1e-3 (underflow or an absolute epsilon)",
     ValueTransform.SHIFT: "on inputs shifted by +100 (e.g. softmax without max-subtraction)",
     ValueTransform.SPECIAL: "when the input holds Inf or NaN",

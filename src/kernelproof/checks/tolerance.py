@@ -174,7 +174,8 @@ def compare_output(
     if not (reference_finite and _all_finite(candidate)):
         finite_c, finite_r = torch.isfinite(candidate), torch.isfinite(reference)
         r = _value(r)
-        notes = _special_value_notes(c, r, finite_c, finite_r, planted)
+        notes = _special_value_notes(c, r, None if o is r else o, finite_c, finite_r,
+                                     reference.dtype, planted)
         comparable = finite_c & finite_r if o is r else finite_c & finite_r & torch.isfinite(o)
     hard = [n for n in notes if n.severity is Severity.FAIL]
     if policy.mode == "fixed":
@@ -419,33 +420,72 @@ def _rms(x: torch.Tensor) -> float:
     return norm / max(x.numel(), 1) ** 0.5
 
 
-def _special_value_notes(c: torch.Tensor, r: torch.Tensor, finite_c: torch.Tensor,
-                         finite_r: torch.Tensor, planted: bool) -> list[SpecialValueNote]:
+#: Share of the dtype's largest finite value by which a true answer may pass it (or fall short
+#: of it) and still honestly round either way: a result within a few units in the last place of
+#: the edge overflows in one honest order of operations and not in another.
+OVERFLOW_MARGIN = 1e-3
+
+
+def _special_value_notes(c: torch.Tensor, r: torch.Tensor, o: torch.Tensor | None,
+                         finite_c: torch.Tensor, finite_r: torch.Tensor, dtype: torch.dtype,
+                         planted: bool) -> list[SpecialValueNote]:
+    """Where NaN and Inf sit, judged exactly (issue 25, class 4).
+
+    An element whose true answer is not a finite number of ``dtype`` (the reference gives NaN
+    or Inf there and the float64 oracle ``o`` agrees: non-finite, or past the dtype's largest
+    value) must be NaN or Inf in the candidate too: a finite number there is a silently wrong
+    answer, the "sanitised" output that hides the bug upstream. The reverse, NaN or Inf where
+    the reference is finite, is wrong as well. Only where the reference and the oracle disagree
+    (the reference overflowed in its working dtype though the answer fits, or the answer sits
+    at the dtype's edge) may the candidate give either. Without an independent oracle (``o``
+    None: stress sizes, timed outputs) the reference's own classes are the truth.
+    """
     if bool(finite_c.all()) and bool(finite_r.all()):
         return []
+    if o is None:
+        must_be_special = may_be_special = ~finite_r
+    else:
+        top = torch.finfo(dtype).max
+        beyond = ~torch.isfinite(o)
+        magnitude = o.abs()
+        must_be_special = beyond | (magnitude > top * (1 + OVERFLOW_MARGIN))
+        may_be_special = beyond | (magnitude >= top * (1 - OVERFLOW_MARGIN))
     notes = []
-    spurious = int((finite_r & ~finite_c).sum())
+    spurious = int((finite_r & ~finite_c & ~may_be_special).sum())
     if spurious:
         notes.append(SpecialValueNote(
             FindingCheck.NON_FINITE_OUTPUT, Severity.FAIL,
             f"{spurious} element(s) are NaN or Inf where the reference is finite", spurious,
         ))
-    masked = int((~finite_r & finite_c).sum())
+    masked = int((~finite_r & finite_c & must_be_special).sum())
     if masked:
         notes.append(SpecialValueNote(
-            FindingCheck.MASKS_NON_FINITE,
-            Severity.WARN if planted else Severity.INFO,
-            f"{masked} element(s) are finite where the reference gives NaN or Inf"
-            + (": the candidate masks bad input" if planted else ""),
+            FindingCheck.MASKS_NON_FINITE, Severity.FAIL,
+            f"{masked} element(s) are finite where the reference gives NaN or Inf (so does the "
+            "float64 oracle)" + (": the candidate turns bad input into numbers" if planted else ""),
             masked,
         ))
+    robust = int((~finite_r & finite_c & ~must_be_special).sum())
+    if robust:
+        notes.append(SpecialValueNote(
+            FindingCheck.MASKS_NON_FINITE, Severity.INFO,
+            f"{robust} element(s) are finite where the reference overflowed though the exact "
+            "answer fits the dtype (the float64 oracle is finite there)", robust,
+        ))
     both = ~finite_r & ~finite_c
-    kind_differs = both & ~((torch.isnan(c) & torch.isnan(r)) | (c == r))
+    opposite = both & torch.isinf(c) & torch.isinf(r) & (torch.sign(c) != torch.sign(r))
+    flipped = int(opposite.sum())
+    if flipped:
+        notes.append(SpecialValueNote(
+            FindingCheck.NON_FINITE_KIND, Severity.FAIL,
+            f"{flipped} element(s) are infinite with the opposite sign to the reference's", flipped,
+        ))
+    kind_differs = both & ~opposite & ~((torch.isnan(c) & torch.isnan(r)) | (c == r))
     differing = int(kind_differs.sum())
     if differing:
         notes.append(SpecialValueNote(
             FindingCheck.NON_FINITE_KIND, Severity.INFO,
             f"{differing} element(s) are non-finite in both but of a different kind "
-            "(NaN against Inf, or opposite signs)", differing,
+            "(NaN against Inf)", differing,
         ))
     return notes

@@ -45,8 +45,10 @@ MAX_CANDIDATE_RESTARTS = 3
 #: MatrixRunner._policy_for).
 EXTREME_VALUE_SLACK = 30.0
 
-#: The value transforms at the dtype's extremes.
-EXTREME_VALUE_TRANSFORMS = frozenset({ValueTransform.DENORMAL, ValueTransform.LARGEST})
+#: The value transforms at the dtype's extremes (wide-range reaches the largest-finite
+#: variant's magnitudes in part of its elements).
+EXTREME_VALUE_TRANSFORMS = frozenset({ValueTransform.DENORMAL, ValueTransform.LARGEST,
+                                      ValueTransform.WIDE_RANGE})
 
 
 #: One checked call in this many runs without the op recorder (see MatrixRunner._run_variant).

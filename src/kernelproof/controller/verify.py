@@ -46,8 +46,11 @@ from kernelproof.controller.stage_clock import StageClock
 from kernelproof.controller.sizing import (
     Sizing,
     fit_default_shape,
+    fit_around,
     largest_fitting,
+    past_24_bits,
     past_32_bits,
+    rows_past_31_bits,
     within_budget,
 )
 from kernelproof.controller.summary import (
@@ -87,7 +90,13 @@ from kernelproof.schema import (
 from kernelproof.tasks.formats import load_task
 from kernelproof.tasks.loaded import LoadedTask
 from kernelproof.tasks.saved_inputs import load_arguments
-from kernelproof.tasks.variants import ShapeGroup, draw_seeds, largest_verified, plan_matrix
+from kernelproof.tasks.variants import (
+    ShapeGroup,
+    draw_seeds,
+    largest_verified,
+    plan_matrix,
+    refitted,
+)
 from kernelproof.timing.process_spread import FALLBACK_SPREAD, ProcessSpread, widen
 from kernelproof.controller.timing_session import TimingSession
 
@@ -342,7 +351,8 @@ class _Run:
                   if self.settings.stress_shapes and self.settings.shape_variants else None)
         groups = plan_matrix(sizing.knobs, self.task.shapes, self.seeds, self.settings,
                              task_values=self.task.value_variants, stress_sizes=stress,
-                             past_32_bits=self._past_32_bits(pair, sizing.knobs))
+                             past_32_bits=self._past_32_bits(pair, sizing.knobs),
+                             past_24_bits=self._past_24_bits(pair, sizing.knobs))
         runnable, over_budget = self._within_budget(pair, groups)
         policy = TolerancePolicy.from_settings(self.settings)
         self.correctness = Correctness(
@@ -529,18 +539,34 @@ class _Run:
     def _candidate_broke(self) -> bool:
         return decide_verdict(self.findings) is Verdict.BROKEN
 
-    def _past_32_bits(self, pair: WorkerPair, knobs: dict[str, int]) -> dict[str, int]:
-        """On a GPU, per knob, the size whose largest tensor passes 2**31 elements, where it
-        fits; the ones that do not fit are named in an ``info`` finding."""
-        if self.settings.device != "cuda" or not self.settings.shape_variants:
+    def _past_24_bits(self, pair: WorkerPair, knobs: dict[str, int]) -> dict[str, int]:
+        """The one knob size whose largest tensor passes 2**24 elements most cheaply, where it
+        fits; when it does not, an ``info`` finding says so (never skipped silently)."""
+        if not self.settings.shape_variants or not self.settings.generated_shapes:
             return {}
-        found = [size for name in knobs if (size := past_32_bits(pair, knobs, name,
-                                                                 self.settings))]
+        found = past_24_bits(pair, knobs, self.settings)
+        if found is None:
+            return {}
+        if not found.fits:
+            self.findings.append(Finding(check=FindingCheck.SIZING, severity=Severity.INFO,
+                                         message=found.skipped_text()))
+            return {}
+        return {found.name: found.value}
+
+    def _past_32_bits(self, pair: WorkerPair, knobs: dict[str, int]) -> list[dict[str, int]]:
+        """Per knob, the size whose largest tensor passes 2**31 elements, where it fits; the
+        ones that do not fit (on a CPU worker's 8 GiB, all) are named in an ``info``
+        finding."""
+        if not self.settings.shape_variants:
+            return []
+        found = [size for name in knobs
+                 if (size := past_32_bits(pair, knobs, name, self.settings)
+                     or rows_past_31_bits(pair, knobs, name, self.settings))]
         too_large = [size.skipped_text() for size in found if not size.fits]
         if too_large:
             self.findings.append(Finding(check=FindingCheck.SIZING, severity=Severity.INFO,
                                          message="; ".join(too_large)))
-        return {size.name: size.value for size in found if size.fits}
+        return [size.knobs(knobs) for size in found if size.fits]
 
     def _within_budget(self, pair: WorkerPair,
                        groups: list[ShapeGroup]) -> tuple[list[ShapeGroup], list[ShapeGroup]]:
@@ -548,7 +574,13 @@ class _Run:
         for group in groups:
             if group.grows and not group.device_sized and not within_budget(
                     pair, group.knobs, self.settings, unknown_fits=not group.stress):
-                skipped.append(group)
+                # A size past 16 bits is kept by shrinking the task's other knobs around it.
+                fitted = (fit_around(pair, group.knobs, group.pinned, self.settings)
+                          if group.pinned is not None else None)
+                if fitted is None:
+                    skipped.append(group)
+                else:
+                    runnable.append(refitted(group, fitted, groups[0].knobs))
             else:
                 runnable.append(group)
         return runnable, skipped

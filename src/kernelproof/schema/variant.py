@@ -34,6 +34,12 @@ class ValueTransform(str, Enum):
     """How floating-point inputs are transformed after generation."""
 
     SCALE_UP = "scale-1e3"
+    SCALE_UP_4 = "scale-1e4"
+    """randn times 1e4: magnitudes a kernel tested on randn and randn * 1e3 never met."""
+
+    SCALE_UP_5 = "scale-1e5"
+    """randn times 1e5."""
+
     SCALE_DOWN = "scale-1e-3"
     SHIFT = "shift"
     SPECIAL = "inf-nan"
@@ -60,6 +66,11 @@ class ValueTransform(str, Enum):
     LARGEST = "largest-finite"
     """Values scaled towards the dtype's largest finite value (kept finite through a sum over
     the last dimension where possible): overflow in intermediate results shows."""
+
+    WIDE_RANGE = "wide-range"
+    """Magnitudes spread log-uniformly from the reciprocal of the largest-finite variant's
+    scale up to it (the inputs' signs kept): every decade of the finite range where the
+    reference stays finite, in one input, so a kernel right only below some magnitude shows."""
 
 
 class LayoutTransform(str, Enum):
@@ -90,14 +101,15 @@ class InputVariant(BaseModel):
 
     @property
     def planted_special_values(self) -> bool:
-        """Inputs where a non-finite reference output is expected and masking it is only a
-        warning (planted Inf/NaN, values near overflow or underflow, signed zeros)."""
+        """Inputs where a non-finite reference output is expected (planted Inf/NaN, values
+        near overflow or underflow, signed zeros): a candidate that gives numbers there is
+        told it turns bad input into numbers. It is ``incorrect`` on every variant alike."""
         return self.value in EDGE_VALUE_TRANSFORMS
 
 
 #: Value transforms after which the reference may legitimately produce Inf or NaN (1/-0.0,
-#: overflow near the largest finite value): judged like planted Inf/NaN.
+#: overflow near the largest finite value).
 EDGE_VALUE_TRANSFORMS = frozenset({
     ValueTransform.SPECIAL, ValueTransform.NEGATIVE_ZERO, ValueTransform.DENORMAL,
-    ValueTransform.LARGEST,
+    ValueTransform.LARGEST, ValueTransform.WIDE_RANGE,
 })

@@ -128,6 +128,10 @@ def structured_values(x: torch.Tensor, transform: ValueTransform, seed: int) -> 
     """One floating tensor under ``transform`` (see :class:`ValueTransform`); a new tensor."""
     if transform is ValueTransform.SCALE_UP:
         return x * 1e3
+    if transform is ValueTransform.SCALE_UP_4:
+        return x * 1e4
+    if transform is ValueTransform.SCALE_UP_5:
+        return x * 1e5
     if transform is ValueTransform.SCALE_DOWN:
         return x * 1e-3
     if transform is ValueTransform.SHIFT:
@@ -143,9 +147,9 @@ def structured_values(x: torch.Tensor, transform: ValueTransform, seed: int) -> 
     if transform is ValueTransform.DENORMAL:  # every element below the smallest normal
         return (x.double() * (SUBNORMAL_FILL * info.tiny / peak if peak else 0.0)).to(x.dtype)
     if transform is ValueTransform.LARGEST:
-        row = x.shape[-1] if x.dim() >= 1 and x.shape[-1] > 0 else 1
-        target = (info.max / (LARGEST_HEADROOM * row)) ** 0.5
-        return (x.double() * (target / peak if peak else 0.0)).to(x.dtype)
+        return (x.double() * (_largest_magnitude(x) / peak if peak else 0.0)).to(x.dtype)
+    if transform is ValueTransform.WIDE_RANGE:
+        return _wide_range(x, seed)
     if x.dim() == 0 or x.numel() == 0:
         return x.clone()
     if transform is ValueTransform.EQUAL_ROWS:
@@ -154,6 +158,26 @@ def structured_values(x: torch.Tensor, transform: ValueTransform, seed: int) -> 
         rows = x.reshape(-1, x.shape[-1])
         return rows[:1].expand(rows.shape).reshape(x.shape).contiguous()
     raise ValueError(f"unknown value transform {transform!r}")
+
+
+def _largest_magnitude(x: torch.Tensor) -> float:
+    """The magnitude the largest-finite variant scales ``x``'s peak to (see
+    :data:`LARGEST_HEADROOM`)."""
+    row = x.shape[-1] if x.dim() >= 1 and x.shape[-1] > 0 else 1
+    return (torch.finfo(x.dtype).max / (LARGEST_HEADROOM * row)) ** 0.5
+
+
+def _wide_range(x: torch.Tensor, seed: int) -> torch.Tensor:
+    """``x``'s signs with magnitudes drawn log-uniformly from ``[1/top, top]``, ``top`` the
+    largest-finite variant's magnitude: the product of any two stays a normal, finite number
+    and a row's sum of such products stays finite, so the reference stays finite wherever the
+    largest-finite variant does, while |x| covers 1e4, 1e5 and every other decade between."""
+    top = _largest_magnitude(x)
+    generator = torch.Generator().manual_seed(seed)
+    exponent = (torch.rand(x.shape, generator=generator, dtype=torch.float64) * 2 - 1)
+    magnitude = torch.pow(top, exponent)
+    sign = torch.where(x.cpu() < 0, -1.0, 1.0).to(torch.float64)
+    return (sign * magnitude).to(dtype=x.dtype, device=x.device)
 
 
 def _signed_zeros(x: torch.Tensor, seed: int) -> torch.Tensor:

@@ -1,14 +1,16 @@
 """Planning the correctness matrix: which knob settings, seeds and transforms to run.
 
 A candidate that only ever sees the benchmark's one shape and one seed can hard-code its way
-through. The matrix therefore varies every knob (smaller, larger, odd, prime, 1), the values
-(scaled, shifted, with Inf and NaN planted) and the memory layout (strided, offset).
+through. The matrix therefore varies every knob (smaller, larger, odd, prime, 1, production
+sizes that are whole tiles but not powers of two, past 16 bits), the values (scaled up to 1e5,
+shifted, across the finite range, with Inf and NaN planted) and the memory layout (strided,
+offset).
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kernelproof.config import Settings
@@ -33,6 +35,15 @@ STRESS_FACTORS = (4, 8)
 #: one id in 65537 would), so an index cast to uint16 is caught, not only a length.
 PAST_16_BITS = 2 * 2**16 + 1
 
+#: Multipliers of a power of two that production sizes are built from (1536 = 3 * 512, 5120 =
+#: 5 * 1024, 6144 = 3 * 2048, 12288 = 3 * 4096): a whole number of tiles of any power-of-two
+#: size up to 2**k, whose count is not a power of two. A kernel tried only at powers of two
+#: (and at odd sizes, which take its remainder path) can assume a power-of-two tile count.
+PRODUCTION_MULTIPLIERS = (3, 5)
+
+#: Knobs below this get no production sizes: a tile count needs a tile to count.
+MIN_PRODUCTION_KNOB = 16
+
 #: Extra runs on the first seed's inputs, to see races and nondeterminism (HACKS row 21).
 REPEATS = 2
 
@@ -55,8 +66,12 @@ class ShapeGroup:
     oracle, at a tolerance derived from smaller variants) and not timed."""
 
     device_sized: bool = False
-    """Sized against the GPU's free memory (a tensor past 2**31 elements), not against the
-    per-call budget that keeps ordinary variants quick."""
+    """Sized against the device's (or the host's) free memory (a tensor past 2**24 or 2**31
+    elements), not against the per-call budget that keeps ordinary variants quick."""
+
+    pinned: str | None = None
+    """The knob this group exists for (a size past 16 bits): where the call does not fit the
+    budget, the other knobs are shrunk until it does, rather than the group dropped."""
 
 
 def plan_matrix(
@@ -66,15 +81,17 @@ def plan_matrix(
     settings: Settings,
     task_values: list[str] | None = None,
     stress_sizes: dict[str, int] | None = None,
-    past_32_bits: dict[str, int] | None = None,
+    past_32_bits: list[dict[str, int]] | None = None,
+    past_24_bits: dict[str, int] | None = None,
 ) -> list[ShapeGroup]:
     """The shape groups to run, the default shape first.
 
     Value variants (built-in and the task's own ``task_values``) run at the default shape on
     the first seed only: each costs one reference and one candidate call. ``stress_sizes``
     (``--stress-shapes``) adds, per knob, the largest size that fits the budget;
-    ``past_32_bits`` (on a GPU), per knob, the size whose largest tensor passes 2**31
-    elements."""
+    ``past_32_bits``, the knob settings (over the default's) whose largest tensor passes 2**31
+    elements, or whose table passes 2**31 rows, where memory allows; ``past_24_bits``, the one knob's size whose largest tensor passes 2**24
+    elements most cheaply."""
     first = seeds[0]
     default = ShapeGroup(label="default", knobs=dict(default_knobs), is_default=True)
     for index, seed in enumerate(seeds):
@@ -113,12 +130,21 @@ def plan_matrix(
         return groups
     seen = {_key(default_knobs)}
     candidates = [dict(default_knobs, **shape) for shape in declared_shapes]
+    pinned: dict[tuple[tuple[str, int], ...], str] = {}
     if settings.generated_shapes or not declared_shapes:
         candidates += _generated_shapes(default_knobs)
+        candidates += _production_sizes(default_knobs)
         candidates += _past_limits(default_knobs)
+        for name, value in default_knobs.items():
+            if 1 <= value < PAST_16_BITS:
+                past = dict(default_knobs, **{name: PAST_16_BITS})
+                pinned[_key(past)] = name
+                candidates.append(past)
     candidates += [dict(default_knobs, **{k: v}) for k, v in (stress_sizes or {}).items()]
-    device_sized = {_key(dict(default_knobs, **{k: v})) for k, v in (past_32_bits or {}).items()}
-    candidates += [dict(default_knobs, **{k: v}) for k, v in (past_32_bits or {}).items()]
+    by_memory = [dict(default_knobs, **{k: v}) for k, v in (past_24_bits or {}).items()]
+    by_memory += [dict(default_knobs, **changes) for changes in past_32_bits or []]
+    device_sized = {_key(knobs) for knobs in by_memory}
+    candidates += by_memory
     for knobs in candidates:
         key = _key(knobs)
         if key in seen or set(knobs) != set(default_knobs):
@@ -134,8 +160,19 @@ def plan_matrix(
             grows=any(v > default_knobs[k] for k, v in changed.items()),
             stress=stress or key in device_sized,
             device_sized=key in device_sized,
+            pinned=pinned.get(key),
         ))
     return groups
+
+
+def refitted(group: ShapeGroup, knobs: dict[str, int],
+             default_knobs: dict[str, int]) -> ShapeGroup:
+    """``group`` at ``knobs`` instead (its pinned knob kept, others shrunk to the budget)."""
+    changed = {k: v for k, v in knobs.items() if v != default_knobs[k]}
+    label = "shape:" + ",".join(f"{k}={v}" for k, v in changed.items())
+    seed = group.variants[0].seed
+    return replace(group, label=label, knobs=knobs, variants=[
+        InputVariant(name=label, kind=VariantKind.SHAPE, knobs=changed, seed=seed)])
 
 
 def largest_verified(tests: list[CorrectnessTest], default_knobs: dict[str, int]) -> dict[str, int]:
@@ -151,12 +188,32 @@ def largest_verified(tests: list[CorrectnessTest], default_knobs: dict[str, int]
 
 
 def _past_limits(default: dict[str, int]) -> list[dict[str, int]]:
-    """Per knob: 4x and 8x, and a size just past 16 bits (for knobs below it)."""
-    shapes = [dict(default, **{name: value * factor})
-              for name, value in default.items() for factor in STRESS_FACTORS if value >= 1]
-    shapes += [dict(default, **{name: PAST_16_BITS})
-               for name, value in default.items() if 1 <= value < PAST_16_BITS]
+    """Per knob: 4x and 8x (the size just past 16 bits is planned with its knob pinned)."""
+    return [dict(default, **{name: value * factor})
+            for name, value in default.items() for factor in STRESS_FACTORS if value >= 1]
+
+
+def _production_sizes(default: dict[str, int]) -> list[dict[str, int]]:
+    """Per knob of at least :data:`MIN_PRODUCTION_KNOB`: the one ``3 * 2**k`` in ``(v, 2v]``
+    and the one ``5 * 2**k`` in ``[v/2, v)`` (1536 and 640 next to 1000; 6144 and 2560 next
+    to 4096): within 2x, so compared with the oracle and timed like the other neighbours."""
+    shapes: list[dict[str, int]] = []
+    for name, value in default.items():
+        if value < MIN_PRODUCTION_KNOB:
+            continue
+        above = _multiple_of_power_of_two(PRODUCTION_MULTIPLIERS[0], value + 1)
+        below = _multiple_of_power_of_two(PRODUCTION_MULTIPLIERS[1], (value + 1) // 2)
+        shapes += [dict(default, **{name: size}) for size in (above, below)
+                   if size != value and size <= 2 * value]
     return shapes
+
+
+def _multiple_of_power_of_two(multiplier: int, at_least: int) -> int:
+    """The smallest ``multiplier * 2**k`` (k >= 0) that is at least ``at_least``."""
+    size = multiplier
+    while size < at_least:
+        size *= 2
+    return size
 
 
 def _key(knobs: dict[str, int]) -> tuple[tuple[str, int], ...]:
