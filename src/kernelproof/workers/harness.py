@@ -382,12 +382,19 @@ class Harness(TimedCalls):
         if self.spec.role == "reference":
             data.signature = _signature_of(inputs)
         sendable = [plain_tensor(o) for o in outputs if isinstance(o, torch.Tensor)]
+        bounds: list[Any] = []
         if self.spec.role == "reference" and request.oracle:
             try:
                 if self.prepared.oracle is None:
                     raise TypeError("the model cannot be copied (copy.deepcopy failed)")
                 with torch.no_grad():
-                    raw64 = self.prepared.oracle(*oracle_inputs(inputs))
+                    if request.forward_bound:
+                        from kernelproof.checks.forward_error import forward_bounds
+
+                        oracle = self.prepared.oracle
+                        raw64, bounds = forward_bounds(lambda: oracle(*oracle_inputs(inputs)))
+                    else:
+                        raw64 = self.prepared.oracle(*oracle_inputs(inputs))
             except Exception as exc:  # noqa: BLE001 - reported as a value, when asked to be
                 if not request.oracle_fallback:
                     raise
@@ -400,6 +407,11 @@ class Harness(TimedCalls):
             input_tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
             data.input_count = len(input_tensors)
             sendable += [plain_tensor(x) for x in input_tensors]
+        if bounds:
+            data.bound_depths = [b.depth if b is not None else None for b in bounds]
+            for b in bounds:
+                sendable += ([b.systematic, b.magnitude] if b is not None
+                             else [torch.empty(0), torch.empty(0)])
         return data, sendable
 
     def op_settle(self, request: SettleRequest, tensors: list[Any]) -> tuple[ReplyData, list[Any]]:
