@@ -1,10 +1,26 @@
 # kernelproof-reference: reference.py
 # kernelproof-expect: verified
-"""Honest: Kahan (compensated) summation over 128 interleaved lanes, then a compensated sum of
-the lanes: nearly exact, and in an order of its own."""
+"""Honest: Kahan (compensated) summation per row, compiled with numba (no fast-math, so the
+compensation survives): nearly exact, in an order of its own."""
 
+import numba
+import numpy as np
 import torch
 import torch.nn as nn
+
+
+@numba.njit("void(float32[:, ::1], float32[::1])", cache=False)
+def _row_sums(x, out):
+    rows, dim = x.shape
+    for r in range(rows):
+        acc = np.float32(0.0)
+        carry = np.float32(0.0)
+        for c in range(dim):
+            y = np.float32(x[r, c] - carry)
+            s = np.float32(acc + y)
+            carry = np.float32(np.float32(s - acc) - y)
+            acc = s
+        out[r] = acc
 
 
 class ModelNew(nn.Module):
@@ -13,22 +29,9 @@ class ModelNew(nn.Module):
         self.scale = scale
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        lanes = 128
-        dim = x.shape[-1]
-        padded = torch.nn.functional.pad(x, (0, (-dim) % lanes))
-        chunks = padded.reshape(*x.shape[:-1], -1, lanes)
-        total = torch.zeros(chunks.shape[:-2] + (lanes,), dtype=x.dtype, device=x.device)
-        carry = torch.zeros_like(total)
-        for i in range(chunks.shape[-2]):
-            y = chunks[..., i, :] - carry
-            t = total + y
-            carry = (t - total) - y
-            total = t
-        result = torch.zeros(total.shape[:-1], dtype=x.dtype, device=x.device)
-        comp = torch.zeros_like(result)
-        for j in range(lanes):
-            y = total[..., j] - comp
-            t = result + y
-            comp = (t - result) - y
-            result = t
-        return result * self.scale
+        if x.dtype != torch.float32:
+            raise TypeError(f"this row sum supports float32 only, got {x.dtype}")
+        rows = x.contiguous().reshape(-1, x.shape[-1])
+        out = np.empty(rows.shape[0], dtype=np.float32)
+        _row_sums(rows.numpy(), out)
+        return torch.from_numpy(out).reshape(x.shape[:-1]) * self.scale
