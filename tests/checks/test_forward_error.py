@@ -58,6 +58,20 @@ def test_the_bound_follows_sums_products_and_views() -> None:
     assert second.depth > 64
 
 
+def test_a_convolution_and_a_power_are_bounded_and_cover_torch_float32() -> None:
+    torch.manual_seed(0)
+    conv = torch.nn.Conv2d(3, 8, 3, padding=1).double()
+    image = torch.randn(2, 3, 16, 16, dtype=torch.float64)
+    with torch.no_grad():
+        oracle, bounds = forward_bounds(lambda: (conv(image) ** 2,))
+        single = torch.nn.Conv2d(3, 8, 3, padding=1)
+        single.load_state_dict({k: v.float() for k, v in conv.state_dict().items()})
+        reference = single(image.float()) ** 2
+    assert bounds[0] is not None and bounds[0].depth >= 3 * 9
+    error = (reference.double() - oracle[0]).abs()
+    assert bool((error <= bounds[0].allowance(torch.float32)).all())
+
+
 def test_an_unknown_op_leaves_its_output_unbounded() -> None:
     x = torch.randn(4, 8, dtype=torch.float64)
     _, bounds = forward_bounds(lambda: (torch.nn.functional.layer_norm(x, (8,)), x.sum(-1)))

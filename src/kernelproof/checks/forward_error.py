@@ -111,7 +111,8 @@ def _leaf(x: Any) -> _Err:
     """An input, a weight, a constant: exact in the reference's dtype (its float32 values
     convert to float64 exactly). A Python float is rounded once when it meets a tensor."""
     if isinstance(x, torch.Tensor):
-        return _Err(torch.zeros_like(x), x.abs(), 0)
+        # ``S`` of an exact value: a zero that broadcasts (products skip it, see _exact)
+        return _Err(torch.zeros((), dtype=x.dtype, device=x.device), x.abs(), 0)
     value = abs(float(x))
     exact = float(x) == 0.0 or float(torch.tensor(float(x), dtype=torch.float32)) == float(x)
     return _Err(torch.tensor(0.0 if exact else value, dtype=torch.float64),
@@ -119,6 +120,13 @@ def _leaf(x: Any) -> _Err:
 
 
 class _BoundMode(TorchDispatchMode):
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # torch wraps a mode's __torch_dispatch__ in ``torch._dynamo.disable`` by default,
+        # which imports Dynamo on the first op: seconds added to every reference worker's
+        # first oracle, for nothing (the oracle runs eagerly).
+        return False
+
     def __init__(self) -> None:
         super().__init__()
         self.known: WeakTensorKeyDictionary = WeakTensorKeyDictionary()
@@ -264,13 +272,29 @@ def _mean(mode: _BoundMode, args: Any, kwargs: dict[str, Any], out: torch.Tensor
     return _reduce(mode, args, kwargs, out, torch.mean, mean=True)
 
 
+def _exact(s: torch.Tensor) -> bool:
+    """A leaf's ``S`` (a zero scalar): the products of its side can be skipped, which keeps a
+    GEMM's bound at one extra GEMM (``|A| @ |B|``) instead of three."""
+    return s.dim() == 0 and float(s) == 0.0
+
+
+def _carried(op: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], x: torch.Tensor,
+             y: torch.Tensor, a: _Err, b: _Err) -> "torch.Tensor | float":
+    """What the factors' own errors carry through the product: ``S_x |y| + |x| S_y``."""
+    carried: "torch.Tensor | float" = 0.0
+    if not _exact(a.s):
+        carried = carried + op(a.s.expand(x.shape), y.abs())
+    if not _exact(b.s):
+        carried = carried + op(x.abs(), b.s.expand(y.shape))
+    return carried
+
+
 def _product(op: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> Callable[..., _Err]:
     def rule(mode: _BoundMode, args: Any, kwargs: dict[str, Any], out: torch.Tensor) -> _Err:
         x, y = args[0], args[1]
         a, b = mode.e(x), mode.e(y)
         k = x.shape[-1]
-        s = (op(a.s.expand(x.shape), y.abs()) + op(x.abs(), b.s.expand(y.shape))
-             + k * out.abs())
+        s = _carried(op, x, y, a, b) + k * out.abs()
         return _Err(s, op(a.m.expand(x.shape), b.m.expand(y.shape)), a.k + b.k + k)
     return rule
 
@@ -282,23 +306,58 @@ def _addmm(op: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> Callable
         alpha = abs(float(kwargs.get("alpha", 1)))
         ec, a, b = mode.e(c), mode.e(x), mode.e(y)
         k = x.shape[-1]
-        s = (beta * ec.s + alpha * (op(a.s.expand(x.shape), y.abs())
-                                    + op(x.abs(), b.s.expand(y.shape)))
-             + (k + 1) * out.abs())
+        s = beta * ec.s + alpha * _carried(op, x, y, a, b) + (k + 1) * out.abs()
         m = beta * ec.m + alpha * op(a.m.expand(x.shape), b.m.expand(y.shape))
         return _Err(s, m, max(ec.k, a.k + b.k + k) + 1)
     return rule
 
 
-def _unary(derivative: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> Callable[..., _Err]:
+def _convolution(mode: _BoundMode, args: Any, kwargs: dict[str, Any],
+                 out: torch.Tensor) -> _Err:
+    """``aten.convolution``: a product like a GEMM, over ``C_in / groups * prod(kernel)``
+    terms (a transposed one: at most ``max(C_in / groups, C_out / groups) * prod(kernel)``)."""
+    x, w, bias = args[0], args[1], args[2]
+    rest = list(args[3:])
+    groups = int(rest[-1]) if rest else 1
+
+    def conv(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.ops.aten.convolution(a, b, None, *rest)
+
+    a, b = mode.e(x), mode.e(w)
+    taps = math.prod(w.shape[2:])
+    k = max(w.shape[1], w.shape[0] // max(groups, 1)) * taps
+    s = _carried(conv, x, w, a, b) + (k + 1) * out.abs()
+    m = conv(a.m.expand(x.shape), b.m.expand(w.shape))
+    depth = a.k + b.k + k + 1
+    if bias is not None:
+        c = mode.e(bias)
+        shape = [1, -1] + [1] * (out.dim() - 2)
+        s = s + c.s.expand(bias.shape).reshape(shape)
+        m = m + c.m.expand(bias.shape).reshape(shape)
+        depth = max(depth, c.k + 1)
+    return _Err(s, m, depth)
+
+
+def _pow(mode: _BoundMode, args: Any, kwargs: dict[str, Any], out: torch.Tensor) -> _Err:
+    """``x ** p`` for a number ``p``: ``|p x^(p-1)|`` times the error it receives."""
+    x, p = args[0], args[1]
+    if isinstance(p, torch.Tensor) or not isinstance(x, torch.Tensor):
+        raise TypeError("a tensor exponent is not bounded")
+    p = float(p)
+    exact_square = p == 2.0
+    return _unary(lambda v, o: p * v.abs() ** (p - 1), 1 if exact_square else UNARY_ROUNDINGS)(
+        mode, args, kwargs, out)
+
+
+def _unary(derivative: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+           roundings: int = UNARY_ROUNDINGS) -> Callable[..., _Err]:
     """A smooth elementwise function: first order, the error it receives times ``|f'(x)|``,
     plus its own few roundings."""
     def rule(mode: _BoundMode, args: Any, kwargs: dict[str, Any], out: torch.Tensor) -> _Err:
         x = args[0]
         a = mode.e(x)
         g = derivative(x, out).abs()
-        return _Err(g * a.s + UNARY_ROUNDINGS * out.abs(), g * a.m + out.abs(),
-                    a.k + UNARY_ROUNDINGS)
+        return _Err(g * a.s + roundings * out.abs(), g * a.m + out.abs(), a.k + roundings)
     return rule
 
 
@@ -354,6 +413,8 @@ _RULES: dict[str, Callable[..., _Err]] = {
     "silu": _unary(lambda x, o: torch.full_like(o, 1.1)),
     "erf": _unary(lambda x, o: torch.full_like(o, 1.13)),
     "_softmax": _softmax,
+    "convolution": _convolution,
+    "pow": _pow,
 }
 
 
