@@ -13,6 +13,15 @@ units of the working dtype's epsilon relative to the output's scale. Two criteri
 
 The error ratio (the worse of the two, candidate over floored reference) is the number a
 reviewer wants: 1 means "as accurate as the reference".
+
+The reference's own error is one sample of what an honest order of operations loses, and a
+lucky one where its order happens to be nearly exact on the data (a pairwise sum of equal
+values). So where the oracle run also bounded the forward error of *any* evaluation order
+(:mod:`kernelproof.checks.forward_error`), that bound widens each limit: an element passes when
+it is within ``factor`` times the reference's own error *or* within what any correct order may
+lose on these inputs; the RMS error likewise against the bound's RMS. Outputs of timed calls
+(compared with the reference's timed output, no oracle) get twice the largest bound learned at
+their shape: both sides may be off by it.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, TypeVar
 
 import torch
 
+from kernelproof.checks.forward_error import ForwardBound, describe_rules
 from kernelproof.schema.checks import FindingCheck
 from kernelproof.schema.verdict import Severity
 
@@ -92,6 +102,7 @@ class TolerancePolicy:
             "element_floor_eps": {
                 str(k).removeprefix("torch."): v for k, v in ELEMENT_FLOOR_EPS.items()
             },
+            "forward_error_bound": describe_rules(),
         }
 
 
@@ -132,6 +143,13 @@ class OwnError:
     element: float
     """Worst element-wise error (exact outputs: the share of elements that differ)."""
 
+    bound_element: float = 0.0
+    """The largest absolute forward error bound of one element learned at this shape (0:
+    none): the candidate and the reference may each be off by it."""
+
+    bound_norm: float = 0.0
+    """The largest RMS of the forward error bound learned at this shape (absolute; 0: none)."""
+
 
 def compare_output(
     candidate: torch.Tensor,
@@ -141,11 +159,14 @@ def compare_output(
     policy: TolerancePolicy,
     planted: bool = False,
     own_error: OwnError | None = None,
+    bound: ForwardBound | None = None,
 ) -> Comparison:
     """Compare one candidate output with the reference and the oracle.
 
     With ``own_error``, ``oracle`` is the reference's own output (no float64 run) and the
-    reference's error against the truth is taken from ``own_error`` instead of measured."""
+    reference's error against the truth is taken from ``own_error`` instead of measured.
+    ``bound``: the oracle's forward error bound for this output, which widens the limit to
+    what any correct evaluation order may lose (see the module's docstring)."""
     if tuple(candidate.shape) != tuple(reference.shape):
         return Comparison(
             passed=False, error_ratio=None,
@@ -187,12 +208,13 @@ def compare_output(
         side = (_derived(reference, oracle, f"side:{measured}",
                          lambda: _ReferenceSide.of(_value(r), o, measured))
                 if comparable is None else None)
+        allowance = _allowance(bound, own_error, reference, comparable)
         result = _compare_oracle(c, _value(r) if side is None else None, o, comparable, policy,
-                                 reference.dtype, own_error, side)
+                                 reference.dtype, own_error, side, allowance)
         if work != torch.float64 and not math.isfinite(result.error_ratio or 0.0):
             # float32 arithmetic overflowed on huge values: the verdict is float64's
             return compare_output(candidate, reference, oracle.double(), policy=policy,
-                                  planted=planted, own_error=own_error)
+                                  planted=planted, own_error=own_error, bound=bound)
     if hard:
         detail = "; ".join(n.message for n in hard)
         return Comparison(False, result.error_ratio, result.candidate_error,
@@ -203,10 +225,34 @@ def compare_output(
                       result.reference_element_error)
 
 
+@dataclass(frozen=True)
+class _Allowance:
+    """What any correct order may lose: per element (a tensor, or one absolute value for
+    every element) and as an RMS (absolute)."""
+
+    element: "torch.Tensor | float"
+    norm: float
+
+
+def _allowance(bound: ForwardBound | None, own_error: OwnError | None, reference: torch.Tensor,
+               mask: torch.Tensor | None) -> _Allowance | None:
+    if own_error is not None:
+        if own_error.bound_element <= 0.0:
+            return None
+        # Compared with the reference's output, not the truth: both may be off by the bound.
+        return _Allowance(2.0 * own_error.bound_element, 2.0 * own_error.bound_norm)
+    if bound is None or tuple(bound.magnitude.shape) != tuple(reference.shape):
+        return None
+    element = bound.allowance(reference.dtype)
+    if mask is not None and not bool(mask.all()):
+        element = element[mask]
+    return _Allowance(element, bound.norm_allowance(reference.dtype))
+
+
 def _compare_oracle(
     c: torch.Tensor, r: torch.Tensor | None, o: torch.Tensor, mask: torch.Tensor | None,
     policy: TolerancePolicy, dtype: torch.dtype, own_error: OwnError | None = None,
-    side: "_ReferenceSide | None" = None,
+    side: "_ReferenceSide | None" = None, allowance: _Allowance | None = None,
 ) -> Comparison:
     if mask is not None:
         if not bool(mask.any()):
@@ -225,17 +271,42 @@ def _compare_oracle(
     error_c = c.sub_(o).abs_()
     norm_c = _rms(error_c) / scale
     denominator = torch.abs(o, out=_scratch(1, o, o.dtype)).add_(ELEMENT_SCALE_FRACTION * scale)
-    elem_c = float(error_c.div_(denominator).max())
     if own_error is not None:  # ``o`` is the reference itself: its error is known, not measured
         norm_r, elem_r = own_error.norm, own_error.element
     else:
         norm_r, elem_r = side.norm, side.element
     norm_floor = NORM_FLOOR_EPS.get(dtype, 1.0) * eps
     elem_floor = ELEMENT_FLOOR_EPS.get(dtype, 4.0) * eps
-    ratio = max(norm_c / max(norm_r, norm_floor),
-                elem_c / max(ELEMENT_REFERENCE_SLACK * elem_r, elem_floor))
+    elem_base = max(ELEMENT_REFERENCE_SLACK * elem_r, elem_floor)
+    if allowance is None:
+        elem_c = float(error_c.div_(denominator).max())
+        ratio = max(norm_c / max(norm_r, norm_floor), elem_c / elem_base)
+        bound_text = ""
+    else:
+        # Each element's limit (divided by the factor, so that ``ratio <= factor`` keeps its
+        # meaning): the reference's own error at that element, or the bound, the wider.
+        worst_abs = float(error_c.max()) if error_c.numel() else 0.0
+        limit = denominator.mul_(elem_base)
+        if isinstance(allowance.element, torch.Tensor):
+            limit = torch.maximum(limit, allowance.element.to(limit.dtype) / policy.factor)
+        else:
+            limit = limit.clamp_min_(allowance.element / policy.factor)
+        elem_ratio = float(error_c.div_(limit.clamp_min_(torch.finfo(limit.dtype).tiny)).max())
+        elem_c = elem_ratio * elem_base
+        norm_bound = allowance.norm / scale
+        ratio = max(norm_c / max(norm_r, norm_floor, norm_bound / policy.factor), elem_ratio)
+        worst_bound = (float(allowance.element.max()) if isinstance(allowance.element,
+                                                                    torch.Tensor)
+                       else allowance.element)
+        bound_text = (f"; what any correct evaluation order may lose here (forward error "
+                      f"bound): relative RMS {norm_bound:.3g}, up to {worst_bound:.3g} on one "
+                      f"element; the worst element is off by {worst_abs:.3g}")
     passed = ratio <= policy.factor
     detail = "" if passed else (
+        f"error {ratio:.3g}x the limit ({policy.factor:g}x the reference's own error, or the "
+        f"forward error bound where wider): relative RMS error {norm_c:.3g} vs the "
+        f"reference's {norm_r:.3g}, worst element {elem_c:.3g} vs {elem_r:.3g}{bound_text}"
+        if allowance is not None else
         f"error {ratio:.3g}x the reference's own (limit {policy.factor:g}x): relative RMS error "
         f"{norm_c:.3g} vs {norm_r:.3g}, worst element {elem_c:.3g} vs {elem_r:.3g}"
     )

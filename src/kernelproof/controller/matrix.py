@@ -7,6 +7,7 @@ candidate's outputs itself. Whatever the candidate worker says about correctness
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass, field, replace
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
@@ -16,9 +17,10 @@ from kernelproof.checks.degenerate import DefaultCall
 from kernelproof.checks.observations import findings_from_observations
 from kernelproof.checks.op_policy import CallOps
 from kernelproof.checks.oracle import ORACLE_FALLBACK_EPS, fallback_own_error
+from kernelproof.checks.forward_error import ForwardBound
 from kernelproof.checks.tolerance import Comparison, OwnError, TolerancePolicy, compare_output
 from kernelproof.workers.pair import WorkerPair, prepare_request
-from kernelproof.protocol.requests import PrepareReply, RunRequest, SettleRequest
+from kernelproof.protocol.requests import PrepareReply, RunReply, RunRequest, SettleRequest
 from kernelproof.schema.envelope import CallSignature
 from kernelproof.schema import (
     CorrectnessTest,
@@ -111,6 +113,10 @@ class MatrixRunner:
     own_errors: dict[int, OwnError] = field(default_factory=dict)
     """Per output, the reference's largest own error (against the oracle) on seed and shape
     variants: the tolerance of stress variants, which skip the float64 oracle."""
+    bounds: dict[str, dict[int, tuple[float, float]]] = field(default_factory=dict)
+    """Per shape group (its label) and output, the largest forward error bound learned on its
+    seed and shape cells: (one element's, the RMS), absolute. Timed calls of that shape are
+    compared with the reference's timed outputs within twice these."""
     default_knobs: dict[str, int] = field(default_factory=dict)
     saved_arguments: list[Any] | None = None
     """The arguments of ``verify --inputs``, for the ``saved`` cell."""
@@ -267,6 +273,7 @@ class MatrixRunner:
         # Past 2x the float64 oracle costs more than it tells: compare with the reference.
         return self.pair.ask_reference(RunRequest(variant=variant, threads=threads,
                                                   oracle=not group.stress, oracle_fallback=True,
+                                                  forward_bound=not group.stress,
                                                   given=given), tensors)
 
     def _run_variant(
@@ -374,13 +381,18 @@ class MatrixRunner:
             return
         comparisons: list[OutputComparison] = []
         messages: list[str] = []
+        bounds = [] if group.stress or fallback else forward_bounds_of(reference, ref_data)
         for index, (cand, ref, oracle) in enumerate(zip(cand_outputs, ref_outputs, oracle_outputs)):
             own_error = (self._own_error(index, group) if group.stress
                          else fallback_own_error(ref) if fallback else None)
+            bound = bounds[index] if index < len(bounds) else None
             result = compare_output(cand, ref, oracle, policy=self._policy_for(variant),
-                                    planted=variant.planted_special_values, own_error=own_error)
+                                    planted=variant.planted_special_values, own_error=own_error,
+                                    bound=bound)
             if own_error is None and variant.kind in (VariantKind.SEED, VariantKind.SHAPE):
                 self._learn_own_error(index, result)
+                if bound is not None:
+                    self._learn_bound(group.label, index, bound, ref.dtype)
             comparisons.append(_output_comparison(index, result))
             if not result.passed:
                 messages.append(f"output {index}: {result.detail}")
@@ -433,6 +445,15 @@ class MatrixRunner:
         known = self.own_errors.get(index, OwnError(0.0, 0.0))
         self.own_errors[index] = OwnError(max(known.norm, result.reference_error),
                                           max(known.element, result.reference_element_error))
+
+    def _learn_bound(self, label: str, index: int, bound: ForwardBound,
+                     dtype: Any) -> None:
+        element = float(bound.allowance(dtype).max()) if bound.magnitude.numel() else 0.0
+        norm = bound.norm_allowance(dtype) if bound.magnitude.numel() else 0.0
+        if not (math.isfinite(element) and math.isfinite(norm)):
+            return
+        known = self.bounds.setdefault(label, {}).get(index, (0.0, 0.0))
+        self.bounds[label][index] = (max(known[0], element), max(known[1], norm))
 
     def _own_error(self, index: int, group: ShapeGroup) -> OwnError:
         """The reference's own error at a stress shape, derived from the smaller variants:
@@ -515,6 +536,21 @@ def _output_comparison(index: int, result: Comparison) -> OutputComparison:
         reference_error=result.reference_error, floor=result.floor, passed=result.passed,
         detail=result.detail,
     )
+
+
+def forward_bounds_of(response: Response, data: RunReply) -> list[ForwardBound | None]:
+    """The forward error bounds a reference reply carries after everything else (asked with
+    ``forward_bound``), one per oracle output (None: unbounded)."""
+    depths = data.bound_depths
+    if not depths or len(response.tensors) < 2 * len(depths):
+        return []
+    tensors = response.tensors[len(response.tensors) - 2 * len(depths):]
+    bounds: list[ForwardBound | None] = []
+    for i, depth in enumerate(depths):
+        systematic, magnitude = tensors[2 * i], tensors[2 * i + 1]
+        bounds.append(None if depth is None or systematic.shape != magnitude.shape
+                      else ForwardBound(systematic, magnitude, int(depth)))
+    return bounds
 
 
 def broken_finding(check: FindingCheck, what: str, response: Response) -> Finding:

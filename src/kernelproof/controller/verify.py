@@ -247,6 +247,7 @@ class _Run:
         self.envelope: Envelope | None = None
         self.native: dict[str, Any] = {}
         self.own_errors: dict[int, Any] = {}
+        self.bounds: dict[str, dict[int, tuple[float, float]]] = {}
         """The reference's own error per output, learned in the matrix (timed outputs are
         compared with the reference's timed outputs at this tolerance)."""
         self.loaded_at = time.monotonic()
@@ -390,6 +391,7 @@ class _Run:
             self.correctness.module_mode = runner.result.module_mode
             self.findings += runner.result.findings
             self.own_errors = runner.own_errors
+            self.bounds = runner.bounds
         for group in over_budget:
             for variant in group.variants:
                 self.correctness.tests.append(_skipped(variant, "over this machine's budget"))
@@ -506,7 +508,8 @@ class _Run:
         for attempt in range(TIMING_ATTEMPTS):
             session = TimingSession(pair=pair, settings=self.settings, init_seed=self.init_seed,
                                     policy=policy, rng=random.Random(timing_seed + attempt),
-                                    ceilings=ceilings, own_errors=self.own_errors)
+                                    ceilings=ceilings, own_errors=self.own_errors,
+                                    bounds=self.bounds)
             self.timing = session.run(timed)
             self.findings += combine_noise_findings(session.findings)
             if self.timing is not None or not session.deaths or self._candidate_broke():

@@ -296,7 +296,6 @@ class Harness(TimedCalls):
         import torch
 
         from kernelproof.checks.op_recorder import OpRecorder
-        from kernelproof.tasks.inputs import oracle_inputs
 
         assert self.prepared is not None
         data = RunReply()
@@ -343,12 +342,13 @@ class Harness(TimedCalls):
         if self.spec.role == "reference":
             data.signature = _signature_of(inputs)
         sendable = [plain_tensor(o) for o in outputs if isinstance(o, torch.Tensor)]
+        bounds: list[Any] = []
         if self.spec.role == "reference" and request.oracle:
             try:
                 if self.prepared.oracle is None:
                     raise TypeError("the model cannot be copied (copy.deepcopy failed)")
                 with torch.no_grad():
-                    raw64 = self.prepared.oracle(*oracle_inputs(inputs))
+                    raw64 = self._oracle_outputs(request, inputs, bounds)
             except Exception as exc:  # noqa: BLE001 - reported as a value, when asked to be
                 if not request.oracle_fallback:
                     raise
@@ -361,7 +361,31 @@ class Harness(TimedCalls):
             input_tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
             data.input_count = len(input_tensors)
             sendable += [plain_tensor(x) for x in input_tensors]
+        if bounds:
+            data.bound_depths = [b.depth if b is not None else None for b in bounds]
+            for b in bounds:
+                sendable += ([b.systematic, b.magnitude] if b is not None
+                             else [torch.empty(0), torch.empty(0)])
         return data, sendable
+
+    def _oracle_outputs(self, request: RunRequest, inputs: list[Any], bounds: list[Any]) -> Any:
+        """The float64 oracle's outputs; with ``forward_bound``, their forward error bounds
+        appended to ``bounds``. A failure of the bound alone (an op its dispatch mode trips on)
+        costs only the bound: the oracle runs again without it."""
+        from kernelproof.tasks.inputs import oracle_inputs
+
+        assert self.prepared is not None
+        oracle = self.prepared.oracle
+        if request.forward_bound:
+            from kernelproof.checks.forward_error import forward_bounds
+
+            try:
+                raw64, found = forward_bounds(lambda: oracle(*oracle_inputs(inputs)))
+                bounds += found
+                return raw64
+            except Exception:  # noqa: BLE001 - the plain oracle below says what is wrong
+                pass
+        return oracle(*oracle_inputs(inputs))
 
     def op_settle(self, request: SettleRequest, tensors: list[Any]) -> tuple[ReplyData, list[Any]]:
         """Nothing to do: the reply carries what the deferred probes found."""

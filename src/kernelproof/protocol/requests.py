@@ -99,6 +99,11 @@ class RunRequest(Request["RunReply"]):
     return_inputs: bool = False
     """Reference only: also return the input tensors, after the outputs (and the oracle's)."""
 
+    forward_bound: bool = False
+    """Reference only, with ``oracle``: also bound each oracle output's forward error
+    (:mod:`kernelproof.checks.forward_error`) and return, after everything else, two tensors
+    per oracle output (its systematic part and its magnitude; empty when unbounded)."""
+
     record_ops: bool = True
     """Record the dispatcher ops and custom kernels the call ran (with probes on only)."""
 
@@ -279,6 +284,10 @@ class RunReply(ReplyData):
 
     input_count: int = 0
     """How many input tensors follow (when ``return_inputs`` was asked)."""
+
+    bound_depths: list[int | None] = Field(default_factory=list)
+    """Per oracle output, the rounding depth of its forward error bound (None: unbounded),
+    when ``forward_bound`` was asked; its two tensors come last."""
 
     cuda_memory: dict[str, int] | None = None
     """On CUDA, the worker's device memory after the call: ``allocated`` and ``reserved``

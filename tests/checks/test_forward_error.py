@@ -1,0 +1,135 @@
+"""The forward error bound (issue 25, class 5): honest summation orders stay inside it on the
+data where the reference's own order is lucky; low-precision and rarely-wrong results do not."""
+
+from __future__ import annotations
+
+import torch
+
+from kernelproof.checks.forward_error import forward_bounds
+from kernelproof.checks.tolerance import OwnError, TolerancePolicy, compare_output
+
+POLICY = TolerancePolicy()
+
+
+def _sequential_rows(x: torch.Tensor) -> torch.Tensor:
+    """A plain left-to-right float32 sum along the last dimension (a C loop's order)."""
+    total = torch.zeros(x.shape[:-1], dtype=x.dtype)
+    for j in range(x.shape[-1]):
+        total += x[..., j]
+    return total
+
+
+def _inputs(kind: str, rows: int = 8, n: int = 4096, seed: int = 0) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(rows, n, generator=g)
+    if kind == "equal-rows":  # the matrix's variant: one value repeated along each row
+        return x[:, :1].expand(rows, n).contiguous()
+    return x
+
+
+def _judge(candidate: torch.Tensor, reference_fn, x: torch.Tensor):
+    """The matrix's comparison: reference in float32, oracle and bound from float64."""
+    x64 = x.double()
+    oracle, bounds = forward_bounds(lambda: reference_fn(x64))
+    return compare_output(candidate, reference_fn(x), oracle, policy=POLICY, bound=bounds[0])
+
+
+def l1(x: torch.Tensor) -> torch.Tensor:
+    return x.abs().sum(-1)
+
+
+def row_sum(x: torch.Tensor) -> torch.Tensor:
+    return x.sum(-1) * 0.5
+
+
+def test_the_bound_follows_sums_products_and_views() -> None:
+    x = torch.randn(4, 64, dtype=torch.float64)
+    w = torch.randn(64, 32, dtype=torch.float64)
+    out, bounds = forward_bounds(lambda: (torch.relu(x @ w).t().sum(0), x.exp().mean(-1)))
+    first, second = bounds
+    assert first is not None and second is not None
+    assert first.magnitude.shape == out[0].shape
+    # |x| @ |w| summed over 32 columns is the magnitude of the terms of each element
+    terms = (x.abs() @ w.abs()).sum(-1)
+    assert first.depth == 64 + 32  # 64 products and sums, then 32 more terms
+    # the random part's scale: the terms' magnitudes plus the drift towards the result
+    expected = terms + (64 + 32) ** 0.5 * out[0].abs()
+    assert torch.allclose(first.magnitude.double(), expected, rtol=1e-5)
+    assert second.depth > 64
+
+
+def test_a_convolution_and_a_power_are_bounded_and_cover_torch_float32() -> None:
+    torch.manual_seed(0)
+    conv = torch.nn.Conv2d(3, 8, 3, padding=1).double()
+    image = torch.randn(2, 3, 16, 16, dtype=torch.float64)
+    with torch.no_grad():
+        oracle, bounds = forward_bounds(lambda: (conv(image) ** 2,))
+        single = torch.nn.Conv2d(3, 8, 3, padding=1)
+        single.load_state_dict({k: v.float() for k, v in conv.state_dict().items()})
+        reference = single(image.float()) ** 2
+    assert bounds[0] is not None and bounds[0].depth >= 3 * 9
+    error = (reference.double() - oracle[0]).abs()
+    assert bool((error <= bounds[0].allowance(torch.float32)).all())
+
+
+def test_an_unknown_op_leaves_its_output_unbounded() -> None:
+    x = torch.randn(4, 8, dtype=torch.float64)
+    _, bounds = forward_bounds(lambda: (torch.nn.functional.layer_norm(x, (8,)), x.sum(-1)))
+    assert bounds[0] is None
+    assert bounds[1] is not None
+
+
+def test_a_sequential_l1_norm_passes_on_equal_rows() -> None:
+    """The issue's held-out C++ L1 norm: torch's pairwise order is nearly exact on equal
+    values, a sequential sum is not, and both are correct."""
+    x = _inputs("equal-rows", n=16384)
+    candidate = _sequential_rows(x.abs())
+    old = compare_output(candidate, l1(x), l1(x.double()), policy=POLICY)
+    assert not old.passed  # the reference's own error alone called it incorrect
+    result = _judge(candidate, l1, x)
+    assert result.passed, result.detail
+
+
+def test_a_single_cancelling_output_element_passes() -> None:
+    """batch=1: one output element whose sum nearly cancels, summed in another order."""
+    for seed in range(20):
+        x = _inputs("randn", rows=1, seed=seed)
+        candidate = (x @ torch.ones(x.shape[-1])) * 0.5  # torch.mv's order
+        result = _judge(candidate, row_sum, x)
+        assert result.passed, (seed, result.detail)
+        result = _judge(_sequential_rows(x) * 0.5, row_sum, x)
+        assert result.passed, (seed, result.detail)
+
+
+def test_a_bfloat16_sum_is_still_incorrect() -> None:
+    for kind in ("randn", "equal-rows"):
+        x = _inputs(kind)
+        candidate = x.bfloat16().float().sum(-1) * 0.5
+        result = _judge(candidate, row_sum, x)
+        assert not result.passed, kind
+        assert "forward error bound" in result.detail
+
+
+def test_one_wrong_element_is_caught() -> None:
+    x = _inputs("randn")
+    candidate = row_sum(x).clone()
+    candidate[3] += 1e3 * torch.finfo(torch.float32).eps * candidate.abs().max()
+    assert not _judge(candidate, row_sum, x).passed
+
+
+def test_timed_outputs_use_twice_the_learned_bound() -> None:
+    """A timed output is compared with the reference's timed output, not the truth."""
+    x = _inputs("equal-rows", n=16384)
+    reference = l1(x)
+    _, bounds = forward_bounds(lambda: l1(x.double()))
+    assert bounds[0] is not None
+    learned = OwnError(1e-7, 1e-7,
+                       bound_element=float(bounds[0].allowance(torch.float32).max()),
+                       bound_norm=bounds[0].norm_allowance(torch.float32))
+    honest = _sequential_rows(x.abs())
+    assert not compare_output(honest, reference, reference, policy=POLICY,
+                              own_error=OwnError(1e-7, 1e-7)).passed
+    assert compare_output(honest, reference, reference, policy=POLICY, own_error=learned).passed
+    wrong = reference * (1 + 1e-2)
+    assert not compare_output(wrong, reference, reference, policy=POLICY,
+                              own_error=learned).passed
