@@ -66,13 +66,18 @@ class WorkerSpec:
     log_path: str
     probes: bool = True
     readable_paths: list[str] = field(default_factory=list)
+    own_folder: list[str] = field(default_factory=list)
+    """What the candidate may read (never write) of the folder that holds its source: the
+    folder (with a trailing ``/``) or its entries one by one (``workers.pair.own_folder``)."""
     module_mode: str = "as-built"  # "as-built", "eval" or "train": see Settings.mode
     sandbox: dict[str, Any] | None = None
     """The candidate's :class:`~kernelproof.workers.sandbox.SandboxPlan` (as a dict), or None
     for a worker that runs trusted code only."""
 
     environment: dict[str, str] = field(default_factory=dict)
-    """Variables set before anything is imported: the build caches made for this worker."""
+    """Variables set before anything is imported. A candidate's is its whole environment
+    (an allowlist with its own temp and build-cache folders); a reference worker's is added
+    to the forkserver's."""
 
 
 @dataclass
@@ -517,7 +522,8 @@ def _signature_of(inputs: list[Any]) -> dict[str, Any] | None:
 def _start_audit(spec: WorkerSpec) -> Any:
     from kernelproof.checks.audit_hooks import AuditRecorder
 
-    return AuditRecorder.install(spec.workdir, spec.candidate_path, spec.readable_paths)
+    return AuditRecorder.install(spec.workdir, spec.candidate_path, spec.readable_paths,
+                                 spec.own_folder)
 
 
 def worker_main(conn: Connection, spec: WorkerSpec) -> None:
@@ -531,7 +537,17 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
     from kernelproof.workers.allocator import retain_freed_memory
 
     retain_freed_memory()
+    if spec.role == "candidate":
+        # Exactly the environment the controller built (workers/candidate_environment.py):
+        # nothing the forkserver's own (trusted) environment held beyond it.
+        os.environ.clear()
     os.environ.update(spec.environment)
+    if "TMPDIR" in spec.environment:
+        import tempfile
+
+        # tempfile caches its folder on first use, and the forkserver used it (multiprocessing
+        # makes its socket folder there) before TMPDIR was the worker's own.
+        tempfile.tempdir = spec.environment["TMPDIR"]
     if spec.threads is not None:
         # Before torch's and numba's pools start, so that every library uses the same count.
         for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
