@@ -35,6 +35,9 @@ EXPECTED_CHECKS: dict[str, tuple[str, ...]] = {
     "32_einsum_matmul.py": ("passthrough",),
     "33_numba_threads.py": ("cpu-time",),
     "34_work_while_unwatched.py": (),
+    "40_environ_leak.py": (),
+    "40b_environ_in_a_warning.py": (),
+    "40c_own_folder_store.py": ("audit-file-access",),
 }
 
 

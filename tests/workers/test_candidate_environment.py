@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -117,3 +118,56 @@ def test_a_candidate_elsewhere_reads_its_whole_folder(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     own = own_folder(folder / "candidate.py")
     assert own.readable == [str(folder)] and own.listable == []
+
+
+# -- through the CLI, as a user runs it (slow) ------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+ATTACKS = ROOT / "examples" / "hacks" / "verifier"
+SOFTMAX = ROOT / "examples" / "softmax" / "reference.py"
+
+
+def _cli_verify(folder: Path, candidate: str, environment: dict[str, str],
+                out: Path) -> tuple[dict, str]:
+    cli = str(Path(sys.executable).parent / "kernelproof")
+    result = subprocess.run([cli, "verify", "reference.py", candidate, "--json", str(out),
+                             "--no-timing", "--seeds", "2"], cwd=folder, env=environment,
+                            capture_output=True, text=True, timeout=900)
+    assert out.exists(), result.stdout[-3000:] + result.stderr[-3000:]
+    return json.loads(out.read_text()), result.stdout + result.stderr
+
+
+@pytest.mark.slow
+def test_a_candidate_that_raises_every_environment_it_can_read_publishes_no_secret(tmp_path):
+    """40_environ_leak.py, run from a caller whose environment holds secrets."""
+    shutil.copy(SOFTMAX, tmp_path / "reference.py")
+    shutil.copy(ATTACKS / "40_environ_leak.py", tmp_path / "candidate.py")
+    caller = {"HOME": str(tmp_path / "home"), "PATH": os.environ["PATH"], **{
+        name: CALLER[name] for name in ("OPENAI_API_KEY", "HF_TOKEN", "DATABASE_URL",
+                                        "KERNELPROOF_DB", "GITHUB_PAT", "MY_APP_CONFIG")}}
+    report, output = _cli_verify(tmp_path, "candidate.py", caller, tmp_path / "out.json")
+    assert report["verdict"] == "broken", report["summary"]
+    text = json.dumps(report) + output
+    assert "RuntimeError" in text and "/proc/self/environ" in text  # it did publish something
+    assert not [s for s in SECRETS if s in text], [s for s in SECRETS if s in text]
+
+
+@pytest.mark.slow
+def test_a_candidate_run_from_its_folder_cannot_read_the_store_or_write_beside_itself(tmp_path):
+    """40c_own_folder_store.py beside a results store, verified from that folder."""
+    import sqlite3
+
+    shutil.copy(SOFTMAX, tmp_path / "reference.py")
+    shutil.copy(ATTACKS / "40c_own_folder_store.py", tmp_path / "candidate.py")
+    with sqlite3.connect(tmp_path / "kernelproof.db") as store:
+        store.execute("create table answers (value text)")
+        store.execute("insert into answers values ('the reference answer')")
+    reference_before = (tmp_path / "reference.py").read_text()
+    environment = {"HOME": str(tmp_path / "home"), "PATH": os.environ["PATH"]}
+    report, _ = _cli_verify(tmp_path, "candidate.py", environment, tmp_path / "out.json")
+    assert report["verdict"] == "suspect", report["summary"]
+    denied = {f["evidence"].get("path") for f in report["findings"]
+              if f["check"] == "audit-file-access"}
+    assert str(tmp_path / "kernelproof.db") in denied and str(tmp_path / "reference.py") in denied
+    assert (tmp_path / "reference.py").read_text() == reference_before
+    assert not (tmp_path / "sitecustomize.py").exists()
