@@ -171,3 +171,22 @@ def test_a_candidate_run_from_its_folder_cannot_read_the_store_or_write_beside_i
     assert str(tmp_path / "kernelproof.db") in denied and str(tmp_path / "reference.py") in denied
     assert (tmp_path / "reference.py").read_text() == reference_before
     assert not (tmp_path / "sitecustomize.py").exists()
+
+
+def test_settings_travel_over_stdin_and_stay_out_of_the_childs_environment(monkeypatch):
+    from kernelproof.workers.settings_pipe import start_with_settings
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-abcdef123456")
+    settings = json.dumps({"db_url": "postgresql://u:pw123456@db/x"})
+    script = ("import os, sys, json\n"
+              "from kernelproof.workers.settings_pipe import read_settings\n"
+              "got = json.loads(read_settings())\n"
+              "print(json.dumps({'settings': got, 'environ': open('/proc/self/environ','rb')"
+              ".read().decode(errors='replace'), 'stdin': sys.stdin.read()}))\n")
+    process = start_with_settings([sys.executable, "-c", script], settings,
+                                  stdout=subprocess.PIPE)
+    out, _ = process.communicate(timeout=120)
+    seen = json.loads(out)
+    assert seen["settings"] == json.loads(settings)
+    assert "pw123456" not in seen["environ"] and "sk-abcdef123456" not in seen["environ"]
+    assert seen["stdin"] == ""  # read once; what the child starts later finds nothing
