@@ -38,6 +38,7 @@ EXPECTED_CHECKS: dict[str, tuple[str, ...]] = {
     "40_environ_leak.py": (),
     "40b_environ_in_a_warning.py": (),
     "40c_own_folder_store.py": ("audit-file-access",),
+    "40d_cache_poison_home.py": ("audit-file-access",),
 }
 
 

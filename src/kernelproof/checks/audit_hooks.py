@@ -32,10 +32,12 @@ BUILD_TOOLS = frozenset(
 #: Names libraries give their files in the temp directory (``tempfile``, inductor, Triton).
 LIBRARY_TEMP_PREFIXES = ("tmp", "torchinductor_", "triton", "numba", "pymp-")
 
-#: Read-only system locations every library touches.
+#: Read-only system locations every library touches. Not the user's home: a candidate's
+#: ``HOME`` is its scratch folder, so libraries write there, and the real home's ``.cache``
+#: holds kernelproof's cache (``examples/hacks/verifier/40d_cache_poison_home.py``).
 SYSTEM_PREFIXES = ("/proc/", "/sys/", "/dev/", "/usr/", "/lib", "/etc/ld.so", "/opt/",
                    "/etc/localtime", "/etc/os-release", "/etc/nsswitch.conf", "/etc/passwd",
-                   "/etc/group", "/etc/hosts", "/root/.triton", "/root/.cache")
+                   "/etc/group", "/etc/hosts")
 
 #: Introspection events worth recording when candidate code (not a library) raises them.
 INTROSPECTION_EVENTS = frozenset(
