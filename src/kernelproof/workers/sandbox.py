@@ -194,9 +194,14 @@ def private_mounts(plan: SandboxPlan, state: SandboxState) -> None:
             for folder in MASKED:
                 if os.path.isdir(folder):
                     _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
-            for path, handle in handles.items():
-                if any(_beneath(path, folder) for folder in MASKED):
+            revealed: list[str] = []
+            for path, handle in sorted(handles.items(), key=lambda item: len(item[0])):
+                # A folder bound back shows everything beneath it (Landlock still decides what
+                # may be opened): one mount, not one per file of a listable folder.
+                if any(_beneath(path, folder) for folder in MASKED) and not any(
+                        _beneath(path, done) for done in revealed):
                     _reveal(path, handle)
+                    revealed.append(path)
         finally:
             for handle in handles.values():
                 os.close(handle)
