@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from kernelproof.redaction import MASK, redact, redact_data, register_secret, secret_values
+
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_secret_values_are_taken_from_secret_names_and_url_credentials():
@@ -35,3 +42,24 @@ def test_registered_secrets_are_masked_too():
     found = secret_values({})
     assert "s3cr3t-registered" in found
     assert MASK in redact("dsn s3cr3t-registered")
+
+
+@pytest.mark.slow
+def test_a_secret_a_candidate_raises_is_masked_in_its_report(tmp_path, monkeypatch):
+    """Second line of defence: a candidate that got hold of a secret some other way (here:
+    written into its source) and raises it publishes only the mask."""
+    from kernelproof.controller.verify import verify
+
+    secret = "sk-live-abcdef1234567890"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    candidate = tmp_path / "candidate.py"
+    candidate.write_text(
+        "import torch.nn as nn\n\n\n"
+        "class ModelNew(nn.Module):\n"
+        "    def forward(self, x):\n"
+        f"        raise RuntimeError('key: {secret}')\n")
+    report = verify(ROOT / "examples" / "softmax" / "reference.py", candidate, timing=False,
+                    seeds=1)
+    text = report.model_dump_json()
+    assert report.verdict.value == "broken"
+    assert secret not in text and f"key: {MASK}" in text
