@@ -177,8 +177,12 @@ class AuditRecorder:
         if real.startswith(self.allowed_prefixes) or real.startswith(self.library_roots):
             return
         mode = args[1] if len(args) > 1 else None
-        if real.startswith(self.read_prefixes) and not _writes(mode, args[2] if len(args) > 2
-                                                               else 0):
+        if real.startswith(self.read_prefixes):
+            if not _writes(mode, args[2] if len(args) > 2 else 0):
+                return
+            self._record("file-access", real, "write to the candidate's own folder, which is "
+                         f"read-only (a candidate writes to its scratch folder): {real}",
+                         path=real, mode=str(mode))
             return
         self._record("file-access", real, f"file access outside the worker's sandbox: {real}",
                      path=real, mode=str(mode))
