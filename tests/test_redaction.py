@@ -6,8 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from kernelproof.redaction import MASK, redact, redact_data, register_secret, secret_values
-
+from kernelproof.redaction import (
+    MASK,
+    redact,
+    redact_data,
+    register_secret,
+    secret_values,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -26,7 +26,7 @@ MAX_SETTINGS_BYTES = 1 << 20
 
 def start_with_settings(argv: list[str], settings: str,
                         extra_environment: Mapping[str, str] | None = None,
-                        **popen_options: object) -> "subprocess.Popen[bytes]":
+                        **popen_options: object) -> subprocess.Popen[bytes]:
     """Start ``argv`` with the trusted environment (plus ``extra_environment``, which must
     hold no secret) and write ``settings`` to its stdin, then close it."""
     environment = trusted_environment(os.environ)
@@ -61,5 +61,5 @@ def read_settings() -> str:
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
-    sys.stdin = open(0, closefd=False)
+    sys.stdin = open(0, closefd=False)  # noqa: SIM115 - replaces stdin for the process's life
     return b"".join(chunks).decode()
