@@ -107,6 +107,11 @@ class SandboxPlan:
     """Folders and files it may read besides the system's: the Python installation, the
     kernelproof package, the task's and the candidate's own files."""
 
+    listable: list[str] = field(default_factory=list)
+    """Folders whose entries it may list, but whose files it may read only where
+    ``readable`` grants them: the candidate's own folder when that folder is also the
+    controller's working folder (see ``workers.pair.own_folder``)."""
+
     cuda: bool = False
 
 
@@ -182,15 +187,21 @@ def private_mounts(plan: SandboxPlan, state: SandboxState) -> None:
     and give it a fresh /dev/shm."""
     try:
         _mount("none", "/", None, MS_REC | MS_PRIVATE)
-        keep = [p for p in [plan.scratch, *plan.writable, *plan.readable] if os.path.exists(p)]
+        keep = [p for p in [plan.scratch, *plan.writable, *plan.listable, *plan.readable]
+                if os.path.exists(p)]
         handles = {p: os.open(p, os.O_PATH | os.O_CLOEXEC) for p in keep}
         try:
             for folder in MASKED:
                 if os.path.isdir(folder):
                     _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
-            for path, handle in handles.items():
-                if any(_beneath(path, folder) for folder in MASKED):
+            revealed: list[str] = []
+            for path, handle in sorted(handles.items(), key=lambda item: len(item[0])):
+                # A folder bound back shows everything beneath it (Landlock still decides what
+                # may be opened): one mount, not one per file of a listable folder.
+                if any(_beneath(path, folder) for folder in MASKED) and not any(
+                        _beneath(path, done) for done in revealed):
                     _reveal(path, handle)
+                    revealed.append(path)
         finally:
             for handle in handles.values():
                 os.close(handle)
@@ -333,6 +344,8 @@ def restrict_filesystem(plan: SandboxPlan, state: SandboxState) -> None:
             write = handled & ~(FS_MAKE_CHAR | FS_MAKE_BLOCK | FS_IOCTL_DEV)
             for path in [*SYSTEM_READABLE, *plan.readable]:
                 _allow(ruleset, path, read)
+            for path in plan.listable:
+                _allow(ruleset, path, FS_READ_DIR & handled)
             for path in DEVICE_FILES:
                 _allow(ruleset, path, (FS_READ_FILE | FS_WRITE_FILE | FS_TRUNCATE) & handled)
             if plan.cuda:
@@ -471,8 +484,11 @@ def enter(plan: SandboxPlan) -> SandboxState:
     What could not be enforced is in the returned state; the caller reports it and the
     controller decides the verdict (an unconfined candidate cannot be ``verified`` without
     ``--insecure-sandbox``)."""
+    import tempfile
+
     state = SandboxState()
     os.environ["TMPDIR"] = plan.scratch
+    tempfile.tempdir = plan.scratch  # tempfile caches its folder: the forkserver's was /tmp
     namespaced = enter_namespaces(state)
     if namespaced:
         private_mounts(plan, state)

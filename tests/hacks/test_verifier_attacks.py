@@ -43,6 +43,10 @@ EXPECTED_CHECKS: dict[str, tuple[str, ...]] = {
     "41_bf16_under_bound.py": (),
     "41b_fp16_inputs.py": (),
     "41c_rare_wrong_call.py": ("timed-output",),
+    "40_environ_leak.py": (),
+    "40b_environ_in_a_warning.py": (),
+    "40c_own_folder_store.py": ("audit-file-access",),
+    "40d_cache_poison_home.py": ("audit-file-access",),
 }
 
 #: Row 39 (issue 25, class 4): the cells that catch each attack, by the start of their names.

@@ -32,10 +32,12 @@ BUILD_TOOLS = frozenset(
 #: Names libraries give their files in the temp directory (``tempfile``, inductor, Triton).
 LIBRARY_TEMP_PREFIXES = ("tmp", "torchinductor_", "triton", "numba", "pymp-")
 
-#: Read-only system locations every library touches.
+#: Read-only system locations every library touches. Not the user's home: a candidate's
+#: ``HOME`` is its scratch folder, so libraries write there, and the real home's ``.cache``
+#: holds kernelproof's cache (``examples/hacks/verifier/40d_cache_poison_home.py``).
 SYSTEM_PREFIXES = ("/proc/", "/sys/", "/dev/", "/usr/", "/lib", "/etc/ld.so", "/opt/",
                    "/etc/localtime", "/etc/os-release", "/etc/nsswitch.conf", "/etc/passwd",
-                   "/etc/group", "/etc/hosts", "/root/.triton", "/root/.cache")
+                   "/etc/group", "/etc/hosts")
 
 #: Introspection events worth recording when candidate code (not a library) raises them.
 INTROSPECTION_EVENTS = frozenset(
@@ -73,6 +75,9 @@ class AuditRecorder:
     candidate_path: str
     allowed_prefixes: tuple[str, ...]
     library_roots: tuple[str, ...]
+    read_prefixes: tuple[str, ...] = ()
+    """Paths it may read but not write: the candidate's own folder (what of it the sandbox
+    grants). A write there is recorded (the sandbox refuses it anyway): writes go to scratch."""
     stdlib_roots: tuple[str, ...] = (sysconfig.get_paths()["stdlib"] + os.sep, "<frozen ")
     pending: list[Observation] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
@@ -81,7 +86,8 @@ class AuditRecorder:
 
     @classmethod
     def install(cls, workdir: str, candidate_path: str | None,
-                readable_paths: list[str] = ()) -> "AuditRecorder":
+                readable_paths: list[str] = (),
+                own_folder: list[str] = ()) -> "AuditRecorder":
         caches = [
             os.environ.get(name)
             for name in ("TORCH_EXTENSIONS_DIR", "TORCHINDUCTOR_CACHE_DIR", "NUMBA_CACHE_DIR",
@@ -106,11 +112,16 @@ class AuditRecorder:
             if source.endswith(".py"):
                 folder, name = os.path.split(os.path.realpath(source))
                 allowed.append(os.path.join(folder, "__pycache__", name[:-3] + "."))
+        # Python's bytecode cache beside the candidate's sibling modules (the write fails in
+        # the sandbox, and Python carries on without it).
+        own = [os.path.realpath(p) + ("/" if p.endswith("/") else "") for p in own_folder]
+        allowed += [os.path.join(os.path.dirname(candidate), "__pycache__") + "/"] if own else []
         recorder = cls(
             workdir=workdir,
             candidate_path=candidate,
             allowed_prefixes=tuple(allowed),
             library_roots=_library_roots(),
+            read_prefixes=tuple(own),
         )
         sys.addaudithook(recorder._hook)
         return recorder
@@ -166,6 +177,13 @@ class AuditRecorder:
         if real.startswith(self.allowed_prefixes) or real.startswith(self.library_roots):
             return
         mode = args[1] if len(args) > 1 else None
+        if real.startswith(self.read_prefixes):
+            if not _writes(mode, args[2] if len(args) > 2 else 0):
+                return
+            self._record("file-access", real, "write to the candidate's own folder, which is "
+                         f"read-only (a candidate writes to its scratch folder): {real}",
+                         path=real, mode=str(mode))
+            return
         self._record("file-access", real, f"file access outside the worker's sandbox: {real}",
                      path=real, mode=str(mode))
 
@@ -211,6 +229,18 @@ class AuditRecorder:
         self.seen.add((kind, key))
         self.counts[kind] = self.counts.get(kind, 0) + 1
         self.pending.append(observation(f"audit-{kind}", message, event=key, **evidence))
+
+
+#: ``open`` flags that write, create or truncate.
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+
+def _writes(mode: Any, flags: Any) -> bool:
+    """Whether an ``open`` audit event's mode (``open()``: "r", "wb"...) or flags (``os.open``)
+    ask to write."""
+    if isinstance(mode, str) and any(c in mode for c in "wax+"):
+        return True
+    return isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
 
 
 def _short(args: tuple[Any, ...]) -> str:

@@ -7,6 +7,7 @@ everything into a :class:`~kernelproof.schema.Report`.
 
 from __future__ import annotations
 
+import json
 import random
 import secrets
 import shutil
@@ -31,6 +32,7 @@ from kernelproof.controller.confinement import sandbox_section
 from kernelproof.controller.envelope import build_envelope
 from kernelproof.controller.environment import collect_environment
 from kernelproof.schema.binding import report_fingerprint
+from kernelproof.redaction import redact_data, secret_values
 from kernelproof.proof.probe import matrix_thread_count
 from kernelproof.controller.native_audit import NativeAudit
 from kernelproof.controller.spread_measurement import spread_for
@@ -629,7 +631,7 @@ class _Run:
         )
         if report.envelope is not None:
             report.envelope.environment = report_fingerprint(report)
-        return report
+        return redacted(report)
 
 
 def widen_intervals(timing: Timing, spreads: ProcessSpread | None, source: str) -> None:
@@ -693,7 +695,7 @@ def _early_report(verdict: Verdict, check: FindingCheck, message: str, reference
                   candidate: Path, started: float, settings: Settings | None = None) -> Report:
     findings = [Finding(check=check, severity=Severity.FAIL, forces=verdict, message=message)]
     load = StageRecord(stage=Stage.LOAD, duration_s=time.monotonic() - started, verdict=verdict)
-    return Report(
+    return redacted(Report(
         verdict=verdict,
         summary=summarize(verdict, findings, None),
         findings=findings,
@@ -704,7 +706,20 @@ def _early_report(verdict: Verdict, check: FindingCheck, message: str, reference
         reference=_artifact_if_readable(reference),
         settings=settings.model_dump(mode="json") if settings else {},
         duration_s=time.monotonic() - started,
-    )
+    ))
+
+
+def redacted(report: Report) -> Report:
+    """``report`` with every known secret masked (:mod:`kernelproof.redaction`): what a
+    candidate printed or raised reaches its findings and log tails, and a candidate that got
+    hold of a secret must not publish it through them. The same report when none appears."""
+    known = secret_values()
+    if not known:
+        return report
+    text = report.model_dump_json()
+    if not any(value in text or json.dumps(value)[1:-1] in text for value in known):
+        return report
+    return Report.model_validate(redact_data(report.model_dump(mode="json"), known))
 
 
 def _artifact_if_readable(path: Path) -> Artifact | None:

@@ -502,7 +502,8 @@ def _signature_of(inputs: list[Any]) -> dict[str, Any] | None:
 def _start_audit(spec: WorkerSpec) -> Any:
     from kernelproof.checks.audit_hooks import AuditRecorder
 
-    return AuditRecorder.install(spec.workdir, spec.candidate_path, spec.readable_paths)
+    return AuditRecorder.install(spec.workdir, spec.candidate_path, spec.readable_paths,
+                                 spec.own_folder)
 
 
 def worker_main(conn: Connection, spec: WorkerSpec) -> None:
@@ -516,7 +517,17 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
     from kernelproof.harness.allocator import retain_freed_memory
 
     retain_freed_memory()
+    if spec.role == "candidate":
+        # Exactly the environment the controller built (workers/candidate_environment.py):
+        # nothing the forkserver's own (trusted) environment held beyond it.
+        os.environ.clear()
     os.environ.update(spec.environment)
+    if "TMPDIR" in spec.environment:
+        import tempfile
+
+        # tempfile caches its folder on first use, and the forkserver used it (multiprocessing
+        # makes its socket folder there) before TMPDIR was the worker's own.
+        tempfile.tempdir = spec.environment["TMPDIR"]
     if spec.threads is not None:
         # Before torch's and numba's pools start, so that every library uses the same count.
         for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):

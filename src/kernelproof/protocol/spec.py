@@ -29,13 +29,18 @@ class WorkerSpec:
     log_path: str
     probes: bool = True
     readable_paths: list[str] = field(default_factory=list)
+    own_folder: list[str] = field(default_factory=list)
+    """What the candidate may read (never write) of the folder that holds its source: the
+    folder (with a trailing ``/``) or its entries one by one (``workers.pair.own_folder``)."""
     module_mode: str = "as-built"  # "as-built", "eval" or "train": see Settings.mode
     sandbox: dict[str, Any] | None = None
     """The candidate's :class:`~kernelproof.sandbox.SandboxPlan` (as a dict), or None
     for a worker that runs trusted code only."""
 
     environment: dict[str, str] = field(default_factory=dict)
-    """Variables set before anything is imported: the build caches made for this worker."""
+    """Variables set before anything is imported. A candidate's is its whole environment
+    (an allowlist with its own temp and build-cache folders); a reference worker's is added
+    to the forkserver's."""
 
 
 def start_worker(conn: Connection, spec: WorkerSpec) -> None:

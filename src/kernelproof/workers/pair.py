@@ -24,16 +24,16 @@ from kernelproof.protocol.requests import (
 from kernelproof.protocol.spec import WorkerSpec
 from kernelproof.sandbox import SandboxPlan, grantable, holds_protected, readable_defaults
 from kernelproof.tasks.source import TaskSource
+from kernelproof.workers.candidate_environment import (
+    BUILD_CACHE_VARIABLES,
+    WORKER_DEFAULTS,
+    candidate_environment,
+)
 from kernelproof.workers.process import Response, Submitted, WorkerDeath, WorkerProcess
 from kernelproof.workers.reference_memo import ReferenceReplay, TaskMemo, WarmReference
 
-#: Environment every worker starts with: build caches inside the project (set by the caller),
-#: and no compile-worker pools, so that no helper process or thread outlives a call.
-WORKER_ENVIRONMENT = {"TORCHINDUCTOR_COMPILE_THREADS": "1",
-                      # Idle OpenMP threads sleep instead of spinning: after a correctness
-                      # call at full threads, spinning pool threads would read as CPU time off
-                      # the main thread in the next timed batch (timing/evidence.py).
-                      "OMP_WAIT_POLICY": "PASSIVE"}
+#: Environment every worker starts with (kept under this name for its importers).
+WORKER_ENVIRONMENT = WORKER_DEFAULTS
 
 
 #: Intra-op threads per CPU worker unless ``--threads`` says otherwise. One: OpenMP barriers
@@ -61,12 +61,6 @@ def prepare_request(knobs: dict[str, int], init_seed: int,
     return PrepareRequest(knobs=knobs, init_seed=init_seed, state_names=state_names)
 
 
-#: Build caches a candidate may use, each pointed at its own folder (see candidate_build_cache).
-BUILD_CACHE_VARIABLES = {"TORCH_EXTENSIONS_DIR": "torch_extensions",
-                         "TORCHINDUCTOR_CACHE_DIR": "torchinductor", "NUMBA_CACHE_DIR": "numba",
-                         "TRITON_CACHE_DIR": "triton", "XDG_CACHE_HOME": "xdg"}
-
-
 def candidate_build_cache(candidate: Path | None) -> Path:
     """The build-cache folder of one candidate source, created by the controller.
 
@@ -81,14 +75,51 @@ def candidate_build_cache(candidate: Path | None) -> Path:
     return folder
 
 
-def own_folder(candidate: Path) -> list[str]:
-    """What the candidate may read of its own folder: the whole folder (sibling sources, data
-    files) unless it holds the controller's working tree or cache; then only the files
-    directly in it."""
+#: The first bytes of an SQLite database: a results store (other candidates' sources, the
+#: reference's cached answers) that a candidate must not read even beside its own source.
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+@dataclass(frozen=True)
+class OwnFolder:
+    """What a candidate may see of the folder that holds its source."""
+
+    readable: list[str]
+    """Paths it may read: the whole folder, or its entries one by one."""
+
+    listable: list[str]
+    """Folders it may list without reading every file in them."""
+
+
+def own_folder(candidate: Path) -> OwnFolder:
+    """What the candidate may read of its own folder, read-only (it writes only to its
+    scratch): the whole folder (sibling sources, data files), unless the folder holds the
+    controller's working folder or cache (``cd my_kernel && kernelproof verify reference.py
+    candidate.py``, the most natural use). Then it may list the folder (libraries scan their
+    source's folder: numba's cache index, ``importlib.metadata`` over ``sys.path``) and read
+    each file directly in it except results stores, and each subfolder that holds nothing
+    protected."""
     folder = candidate.parent
-    if holds_protected(str(folder)):
-        return [str(p) for p in folder.iterdir() if p.is_file()]
-    return [str(folder)]
+    if not holds_protected(str(folder)):
+        return OwnFolder(readable=[str(folder)], listable=[])
+    entries: list[str] = []
+    for entry in sorted(folder.iterdir()):
+        if entry.is_file() and not _is_store(entry):
+            entries.append(str(entry))
+        elif entry.is_dir() and not holds_protected(str(entry)):
+            entries.append(str(entry) + "/")
+    return OwnFolder(readable=entries, listable=[str(folder)])
+
+
+def _is_store(path: Path) -> bool:
+    """Whether ``path`` is an SQLite database (or its journal), such as a results store."""
+    if path.name.endswith(("-wal", "-shm", "-journal")):
+        return True
+    try:
+        with path.open("rb") as handle:
+            return handle.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+    except OSError:
+        return True
 
 
 @dataclass(frozen=True)
@@ -140,8 +171,6 @@ class WorkerPair:
     _replay: ReferenceReplay | None = None
 
     def __post_init__(self) -> None:
-        for key, value in WORKER_ENVIRONMENT.items():
-            os.environ.setdefault(key, value)
         if self.memo is not None:
             self._replay = ReferenceReplay(self.memo, may_store=lambda: self.contained)
 
@@ -170,15 +199,25 @@ class WorkerPair:
             log_path=str(root / f"{label}-{index}.log"),
             probes=self.settings.integrity_probes,
             readable_paths=list(self.readable_paths) if role == "candidate" else [],
+            own_folder=self._own_folder() if role == "candidate" else [],
             **(self._confinement(workdir) if role == "candidate" else {}),
             module_mode=self.settings.mode,
         )
 
+    def _own_folder(self) -> list[str]:
+        """The candidate's own folder as its audit hooks read it: folders end with ``/``."""
+        if self.candidate_path is None:
+            return []
+        own = own_folder(self.candidate_path.resolve())
+        return [p if p.endswith("/") or Path(p).is_file() else p + "/" for p in own.readable]
+
     def _confinement(self, workdir: Path) -> dict[str, Any]:
         """The candidate's sandbox plan and the build caches made for it."""
         builds = candidate_build_cache(self.candidate_path)
-        environment = {variable: str(builds / folder)
-                       for variable, folder in BUILD_CACHE_VARIABLES.items()}
+        environment = candidate_environment(
+            os.environ, scratch=str(workdir),
+            build_caches={variable: str(builds / folder)
+                          for variable, folder in BUILD_CACHE_VARIABLES.items()})
         if not self.settings.sandbox:
             return {"environment": environment}
         workdir.mkdir(parents=True, exist_ok=True)
@@ -188,10 +227,11 @@ class WorkerPair:
         sources = [self.task.path.resolve(), *(Path(p).resolve() for p in self.readable_paths)]
         readable = [*readable_defaults(), *(str(p) for p in sources)]
         readable += [str(p.parent) for p in sources if p.parent != Path(tempfile.gettempdir())]
-        if candidate is not None:
-            readable += own_folder(candidate)
+        own = own_folder(candidate) if candidate is not None else OwnFolder([], [])
+        readable += [p.rstrip("/") for p in own.readable]
         plan = SandboxPlan(scratch=str(workdir), writable=[str(builds)],
-                           readable=grantable(readable), cuda=self.settings.device == "cuda")
+                           readable=grantable(readable), listable=own.listable,
+                           cuda=self.settings.device == "cuda")
         return {"environment": environment, "sandbox": asdict(plan)}
 
     def _start(self, role: str, label: str | None = None) -> WorkerProcess:

@@ -8,8 +8,10 @@ process group, so killing it also kills whatever it started (compilers, forks).
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.util
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -26,6 +28,7 @@ from kernelproof.protocol import transport
 from kernelproof.protocol.messages import WorkerReply
 from kernelproof.protocol.requests import ExitRequest, ReplyData, ReplyT, Request
 from kernelproof.protocol.spec import WorkerSpec, start_worker
+from kernelproof.workers.candidate_environment import trusted_environment
 from kernelproof.workers.process_tree import Confinement, ProcessTree
 
 if TYPE_CHECKING:
@@ -70,6 +73,39 @@ def _main_module_hidden() -> Iterator[None]:
                 sys.modules["__main__"] = original
 
 
+_SPAWNED: list[subprocess.Popen[bytes]] = []
+"""The helper processes started with the trusted environment (the forkserver, its resource
+tracker). Held for the process's life: multiprocessing waits for them itself, and a collected
+``Popen`` would reap them behind its back."""
+
+
+def _spawn_trusted(path: str, args: list[str], passfds: Any) -> int:
+    """multiprocessing's ``util.spawnv_passfds``, but the child gets :func:`trusted_environment`
+    instead of this process's whole environment: the forkserver's memory and
+    ``/proc/<pid>/environ``, and every worker forked from it, then hold no secret of the
+    caller's (API keys, tokens, a store URL)."""
+    process = subprocess.Popen(args, executable=path, pass_fds=tuple(sorted(map(int, passfds))),
+                               close_fds=True, env=trusted_environment(os.environ),
+                               restore_signals=False)
+    _SPAWNED.append(process)
+    return process.pid
+
+
+@contextmanager
+def _trusted_spawn() -> Iterator[None]:
+    """Start multiprocessing's helper processes (if they are not running) with the trusted
+    environment. Called with ``_MAIN_SWAP`` held, so no two threads swap at once."""
+    import multiprocessing.forkserver
+
+    original = multiprocessing.util.spawnv_passfds
+    multiprocessing.util.spawnv_passfds = _spawn_trusted
+    try:
+        multiprocessing.forkserver.ensure_running()
+        yield
+    finally:
+        multiprocessing.util.spawnv_passfds = original
+
+
 def _context() -> Any:
     global _CONTEXT
     with _MAIN_SWAP:
@@ -83,11 +119,9 @@ def _context() -> Any:
 def start_forkserver() -> None:
     """Start the forkserver now, instead of at the first worker: it imports torch (about two
     seconds here) while the caller goes on with its own work. Returns at once."""
-    import multiprocessing.forkserver
-
     _context()
-    with _main_module_hidden():  # the forkserver would import the caller's main script too
-        multiprocessing.forkserver.ensure_running()
+    with _main_module_hidden(), _trusted_spawn():  # (and not the caller's main script)
+        pass
 
 
 class DeathCause(str, Enum):
@@ -187,7 +221,7 @@ class WorkerProcess:
         self.process = context.Process(
             target=start_worker, args=(child, self.spec), name=f"kernelproof-{self.spec.role}"
         )
-        with _main_module_hidden():
+        with _main_module_hidden(), _trusted_spawn():
             self.process.start()
         child.close()
         self.conn = parent
