@@ -86,18 +86,50 @@ class BatchFacts:
     main_cpu_s: float = 0.0
     """CPU seconds of the serving process's main thread (the harness and the calls)."""
 
+    main_wait_s: float = 0.0
+    """Seconds the main thread was runnable but waited for a CPU (/proc schedstat)."""
+
+    controller_wait_s: float = 0.0
+    """Seconds the controller's thread waited for a CPU during the request."""
+
+    @property
+    def side_cpu_s(self) -> float:
+        """CPU seconds of every thread and process but the main thread."""
+        return max(0.0, self.cpu_s - self.main_cpu_s)
+
     @property
     def side_share(self) -> float:
         """CPU time spent off the main thread, as a share of the wall time."""
-        return max(0.0, self.cpu_s - self.main_cpu_s) / self.wall_s if self.wall_s > 0 else 0.0
+        return self.side_cpu_s / self.wall_s if self.wall_s > 0 else 0.0
 
     @property
     def cores(self) -> float:
         return self.cpu_s / self.wall_s if self.wall_s > 0 else 0.0
 
     @property
+    def demand(self) -> float:
+        """Threads of the worker busy at once, on average: CPU time of all of them plus the
+        main thread's wait for a CPU, over the wall time. An honest candidate at one thread
+        keeps it at or below 1 however loaded the machine is (a thread waiting for a CPU is
+        not running, and a pool whose caller sleeps in ``join`` runs in the caller's place);
+        a helper that works beside the main thread raises it above 1."""
+        return (self.cpu_s + self.main_wait_s) / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def excusable_wait_s(self) -> float:
+        """The main thread's and the controller's waits for a CPU that the machine, not the
+        candidate, caused: less whatever CPU the candidate's own other threads took meanwhile
+        (a candidate that crowds its own main thread off the CPU gains no excuse by it)."""
+        return max(0.0, self.main_wait_s - self.side_cpu_s) + self.controller_wait_s
+
+    @property
+    def wait_share(self) -> float:
+        return self.excusable_wait_s / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
     def untimed_s(self) -> float:
-        return max(0.0, self.wall_s - self.reported_s)
+        """Wall time outside the reported calls, less the time spent waiting for a CPU."""
+        return max(0.0, self.wall_s - self.reported_s - self.excusable_wait_s)
 
 
 def stolen(reference: BatchFacts) -> bool:
@@ -146,15 +178,30 @@ class BatchEvidence:
             return None
         return statistics.median(b.side_share for b in self.candidate)
 
-    def too_many_cores(self, allowed: int | None) -> tuple[float, float] | None:
-        """(median cores, median off-main-thread share) when either is above what ``allowed``
-        threads explain, else None."""
-        used, side = self.cores_used(), self.side_share()
-        if allowed is None or used is None or side is None:
+    def demand(self) -> float | None:
+        """The candidate's median threads busy at once (see :attr:`BatchFacts.demand`)."""
+        if len(self.candidate) < MIN_EVIDENCE_ROUNDS:
             return None
-        if used > allowed * CORES_MARGIN or side > (allowed - 1) + SIDE_CPU_SHARE:
+        return statistics.median(b.demand for b in self.candidate)
+
+    def too_many_cores(self, allowed: int | None) -> tuple[float, float] | None:
+        """(median cores, median off-main-thread share) when more threads ran at once than
+        ``allowed`` explains, else None. CPU time off the main thread alone is no evidence: a
+        per-call pool whose caller waits in ``join`` uses one core from other threads."""
+        used, side, demand = self.cores_used(), self.side_share(), self.demand()
+        if allowed is None or used is None or side is None or demand is None:
+            return None
+        if used > allowed * CORES_MARGIN or demand > allowed + SIDE_CPU_SHARE:
             return used, side
         return None
+
+    def wait_share(self) -> float:
+        """The median share of a batch's wall time that both workers spent waiting for a CPU
+        (the larger side's), over the rounds."""
+        if not self.candidate:
+            return 0.0
+        return statistics.median(max(r.wait_share, c.wait_share)
+                                 for r, c in zip(self.reference, self.candidate))
 
     def untimed_work(self, candidate_median_s: float) -> float | None:
         """The excess untimed time per call when it is too large to be noise, else None."""

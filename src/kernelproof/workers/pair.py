@@ -18,6 +18,7 @@ from kernelproof.workers.harness import WorkerSpec
 from kernelproof.workers.process import Response, Submitted, WorkerDeath, WorkerProcess
 from kernelproof.workers.protocol import BuildRequest, PrepareRequest, WorkerRequest
 from kernelproof.workers.reference_memo import ReferenceReplay, TaskMemo, WarmReference
+from kernelproof.workers.freezer import FreezeLedger
 from kernelproof.workers.sandbox import SandboxPlan, grantable, holds_protected, readable_defaults
 
 #: Environment every worker starts with: build caches inside the project (set by the caller),
@@ -117,6 +118,10 @@ class WorkerPair:
     deadline): each candidate request's timeout is cut to it, so a build or a call still
     running then is killed (a ``timeout`` death). Reference requests keep their own."""
 
+    freeze_ledgers: list[FreezeLedger] = field(default_factory=list)
+    """What /proc showed while each candidate worker was frozen between its requests (one
+    per candidate worker started, restarts included)."""
+
     _replay: ReferenceReplay | None = None
 
     def __post_init__(self) -> None:
@@ -180,6 +185,8 @@ class WorkerPair:
             memory_limit_bytes=int(self.settings.memory_limit_gib * 2**30),
         )
         worker.start()
+        if worker.freezer is not None:
+            self.freeze_ledgers.append(worker.freezer.ledger)
         return worker
 
     def start_reference(self) -> None:

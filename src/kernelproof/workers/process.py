@@ -21,7 +21,10 @@ from enum import Enum
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any, Iterator, TypeVar
 
+from kernelproof.checks.schedstat import SchedulerSample
+from kernelproof.checks.schedstat import sample as scheduler_sample
 from kernelproof.workers import transport
+from kernelproof.workers.freezer import Freezer
 from kernelproof.workers.harness import WorkerSpec, worker_main
 from kernelproof.workers.messages import WorkerReply
 from kernelproof.workers.protocol import ExitRequest, ReplyData, WorkerRequest
@@ -167,6 +170,21 @@ class WorkerProcess:
     confinement: Confinement | None = None
     """What /proc showed about the sandboxed worker once it had said hello."""
 
+    freezer: Freezer | None = None
+    """For a candidate worker: stops its whole process tree between requests (after a reply
+    is read in full, until the next request is sent), so that it cannot run unasked."""
+
+    last_request_wall_s: float = 0.0
+    """The controller's seconds from sending the last request to having read its reply in
+    full: the worker's runnable window, without the freezer's own work around it."""
+
+    scheduler_at_send: SchedulerSample | None = None
+    scheduler_at_reply: SchedulerSample | None = None
+    """The worker's CPU accounting (/proc) just before the last request was sent and just
+    after its reply was read: the same window as :attr:`last_request_wall_s`."""
+
+    _sent_at: float = 0.0
+
     def start(self) -> None:
         _LIVE.add(self)
         context = _context()
@@ -179,6 +197,8 @@ class WorkerProcess:
         child.close()
         self.conn = parent
         self.tree = ProcessTree(self.process.pid)
+        if self.spec.role == "candidate":
+            self.freezer = Freezer(self.tree, group=self.process.pid)
 
     @property
     def alive(self) -> bool:
@@ -207,11 +227,28 @@ class WorkerProcess:
         if self.death is not None:
             return Submitted(request.op, 0.0, timeout_s, Response(death=self.death))
         assert self.conn is not None
+        self.thaw()
+        self.scheduler_at_reply = None
+        self.scheduler_at_send = scheduler_sample(self)
+        self._sent_at = time.monotonic()
         try:
             transport.send(self.conn, request.header(), list(tensors))
         except (BrokenPipeError, ConnectionResetError, OSError):
             return Submitted(request.op, 0.0, timeout_s, Response(death=self._died()))
         return Submitted(request.op, time.monotonic() + timeout_s, timeout_s)
+
+    def thaw(self) -> None:
+        """Resume a frozen worker (checking from /proc that it stayed frozen)."""
+        if self.freezer is not None and self.death is None:
+            self.freezer.thaw()
+
+    def _freeze(self) -> None:
+        """Stop the worker's tree now that its reply is read: it has nothing to do until the
+        next request."""
+        self.last_request_wall_s = time.monotonic() - self._sent_at
+        self.scheduler_at_reply = scheduler_sample(self)
+        if self.freezer is not None and self.death is None and self.alive:
+            self.freezer.freeze()
 
     def collect(self, submitted: "Submitted") -> Response:
         """The reply to a submitted request, the worker's death, or the timeout."""
@@ -222,6 +259,7 @@ class WorkerProcess:
             if self.conn.poll(POLL_INTERVAL_S):
                 response = self._receive()
                 if response is not None:
+                    self._freeze()
                     return response
                 continue
             if not self.process.is_alive():
@@ -330,6 +368,7 @@ class WorkerProcess:
         once: a candidate worker has nothing to save, and its interpreter's exit (torch's
         teardown in a pid namespace) took about a second here, on every verification."""
         if graceful and self.conn is not None and self.alive:
+            self.thaw()
             try:
                 transport.send(self.conn, ExitRequest().header())
                 self.process.join(timeout=2.0)

@@ -1,0 +1,220 @@
+"""Keeping the candidate from running while it is not being asked: its whole process tree is
+stopped between requests, and ``/proc`` shows whether it stayed stopped.
+
+The controller sends SIGSTOP to every process of the worker once a reply has been read in
+full, and SIGCONT just before the next request goes out. No process can catch, block or ignore
+SIGSTOP, and a stopped process can neither run nor fork; the sandbox's seccomp filter forbids
+ptrace, the one way a process could suppress another's stop. What holds is checked, not
+assumed: the CPU time of every process (all threads, read with the process's CPU clock) is read
+once the tree is stopped and again before it is resumed, and any CPU time in between means some
+process ran while frozen (a helper that finishes outputs after its call returned, a spinner
+that slows the reference while it is timed, a forked child that escaped the freeze).
+
+A sandboxed worker's tree is every process of its pid namespace, which no child can leave; an
+unsandboxed worker's is its process group (a child that calls ``setsid`` escapes it, one more
+reason the sandbox is required for ``verified``).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+
+from kernelproof.workers.process_tree import ProcessTree, process_cpu_s
+
+#: CPU seconds a stopped tree may still show between freeze and thaw: a runnable thread that
+#: was waiting for a CPU when SIGSTOP came takes its stop in the kernel when it is next
+#: scheduled (microseconds each), and a stack sampler attaching to a stopped thread wakes it
+#: into a trace stop for as long. Anything above this and :data:`FROZEN_CPU_SHARE` ran.
+FROZEN_CPU_FLOOR_S = 2e-3
+
+#: ... or this share of the frozen interval, whichever is larger: sampling pauses (py-spy at
+#: its rate, every thread) add kernel time in proportion to the interval's length.
+FROZEN_CPU_SHARE = 0.01
+
+#: Rescans of the tree while freezing: a process forked between a scan and its parent's stop
+#: is found by the next scan; a stopped tree cannot fork, so the scans end once one finds
+#: nothing new.
+MAX_RESCANS = 8
+
+
+@dataclass(frozen=True)
+class FrozenInterval:
+    """One interval the tree spent frozen, as ``/proc`` showed it."""
+
+    seconds: float
+    cpu_s: float
+    """CPU time the tree's processes accrued while frozen (0 when it stayed frozen)."""
+
+    unstopped: int
+    """Threads not in the stopped state when the tree was thawed."""
+
+    @property
+    def ran(self) -> bool:
+        """Whether the tree ran while frozen by more than a stop's own cost."""
+        return self.cpu_s > max(FROZEN_CPU_FLOOR_S, FROZEN_CPU_SHARE * self.seconds)
+
+
+@dataclass
+class FreezeLedger:
+    """Every frozen interval of one worker's life, summarised."""
+
+    intervals: int = 0
+    frozen_s: float = 0.0
+    leaked_cpu_s: float = 0.0
+    """CPU time accrued while frozen, over the intervals in which the tree ran."""
+
+    ran: list[FrozenInterval] = field(default_factory=list)
+    """The intervals in which the tree ran (the first few)."""
+
+    failures: list[str] = field(default_factory=list)
+    """Why a freeze could not be applied (signals refused): the freeze then did not hold."""
+
+    def record(self, interval: FrozenInterval) -> None:
+        self.intervals += 1
+        self.frozen_s += interval.seconds
+        if interval.ran:
+            self.leaked_cpu_s += interval.cpu_s
+            if len(self.ran) < 5:
+                self.ran.append(interval)
+
+
+@dataclass
+class Freezer:
+    """Stops and resumes one worker's process tree, and checks the stop held."""
+
+    tree: ProcessTree
+    group: int | None = None
+    """The worker's process group, for an unsandboxed worker (its children share it)."""
+
+    ledger: FreezeLedger = field(default_factory=FreezeLedger)
+    frozen: bool = False
+    _members: list[int] = field(default_factory=list)
+    _cpu_s: dict[int, float] = field(default_factory=dict)
+    _since: float = 0.0
+
+    def freeze(self) -> None:
+        """Stop every process of the tree and take the CPU baseline. Idempotent."""
+        if self.frozen:
+            return
+        known: set[int] = set()
+        for _ in range(MAX_RESCANS):
+            found = [pid for pid in self._scan() if pid not in known]
+            if not found:
+                break
+            for pid in found:
+                self._signal(pid, signal.SIGSTOP)
+            known.update(found)
+        self._members = sorted(known)
+        # No wait for the stops to land: a thread running elsewhere is stopped by an
+        # interrupt within microseconds, and one queued for a CPU accrues no CPU time until
+        # it runs, when it stops on its way back to user mode (the floor above covers both).
+        self._cpu_s = {pid: cpu for pid in self._members
+                       if (cpu := process_cpu_s(pid)) is not None}
+        self._since = time.monotonic()
+        self.frozen = True
+
+    def thaw(self) -> FrozenInterval | None:
+        """Check the tree stayed frozen, record the interval, and resume every process."""
+        if not self.frozen:
+            return None
+        seconds = time.monotonic() - self._since
+        # No rescan: a frozen tree cannot fork, so its members are the ones the freeze found.
+        members = self._members
+        cpu_s = 0.0
+        for pid in members:
+            now = process_cpu_s(pid)
+            if now is not None:
+                cpu_s += max(0.0, now - self._cpu_s.get(pid, 0.0))
+        interval = FrozenInterval(seconds=seconds, cpu_s=cpu_s,
+                                  unstopped=sum(_unstopped_threads(pid) for pid in members))
+        self.ledger.record(interval)
+        for pid in sorted(members):
+            self._signal(pid, signal.SIGCONT)
+        self.frozen = False
+        return interval
+
+    def _scan(self) -> list[int]:
+        """The tree's processes: the root's descendants among the processes of its pid
+        namespace (a sandboxed worker) or of its process group. A process the controller
+        itself started inside the sandbox's namespaces (the stack sampler, entered with
+        nsenter) is the controller's child, not the worker's, and is left alone."""
+        members = self.tree.refresh()
+        if self.group is not None and len(members) == 1:
+            members = sorted(set(members) | set(_group_members(self.group)))
+        return _descendants(self.tree.root, members)
+
+    def _signal(self, pid: int, sig: signal.Signals) -> None:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass  # exited since the scan: nothing left to stop
+        except OSError as exc:
+            if len(self.ledger.failures) < 5:
+                self.ledger.failures.append(f"{sig.name} to pid {pid} refused: {exc}")
+
+
+def thread_states(pid: int) -> list[str]:
+    """The scheduler state letter of every thread of ``pid`` (empty when it is gone)."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    states = []
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as handle:
+                text = handle.read()
+        except OSError:
+            continue
+        # The command name (in parentheses) may hold spaces and parentheses of its own.
+        states.append(text[text.rfind(")") + 2:][:1])
+    return states
+
+
+def _unstopped_threads(pid: int) -> int:
+    """Threads of ``pid`` that are neither stopped nor dead."""
+    return sum(state not in ("T", "t", "Z", "X", "x") for state in thread_states(pid))
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            text = handle.read()
+    except OSError:
+        return None
+    fields = text[text.rfind(")") + 2:].split()
+    return int(fields[1]) if len(fields) > 1 else None
+
+
+def _descendants(root: int, candidates: list[int]) -> list[int]:
+    """``root`` and those of ``candidates`` whose chain of parents leads to it."""
+    parents = {pid: _parent(pid) for pid in candidates}
+    kept = {root}
+    changed = True
+    while changed:
+        changed = False
+        for pid, parent in parents.items():
+            if pid not in kept and parent in kept:
+                kept.add(pid)
+                changed = True
+    return sorted(kept)
+
+
+def _group_members(group: int) -> list[int]:
+    """Processes whose process group is ``group`` (an unsandboxed worker and its children)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                text = handle.read()
+        except OSError:
+            continue
+        fields = text[text.rfind(")") + 2:].split()
+        if len(fields) > 2 and fields[2] == str(group):
+            found.append(int(entry))
+    return found
