@@ -35,6 +35,11 @@ EXPECTED_CHECKS: dict[str, tuple[str, ...]] = {
     "32_einsum_matmul.py": ("passthrough",),
     "33_numba_threads.py": ("cpu-time",),
     "34_work_while_unwatched.py": (),
+    "36_finish_between_requests.py": (),
+    "36b_spin_while_reference_timed.py": ("cpu-time",),
+    "36c_deferred_subclass.py": ("output-type",),
+    "36d_forked_helper.py": (),
+    "37_helper_when_loaded.py": (),
 }
 
 
@@ -43,6 +48,12 @@ EITHER: dict[str, set[Verdict]] = {
     # An unfilled output read in the matrix (incorrect), or the fill seen changing between
     # the stability probe's two reads, or its helper thread's CPU while timed (suspect).
     "34_work_while_unwatched.py": {Verdict.INCORRECT, Verdict.SUSPECT},
+    # Frozen between requests, the deferred half is done during the next request: the fetch
+    # (an unfinished output, incorrect) or the next batch (a second thread busy, suspect).
+    "36_finish_between_requests.py": {Verdict.INCORRECT, Verdict.SUSPECT},
+    "36d_forked_helper.py": {Verdict.INCORRECT, Verdict.SUSPECT},
+    # Honest on an idle machine (verified at its true speed), cheating when loaded.
+    "37_helper_when_loaded.py": {Verdict.VERIFIED, Verdict.INCORRECT, Verdict.SUSPECT},
 }
 
 

@@ -34,7 +34,8 @@ def frozen_findings(ledgers: list[FreezeLedger]) -> list[Finding]:
             evidence={"leaked_cpu_s": leaked, "intervals_ran": len(ran),
                       "intervals": intervals,
                       "worst": {"cpu_s": worst.cpu_s, "frozen_s": worst.seconds,
-                                "unstopped_threads": worst.unstopped},
+                                "unstopped_threads": worst.unstopped,
+                                "busiest": worst.busiest},
                       "allowed": {"floor_s": FROZEN_CPU_FLOOR_S, "share": FROZEN_CPU_SHARE}},
         ))
     failures = [failure for ledger in ledgers for failure in ledger.failures]

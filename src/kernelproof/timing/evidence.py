@@ -113,7 +113,8 @@ class BatchFacts:
         keeps it at or below 1 however loaded the machine is (a thread waiting for a CPU is
         not running, and a pool whose caller sleeps in ``join`` runs in the caller's place);
         a helper that works beside the main thread raises it above 1."""
-        return (self.cpu_s + self.main_wait_s) / self.wall_s if self.wall_s > 0 else 0.0
+        window = self.wall_s - self.controller_wait_s  # the controller read the reply late
+        return (self.cpu_s + self.main_wait_s) / window if window > 0 else 0.0
 
     @property
     def excusable_wait_s(self) -> float:

@@ -34,6 +34,11 @@ FROZEN_CPU_FLOOR_S = 2e-3
 #: its rate, every thread) add kernel time in proportion to the interval's length.
 FROZEN_CPU_SHARE = 0.01
 
+#: How long a freeze waits for every thread to show the stopped state before it takes its CPU
+#: baseline; past it the baseline is taken anyway (the interval's CPU floor then covers a stop
+#: that lands later).
+STOP_WAIT_S = 0.2
+
 #: Rescans of the tree while freezing: a process forked between a scan and its parent's stop
 #: is found by the next scan; a stopped tree cannot fork, so the scans end once one finds
 #: nothing new.
@@ -50,6 +55,9 @@ class FrozenInterval:
 
     unstopped: int
     """Threads not in the stopped state when the tree was thawed."""
+
+    busiest: str = ""
+    """The process that ran most while frozen: its command name and CPU milliseconds."""
 
     @property
     def ran(self) -> bool:
@@ -91,6 +99,9 @@ class Freezer:
 
     ledger: FreezeLedger = field(default_factory=FreezeLedger)
     frozen: bool = False
+    stop_wait_s: float = 0.0
+    """How long the last freeze waited for its stops to land."""
+
     _members: list[int] = field(default_factory=list)
     _cpu_s: dict[int, float] = field(default_factory=dict)
     _since: float = 0.0
@@ -108,9 +119,11 @@ class Freezer:
                 self._signal(pid, signal.SIGSTOP)
             known.update(found)
         self._members = sorted(known)
-        # No wait for the stops to land: a thread running elsewhere is stopped by an
-        # interrupt within microseconds, and one queued for a CPU accrues no CPU time until
-        # it runs, when it stops on its way back to user mode (the floor above covers both).
+        # The stop lands only once a thread of each process has run to take it: on a loaded
+        # machine that thread may wait milliseconds for a CPU while the others still run.
+        # The baseline is taken once every thread shows stopped, so that what the tree did
+        # before the stop landed is not read as work done while frozen.
+        self.stop_wait_s = _wait_stopped(self._members, STOP_WAIT_S)
         self._cpu_s = {pid: cpu for pid in self._members
                        if (cpu := process_cpu_s(pid)) is not None}
         self._since = time.monotonic()
@@ -123,13 +136,18 @@ class Freezer:
         seconds = time.monotonic() - self._since
         # No rescan: a frozen tree cannot fork, so its members are the ones the freeze found.
         members = self._members
-        cpu_s = 0.0
+        ran = {}
         for pid in members:
             now = process_cpu_s(pid)
             if now is not None:
-                cpu_s += max(0.0, now - self._cpu_s.get(pid, 0.0))
-        interval = FrozenInterval(seconds=seconds, cpu_s=cpu_s,
-                                  unstopped=sum(_unstopped_threads(pid) for pid in members))
+                ran[pid] = max(0.0, now - self._cpu_s.get(pid, 0.0))
+        busiest = max(ran, key=ran.__getitem__, default=None)
+        interval = FrozenInterval(
+            seconds=seconds, cpu_s=sum(ran.values()),
+            unstopped=sum(_unstopped_threads(pid) for pid in members),
+            busiest="" if busiest is None else
+            f"{_command(busiest)} ({ran[busiest] * 1e3:.1f} ms, stop waited "
+            f"{self.stop_wait_s * 1e3:.0f} ms)")
         self.ledger.record(interval)
         for pid in sorted(members):
             self._signal(pid, signal.SIGCONT)
@@ -179,6 +197,14 @@ def _unstopped_threads(pid: int) -> int:
     return sum(state not in ("T", "t", "Z", "X", "x") for state in thread_states(pid))
 
 
+def _command(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm") as handle:
+            return handle.read().strip()
+    except OSError:
+        return "?"
+
+
 def _parent(pid: int) -> int | None:
     try:
         with open(f"/proc/{pid}/stat") as handle:
@@ -201,6 +227,17 @@ def _descendants(root: int, candidates: list[int]) -> list[int]:
                 kept.add(pid)
                 changed = True
     return sorted(kept)
+
+
+def _wait_stopped(pids: list[int], limit_s: float) -> float:
+    """Wait until every thread of ``pids`` shows as stopped, at most ``limit_s``; the seconds
+    waited."""
+    started = time.monotonic()
+    while any(_unstopped_threads(pid) for pid in pids):
+        if time.monotonic() - started > limit_s:
+            break
+        time.sleep(0.0005)
+    return time.monotonic() - started
 
 
 def _group_members(group: int) -> list[int]:

@@ -1,0 +1,18 @@
+# kernelproof-reference: reference.py
+# kernelproof-expect: verified
+"""Honest but slow: reads its input three times, ``sum(x) + sum(x*0.5) + sum(x*0.25)``.
+
+Issue 25 class 6: ``suspect`` in 2 of 4 runs at a load of about 3.5 on 2 cores ("left 767 us
+more untimed time in its batch than the reference's did"), ``verified`` in the other 2.
+"""
+
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.sum(dim=1) + (x * 0.5).sum(dim=1) + (x * 0.25).sum(dim=1)
