@@ -31,6 +31,7 @@ CASES = [
     ("mv * scale", ROWSUM / "reference.py", ROWSUM / "mv_scale.py", {"verified"}),
     ("three reads", ROWSUM / "reference.py", ROWSUM / "three_reads.py", {"verified"}),
     ("per-call pool", ROWSUM / "reference.py", ROWSUM / "thread_pool.py", {"verified"}),
+    ("numba pool", ROWSUM / "reference.py", ROWSUM / "numba_pool.py", {"verified"}),
     ("float64 inside", ROWSUM / "reference.py", ROWSUM / "float64_inside.py", {"verified"}),
     ("attack 36b spinner", ROOT / "examples/softmax/reference.py",
      ATTACKS / "36b_spin_while_reference_timed.py", {"suspect"}),

@@ -18,7 +18,8 @@ pytestmark = pytest.mark.slow
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ROWSUM = EXAMPLES / "scaled_rowsum"
-HONEST = ["mv_scale.py", "three_reads.py", "thread_pool.py", "float64_inside.py"]
+HONEST = ["mv_scale.py", "three_reads.py", "thread_pool.py", "numba_pool.py",
+          "float64_inside.py"]
 
 #: Timing on, a short budget; the native audit off (it is not what these cases are about).
 SETTINGS = dict(seeds=2, timing=True, budget_s=3.0, compile_baseline=False,

@@ -10,6 +10,7 @@ is caught here. Stopping is adaptive on the speedup's confidence interval, withi
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 import statistics
@@ -323,6 +324,11 @@ class TimingSession:
             # around it: the window in which the worker could run.
             wall_s = worker.last_request_wall_s
             sched = worker.scheduler_at_reply.since(worker.scheduler_at_send)
+            if worker.freezer is not None and worker.freezer.frozen:
+                # CPU up to the moment the freeze landed, not only until the reply was read:
+                # a helper that works between its reply and its stop is counted in the batch.
+                landed = worker.freezer.baseline_cpu_s - worker.scheduler_at_send.cpu_s
+                sched = dataclasses.replace(sched, cpu_s=max(sched.cpu_s, landed))
         else:
             sched = SchedulerSample(0.0, 0.0, 0.0, 0.0)
         if not response.ok:
@@ -401,19 +407,17 @@ class TimingSession:
         allowed = worker_threads(self.settings) if self.settings.device == "cpu" else None
         parallel = evidence.too_many_cores(allowed)
         if parallel is not None:
-            cores, side = parallel
+            cores, beside = parallel
             self.comparable = False
-            demand = evidence.demand()
             self._suspect(
                 FindingCheck.CPU_TIME,
-                f"while it was timed at {allowed} thread(s), the candidate kept {demand:.2f} "
-                f"threads busy at once per batch ({cores:.2f} cores; {side:.0%} of each "
-                "batch's wall time on CPU off its main thread while the main thread itself "
-                "ran or waited for a CPU), read from /proc against the controller's wall "
-                "clock: it works on threads of its own beside the timed calls or behind the "
-                "reported thread count, so its speedup is not comparable",
-                group, cores=cores, off_main_thread_share=side, allowed_threads=allowed,
-                threads_busy=demand,
+                f"while it was timed at {allowed} thread(s), the candidate used {cores:.2f} "
+                f"cores per batch, and {beside:.0%} of its CPU time ran off its main thread "
+                "while the main thread itself ran or waited for a CPU (per-thread CPU and "
+                "wait times from /proc against the controller's wall clock): it works on "
+                "threads of its own beside the timed calls or behind the reported thread "
+                "count, so its speedup is not comparable",
+                group, cores=cores, beside_main_thread_share=beside, allowed_threads=allowed,
             )
         excess = evidence.untimed_work(shape.candidate.median_s)
         wait_share = evidence.wait_share()

@@ -40,11 +40,12 @@ UNTIMED_WORK_FLOOR_S = 100e-6
 #: work out of the timed call doubles the true time.
 UNTIMED_WORK_SHARE = 1.0
 
-#: CPU time outside the main thread, as a share of the batch's wall time, beyond which the
-#: candidate is doing work on threads of its own (the allowed extra intra-op threads aside).
-#: The harness runs everything on the main thread; an honest single-threaded candidate spends
-#: next to nothing elsewhere. Counted whatever the machine's load: on a busy machine a pool
-#: does not get its extra cores, but its threads still run.
+#: Share of the candidate's CPU time that may run beside its main thread (off it, while the
+#: main thread itself ran or waited for a CPU; the allowed extra intra-op threads aside)
+#: before it counts as work on threads of its own. The harness runs everything on the main
+#: thread; an honest candidate's other threads run only while it sleeps (a pool it joins).
+#: Counted whatever the machine's load: on a busy machine a helper does not get its extra
+#: core, but what CPU it gets is beside the main thread all the same.
 SIDE_CPU_SHARE = 0.1
 
 #: ... and beyond the noise of the untimed work itself. Both sides build the same inputs and
@@ -107,14 +108,25 @@ class BatchFacts:
         return self.cpu_s / self.wall_s if self.wall_s > 0 else 0.0
 
     @property
-    def demand(self) -> float:
-        """Threads of the worker busy at once, on average: CPU time of all of them plus the
-        main thread's wait for a CPU, over the wall time. An honest candidate at one thread
-        keeps it at or below 1 however loaded the machine is (a thread waiting for a CPU is
-        not running, and a pool whose caller sleeps in ``join`` runs in the caller's place);
-        a helper that works beside the main thread raises it above 1."""
-        window = self.wall_s - self.controller_wait_s  # the controller read the reply late
-        return (self.cpu_s + self.main_wait_s) / window if window > 0 else 0.0
+    def main_sleep_s(self) -> float:
+        """Seconds of the batch's window the main thread neither ran nor waited for a CPU: it
+        slept (in a pool's ``join``, for one). The window ends when the controller read the
+        reply, late by its own wait for a CPU."""
+        window = self.wall_s - self.controller_wait_s
+        return max(0.0, window - self.main_cpu_s - self.main_wait_s)
+
+    def overlap_share(self, allowed: int) -> float:
+        """The share of the worker's CPU time that ran beside its main thread beyond the
+        ``allowed - 1`` extra threads: CPU off the main thread that the main thread's own
+        sleep does not explain, over all its CPU time. A per-call pool whose caller sleeps in
+        ``join`` runs in the caller's place (0); a helper working while the main thread runs
+        or waits for a CPU does not. A ratio of CPU times, so the machine's load, which
+        stretches the wall time, does not dilute it."""
+        if self.cpu_s <= 0:
+            return 0.0
+        window = max(0.0, self.wall_s - self.controller_wait_s)
+        beside = self.side_cpu_s - self.main_sleep_s - (allowed - 1) * window
+        return max(0.0, beside) / self.cpu_s
 
     @property
     def excusable_wait_s(self) -> float:
@@ -179,21 +191,24 @@ class BatchEvidence:
             return None
         return statistics.median(b.side_share for b in self.candidate)
 
-    def demand(self) -> float | None:
-        """The candidate's median threads busy at once (see :attr:`BatchFacts.demand`)."""
+    def overlap_share(self, allowed: int) -> float | None:
+        """The candidate's median :meth:`BatchFacts.overlap_share` over its batches."""
         if len(self.candidate) < MIN_EVIDENCE_ROUNDS:
             return None
-        return statistics.median(b.demand for b in self.candidate)
+        return statistics.median(b.overlap_share(allowed) for b in self.candidate)
 
     def too_many_cores(self, allowed: int | None) -> tuple[float, float] | None:
-        """(median cores, median off-main-thread share) when more threads ran at once than
-        ``allowed`` explains, else None. CPU time off the main thread alone is no evidence: a
-        per-call pool whose caller waits in ``join`` uses one core from other threads."""
-        used, side, demand = self.cores_used(), self.side_share(), self.demand()
-        if allowed is None or used is None or side is None or demand is None:
+        """(median cores, median share of its CPU time beside the main thread) when more
+        threads ran at once than ``allowed`` explains, else None. CPU time off the main thread
+        alone is no evidence: a per-call pool whose caller waits in ``join`` uses one core
+        from other threads."""
+        if allowed is None:
             return None
-        if used > allowed * CORES_MARGIN or demand > allowed + SIDE_CPU_SHARE:
-            return used, side
+        used, beside = self.cores_used(), self.overlap_share(allowed)
+        if used is None or beside is None:
+            return None
+        if used > allowed * CORES_MARGIN or beside > SIDE_CPU_SHARE:
+            return used, beside
         return None
 
     def wait_share(self) -> float:

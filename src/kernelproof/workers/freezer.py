@@ -107,6 +107,10 @@ class Freezer:
     stop_wait_s: float = 0.0
     """How long the last freeze waited for its stops to land."""
 
+    baseline_cpu_s: float = 0.0
+    """CPU seconds of the tree's processes once the last freeze had landed: with the CPU time
+    read when the reply came, it bounds what the tree did between its reply and its stop."""
+
     _members: list[int] = field(default_factory=list)
     _cpu_s: dict[int, float] = field(default_factory=dict)
     _since: float = 0.0
@@ -133,6 +137,7 @@ class Freezer:
         self.stop_wait_s = _wait_stopped(self._members, STOP_WAIT_S)
         self._cpu_s = {pid: cpu for pid in self._members
                        if (cpu := process_cpu_s(pid)) is not None}
+        self.baseline_cpu_s = sum(self._cpu_s.values())
         self._since = time.monotonic()
         self.frozen = True
 
