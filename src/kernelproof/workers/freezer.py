@@ -45,6 +45,10 @@ STOP_WAIT_S = 0.2
 MAX_RESCANS = 8
 
 
+#: prctl option: the signal the calling process gets when its parent dies.
+PR_SET_PDEATHSIG = 1
+
+
 @dataclass(frozen=True)
 class FrozenInterval:
     """One interval the tree spent frozen, as ``/proc`` showed it."""
@@ -198,6 +202,23 @@ class Freezer:
         except OSError as exc:
             if len(self.ledger.failures) < 5:
                 self.ledger.failures.append(f"{sig.name} to pid {pid} refused: {exc}")
+
+
+def die_with_parent() -> None:
+    """Have the kernel kill the calling process (SIGKILL, which a stopped process obeys too)
+    when its parent dies. A frozen worker cannot notice that its controller is gone (it would
+    otherwise read EOF and exit), so a controller killed while its candidate is stopped would
+    leave it stopped forever; the forkserver exits with the controller, and the chain of
+    parent-death signals takes the worker and its pid namespace with it."""
+    import ctypes
+
+    parent = os.getppid()
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the request was in place
+        os._exit(1)
 
 
 def _signal_group(group: int, sig: signal.Signals) -> None:

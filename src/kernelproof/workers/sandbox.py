@@ -230,7 +230,10 @@ def fork_into_pid_namespace() -> None:
     child = os.fork()
     if child:
         _relay(child, reap_all=False)
-    # A: pid 1 of the new namespace.
+    # A: pid 1 of the new namespace, killed with P (and the namespace with A: see freezer).
+    from kernelproof.workers.freezer import die_with_parent
+
+    die_with_parent()
     grandchild = os.fork()
     if grandchild:
         _relay(grandchild, reap_all=True)
