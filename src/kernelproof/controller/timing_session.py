@@ -103,6 +103,10 @@ VERIFY_SHARE = 0.25
 #: the reference in 2 runs of 4.
 LOADED_WAIT_SHARE = 0.25
 
+#: What a calibration's source says when it was taken on a busy machine and not cached
+#: (roofline/calibration.py): its ceilings read low.
+NOISY_CALIBRATION = "taken on a noisy machine"
+
 #: Share of the budget the default shape gets when other shapes are timed too.
 DEFAULT_SHAPE_SHARE = 0.5
 
@@ -624,8 +628,21 @@ class TimingSession:
         self._shape_findings(default, per_shape)
         calibrated = self.ceilings is not None and str(self.ceilings.source).startswith(
             "calibration:")
-        self.findings += below_floor_findings(per_shape, hot=self.settings.hot,
-                                              calibrated=calibrated)
+        below = below_floor_findings(per_shape, hot=self.settings.hot, calibrated=calibrated)
+        if below and calibrated and NOISY_CALIBRATION in str(self.ceilings.source):
+            # The floor itself was measured on a busy machine just now (too noisy to cache):
+            # its bandwidth reads low, so a time below it accuses no one. The speedup goes.
+            self.comparable = False
+            for finding in below:
+                self.findings.append(Finding(
+                    check=FindingCheck.TIMING_INCONCLUSIVE, severity=Severity.INFO,
+                    message=f"{finding.message}; but the floor rests on a calibration taken "
+                            f"on a busy machine ({self.ceilings.source}), so the check is "
+                            "inconclusive and the speedup not comparable",
+                    evidence={"rule": "below-floor", **finding.evidence},
+                    variant=finding.variant))
+        else:
+            self.findings += below
         return Timing(
             reference=default.reference, candidate=default.candidate, speedup=default.speedup,
             speedup_ci=default.speedup_ci, per_shape=per_shape, baselines=baselines,
