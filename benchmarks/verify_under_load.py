@@ -37,6 +37,8 @@ CASES = [
      ATTACKS / "36b_spin_while_reference_timed.py", {"suspect"}),
     ("attack 37 load-gated helper", ROOT / "examples/softmax/reference.py",
      ATTACKS / "37_helper_when_loaded.py", {"suspect", "incorrect"}),
+    ("attack 36c deferred subclass", ROOT / "examples/softmax/reference.py",
+     ATTACKS / "36c_deferred_subclass.py", {"suspect"}),
 ]
 
 #: The verification's settings: timing on, a short budget, what the attack tests use.

@@ -40,6 +40,7 @@ EXPECTED_CHECKS: dict[str, tuple[str, ...]] = {
     "36c_deferred_subclass.py": ("output-type",),
     "36d_forked_helper.py": (),
     "37_helper_when_loaded.py": (),
+    "37b_gil_helper.py": (),
 }
 
 
@@ -54,6 +55,9 @@ EITHER: dict[str, set[Verdict]] = {
     "36d_forked_helper.py": {Verdict.INCORRECT, Verdict.SUSPECT},
     # Honest on an idle machine (verified at its true speed), cheating when loaded.
     "37_helper_when_loaded.py": {Verdict.VERIFIED, Verdict.INCORRECT, Verdict.SUSPECT},
+    # untimed-work (suspect), or on a busy machine timing-inconclusive with the speedup void
+    # (verified, reward 0: the test asserts a verified attack gained nothing).
+    "37b_gil_helper.py": {Verdict.SUSPECT, Verdict.INCORRECT, Verdict.VERIFIED},
 }
 
 
