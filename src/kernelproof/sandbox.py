@@ -241,7 +241,9 @@ def fork_into_pid_namespace() -> None:
     child = os.fork()
     if child:
         _relay(child, reap_all=False)
-    # A: pid 1 of the new namespace.
+    # A: pid 1 of the new namespace, killed with P (and the namespace with A: see
+    # die_with_parent).
+    die_with_parent()
     grandchild = os.fork()
     if grandchild:
         _relay(grandchild, reap_all=True)
@@ -533,3 +535,22 @@ def grantable(paths: Iterable[str]) -> list[str]:
         if path not in kept and (os.path.isfile(path) or not holds_protected(path)):
             kept.append(path)
     return kept
+
+
+#: prctl option: the signal the calling process gets when its parent dies.
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """Have the kernel kill the calling process (SIGKILL, which a stopped process obeys too)
+    when its parent dies. A frozen worker cannot notice that its controller is gone (it would
+    otherwise read EOF and exit), so a controller killed while its candidate is stopped would
+    leave it stopped forever; the forkserver exits with the controller, and the chain of
+    parent-death signals takes the worker and its pid namespace with it."""
+    parent = os.getppid()
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the request was in place
+        os._exit(1)

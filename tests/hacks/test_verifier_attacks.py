@@ -47,6 +47,12 @@ EXPECTED_CHECKS: dict[str, tuple[str, ...]] = {
     "40b_environ_in_a_warning.py": (),
     "40c_own_folder_store.py": ("audit-file-access",),
     "40d_cache_poison_home.py": ("audit-file-access",),
+    "36_finish_between_requests.py": (),
+    "36b_spin_while_reference_timed.py": ("cpu-time",),
+    "36c_deferred_subclass.py": ("output-type",),
+    "36d_forked_helper.py": (),
+    "37_helper_when_loaded.py": (),
+    "37b_gil_helper.py": (),
 }
 
 #: Row 39 (issue 25, class 4): the cells that catch each attack, by the start of their names.
@@ -65,6 +71,15 @@ EITHER: dict[str, set[Verdict]] = {
     # An unfilled output read in the matrix (incorrect), or the fill seen changing between
     # the stability probe's two reads, or its helper thread's CPU while timed (suspect).
     "34_work_while_unwatched.py": {Verdict.INCORRECT, Verdict.SUSPECT},
+    # Frozen between requests, the deferred half is done during the next request: the fetch
+    # (an unfinished output, incorrect) or the next batch (a second thread busy, suspect).
+    "36_finish_between_requests.py": {Verdict.INCORRECT, Verdict.SUSPECT},
+    "36d_forked_helper.py": {Verdict.INCORRECT, Verdict.SUSPECT},
+    # Honest on an idle machine (verified at its true speed), cheating when loaded.
+    "37_helper_when_loaded.py": {Verdict.VERIFIED, Verdict.INCORRECT, Verdict.SUSPECT},
+    # untimed-work (suspect), or on a busy machine timing-inconclusive with the speedup void
+    # (verified, reward 0: the test asserts a verified attack gained nothing).
+    "37b_gil_helper.py": {Verdict.SUSPECT, Verdict.INCORRECT, Verdict.VERIFIED},
 }
 
 

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kernelproof.timing.evidence import BatchEvidence, BatchFacts, stolen
 
 
 def _batch(reported_ms: float, wall_ms: float, cpu_ms: float, main_ms: float | None = None,
-           calls: int = 10) -> BatchFacts:
+           calls: int = 10, wait_ms: float = 0.0, controller_wait_ms: float = 0.0) -> BatchFacts:
     return BatchFacts(calls=calls, reported_s=reported_ms / 1e3, wall_s=wall_ms / 1e3,
                       cpu_s=cpu_ms / 1e3,
-                      main_cpu_s=(main_ms if main_ms is not None else cpu_ms) / 1e3)
+                      main_cpu_s=(main_ms if main_ms is not None else cpu_ms) / 1e3,
+                      main_wait_s=wait_ms / 1e3, controller_wait_s=controller_wait_ms / 1e3)
 
 
 def _evidence(reference: BatchFacts, candidate: BatchFacts, rounds: int = 6) -> BatchEvidence:
@@ -34,11 +37,21 @@ def test_an_honest_pair_raises_nothing():
 
 
 def test_work_on_threads_of_its_own_is_seen_even_without_spare_cores():
-    # The machine gave it one core in all (cpu == wall), yet 40% of it went to other threads.
-    evidence = _evidence(_batch(5, 20, 19), _batch(2, 20, 20, main_ms=12))
-    cores, side = evidence.too_many_cores(1)
-    assert side > 0.3
+    # The machine gave it one core in all (cpu == wall), yet 40% of it went to other threads
+    # while its main thread waited for that core (8 ms runnable, schedstat): two threads busy.
+    evidence = _evidence(_batch(5, 20, 19), _batch(2, 20, 20, main_ms=12, wait_ms=8))
+    cores, beside = evidence.too_many_cores(1)
+    assert beside == pytest.approx(0.4)
     assert evidence.too_many_cores(2) is None  # one extra intra-op thread is allowed at 2
+
+
+def test_a_per_call_pool_whose_caller_sleeps_in_join_is_one_thread():
+    # Issue 25 class 5: a pool sized to the allowed thread count, joined before the call
+    # returns. 60% of the CPU is off the main thread, but the main thread slept meanwhile
+    # (no wait for a CPU): one thread busy at a time, at any load.
+    for wait_ms in (0.0, 6.0):  # an idle machine; a loaded one (the main thread queued too)
+        evidence = _evidence(_batch(5, 20, 19), _batch(12, 20, 13, main_ms=5, wait_ms=wait_ms))
+        assert evidence.too_many_cores(1) is None, wait_ms
 
 
 def test_more_cores_than_threads_is_seen():
@@ -104,3 +117,31 @@ def test_the_sign_test_needs_the_size_too():
         evidence.add(_batch(1.2, 1.2 + 10 * r, 1.2 + 10 * r),
                      _batch(0.6, 0.6 + 10 * (r + 0.02), 10 * (r + 0.02)))
     assert evidence.untimed_work(0.06e-3) is None
+
+
+def test_waiting_for_a_cpu_is_not_untimed_work():
+    # Issue 25 class 6: under load the candidate's worker waited 30 ms per batch for a CPU
+    # outside its timed calls (late wake-ups); the reference's batches happened not to.
+    loaded = _batch(5, 50, 15, wait_ms=30)
+    evidence = _evidence(_batch(5, 20, 19), loaded)
+    assert evidence.untimed_work(0.5e-3) is None
+    assert evidence.wait_share() > 0.5
+
+
+def test_a_wait_the_candidate_caused_itself_is_no_excuse():
+    # 30 ms of its main thread's wait, but its own helper ran 30 ms meanwhile: the wait is
+    # the candidate's doing, and the untimed time it hides stays visible.
+    crowded = _batch(5, 50, 45, main_ms=15, wait_ms=30)
+    assert crowded.excusable_wait_s == 0.0
+    evidence = _evidence(_batch(5, 20, 19), crowded)
+    assert evidence.untimed_work(0.5e-3) is not None
+    assert evidence.too_many_cores(1) is not None
+
+
+def test_a_helper_beside_a_starved_main_thread_is_seen_at_any_load():
+    # Load 18 on 2 cores: the main thread ran 6 ms and waited 54 ms of a 60 ms batch; a forked
+    # helper got 4 ms of CPU meanwhile. 7% of the wall time, but 40% of the candidate's CPU.
+    evidence = _evidence(_batch(5, 60, 50, wait_ms=45),
+                         _batch(2, 60, 10, main_ms=6, wait_ms=54))
+    cores, beside = evidence.too_many_cores(1)
+    assert beside == pytest.approx(0.4)

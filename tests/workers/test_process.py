@@ -110,3 +110,40 @@ def test_a_malformed_request_is_answered_with_a_captured_error(examples, tmp_pat
             assert not reply.ok and reply.error is not None
             assert reply.error.type == "ValidationError"
         assert pair.ask_reference(PlanRequest(knobs=pair.task.default_knobs)).ok
+
+
+SPINNER = """
+import threading
+
+
+def _spin():
+    while True:
+        pass
+
+
+threading.Thread(target=_spin, daemon=True).start()
+"""
+
+
+def test_a_candidate_worker_is_frozen_between_requests(examples, tmp_path):
+    """Issue 25 class 2: once its reply is read, the candidate's whole process tree is stopped
+    (a thread spinning since import included) until the next request is sent."""
+    import time
+
+    from kernelproof.workers.freezer import thread_states
+    from kernelproof.workers.process_tree import process_cpu_s
+
+    with _pair(examples, tmp_path, prelude=SPINNER) as pair:
+        assert pair.start_candidate().ok
+        worker = pair.candidate
+        assert worker.freezer is not None and worker.freezer.frozen
+        members = worker.freezer._members
+        assert len(members) >= 3  # P, the namespace's init, the harness
+        before = sum(process_cpu_s(pid) or 0.0 for pid in members)
+        time.sleep(0.3)
+        assert sum(process_cpu_s(pid) or 0.0 for pid in members) - before < 1e-3
+        assert all(set(thread_states(pid)) <= {"T", "t"} for pid in members)
+        response = pair.ask_candidate(PlanRequest(knobs=pair.task.default_knobs))
+        assert response.ok, response.failure
+        ledger = pair.freeze_ledgers[-1]
+        assert ledger.intervals >= 1 and not ledger.ran

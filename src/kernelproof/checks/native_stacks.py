@@ -370,6 +370,11 @@ class StackSampler:
             self._reason = f"py-spy did not start: {exc}"
             self._proc = None
 
+    @property
+    def process_group(self) -> int | None:
+        """py-spy's process group (its own session) while it runs, else None."""
+        return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
+
     def stop(self) -> NativeProfile:
         """Stop sampling (SIGINT so py-spy writes its output; kill on timeout) and parse it."""
         self.interrupt()

@@ -17,6 +17,7 @@ import os
 import site
 import sys
 import sysconfig
+import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from types import FrameType
@@ -25,6 +26,21 @@ from typing import Any
 import torch
 
 from kernelproof.checks.op_policy import LIGHT_OPS
+
+#: The recorder of the call in progress, for the hooks of threads that call started.
+_ACTIVE: list["OpRecorder | None"] = [None]
+
+
+def _thread_hook(frame: FrameType, event: str, arg: Any) -> None:
+    """The profile hook of a thread started during a recorded call: records into the active
+    recorder, and removes itself from its thread once no call is recorded (a pool that
+    outlives the call then runs unhooked, at full speed, while timed)."""
+    recorder = _ACTIVE[0]
+    if recorder is None:
+        sys.setprofile(None)
+        return
+    recorder._hook(frame, event, arg)
+
 
 #: Profiler events that are bookkeeping, not computation.
 PROFILER_MARKERS = ("TorchDynamo", "Torch-Compiled Region", "Pregraph", "AOTDispatcher",
@@ -74,12 +90,18 @@ class OpRecorder:
         self._previous_hook = sys.getprofile()
         self._installed_hook = self._hook  # one bound-method object, so identity can be checked
         sys.setprofile(self._installed_hook)
+        # Threads the call starts (a per-call pool joined before it returns) run its kernels
+        # too: they get a hook that records into whichever recorder is active.
+        _ACTIVE[0] = self
+        threading.setprofile(_thread_hook)
         return self
 
     def __exit__(self, *exc: object) -> None:
         # A candidate that removed our hook mid-call hid its kernels from us: say so.
         self.hook_removed = sys.getprofile() is not self._installed_hook
         sys.setprofile(self._previous_hook)
+        threading.setprofile(None)  # type: ignore[arg-type]
+        _ACTIVE[0] = None
         self._profiler.__exit__(None, None, None)
         for event in self._profiler.events():
             self._on_event(event)

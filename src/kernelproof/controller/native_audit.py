@@ -63,12 +63,20 @@ class NativeAudit:
         for sampler, worker in self.samplers.values():
             assert worker.tree is not None
             sampler.start(worker.tree.server())
+            group = sampler.process_group
+            if worker.freezer is not None and group is not None:
+                # Frozen with the candidate: a sampler attaching to stopped threads would
+                # wake them in the kernel, and a stopped process has no stacks worth sampling.
+                worker.freezer.watch(group)
         self._schedstat_started = self._reference_schedstat()
         self.running = True
 
     def interrupt(self) -> None:
         """End the sampled window; the samplers write their profiles until :meth:`finish`."""
-        for sampler, _ in self.samplers.values():
+        for sampler, worker in self.samplers.values():
+            group = sampler.process_group
+            if worker.freezer is not None and group is not None:
+                worker.freezer.unwatch(group)  # resumed, so that it can take its SIGINT
             sampler.interrupt()
         ended = self._reference_schedstat()
         if ended is not None and self._schedstat_started is not None:
@@ -101,6 +109,10 @@ class NativeAudit:
     def finish(self) -> dict[str, Any]:
         """Stop sampling; the report's ``op_audit.native`` section."""
         self.running = False
+        for sampler, worker in self.samplers.values():
+            group = sampler.process_group
+            if worker.freezer is not None and group is not None:
+                worker.freezer.unwatch(group)
         profiles = {role: sampler.collect() for role, (sampler, _) in self.samplers.items()}
         if self.unsampled:
             profiles["candidate"] = NativeProfile(available=False, reason=self.unsampled)

@@ -10,6 +10,7 @@ is caught here. Stopping is adaptive on the speedup's confidence interval, withi
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 import statistics
@@ -17,6 +18,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from kernelproof.checks.schedstat import SchedulerSample
 from kernelproof.checks.tolerance import TolerancePolicy, compare_output
 from kernelproof.config import Settings
 from kernelproof.workers.pair import WorkerPair, prepare_request, worker_threads
@@ -48,6 +50,7 @@ from kernelproof.timing.evidence import (
     BatchEvidence,
     BatchFacts,
 )
+from kernelproof.timing.cross_check import MIN_CROSS_CHECK_WALL_S
 from kernelproof.timing import (
     StoppingRule,
     controller_cross_check,
@@ -89,6 +92,16 @@ MAX_VERIFIED_BYTES_PER_ROUND = 32 << 20
 #: share, each round is verified with a probability that keeps to it, drawn after the round's
 #: batches have run, so a candidate never knows whether its outputs will be checked.
 VERIFY_SHARE = 0.25
+
+#: A batch whose workers waited for a CPU this share of its wall time (median over the
+#: rounds, /proc schedstat) ran on a machine too busy for the untimed-work comparison: at a
+#: load of 3.5 on 2 cores an honest triple row sum left 767 us more untimed time per call than
+#: the reference in 2 runs of 4.
+LOADED_WAIT_SHARE = 0.25
+
+#: What a calibration's source says when it was taken on a busy machine and not cached
+#: (roofline/calibration.py): its ceilings read low.
+NOISY_CALIBRATION = "taken on a noisy machine"
 
 #: Share of the budget the default shape gets when other shapes are timed too.
 DEFAULT_SHAPE_SHARE = 0.5
@@ -301,12 +314,22 @@ class TimingSession:
         None when the batch failed (and, for the reference or the candidate, timing ends)."""
         worker = {"candidate": self.pair.candidate,
                   "baseline": self.pair.baseline}.get(participant.role, self.pair.reference)
-        cpu_started = worker.cpu_split_s() if worker is not None else (0.0, 0.0)
         wall_started = time.monotonic()
         response = self._ask(participant, self._header(participant, seeds))
         wall_s = time.monotonic() - wall_started
-        cpu_ended = worker.cpu_split_s() if worker is not None else (0.0, 0.0)
-        cpu_s, main_cpu_s = (end - start for end, start in zip(cpu_ended, cpu_started))
+        if worker is not None and worker.scheduler_at_send is not None \
+                and worker.scheduler_at_reply is not None and worker.last_request_wall_s > 0:
+            # From sending the request to reading its reply, without the freeze (and thaw)
+            # around it: the window in which the worker could run.
+            wall_s = worker.last_request_wall_s
+            sched = worker.scheduler_at_reply.since(worker.scheduler_at_send)
+            if worker.freezer is not None and worker.freezer.frozen:
+                # CPU up to the moment the freeze landed, not only until the reply was read:
+                # a helper that works between its reply and its stop is counted in the batch.
+                landed = worker.freezer.baseline_cpu_s - worker.scheduler_at_send.cpu_s
+                sched = dataclasses.replace(sched, cpu_s=max(sched.cpu_s, landed))
+        else:
+            sched = SchedulerSample(0.0, 0.0, 0.0, 0.0)
         if not response.ok:
             participant.error = response.failure[:500]
             if participant.role == "candidate":
@@ -325,7 +348,11 @@ class TimingSession:
                           "per-call times (missing, zero, negative or not finite)", group,
                           reported=times[:10])
             return None
-        self._cross_check(participant, data, wall_s, group)
+        facts = BatchFacts(calls=len(times), reported_s=sum(times), wall_s=wall_s,
+                           cpu_s=sched.cpu_s, main_cpu_s=sched.main_run_s,
+                           main_wait_s=sched.main_wait_s,
+                           controller_wait_s=sched.controller_wait_s)
+        self._cross_check(participant, data, facts, group)
         self._account(participant, data, wall_s)
         self._flush_method = str(data.flush if data.flush is not None else self._flush_method)
         self.batches += 1
@@ -335,8 +362,7 @@ class TimingSession:
             assert response.reply is not None
             self.findings += findings_from_observations(response.reply.observations,
                                                         variant=f"timing:{group.label}")
-        return times, BatchFacts(calls=len(times), reported_s=sum(times), wall_s=wall_s,
-                                 cpu_s=cpu_s, main_cpu_s=main_cpu_s)
+        return times, facts
 
     def _verifies_round(self, round_s: float) -> bool:
         """Whether this round's timed outputs are verified: always while verifying costs at
@@ -380,19 +406,33 @@ class TimingSession:
         allowed = worker_threads(self.settings) if self.settings.device == "cpu" else None
         parallel = evidence.too_many_cores(allowed)
         if parallel is not None:
-            cores, side = parallel
+            cores, beside = parallel
             self.comparable = False
             self._suspect(
                 FindingCheck.CPU_TIME,
                 f"while it was timed at {allowed} thread(s), the candidate used {cores:.2f} "
-                f"cores per batch and spent {side:.0%} of each batch's wall time on CPU off its "
-                "main thread (CPU time read from /proc against the controller's wall clock): "
-                "it works on threads of its own, behind the reported thread count or between "
-                "the timed calls, so its speedup is not comparable",
-                group, cores=cores, off_main_thread_share=side, allowed_threads=allowed,
+                f"cores per batch, and {beside:.0%} of its CPU time ran off its main thread "
+                "while the main thread itself ran or waited for a CPU (per-thread CPU and "
+                "wait times from /proc against the controller's wall clock): it works on "
+                "threads of its own beside the timed calls or behind the reported thread "
+                "count, so its speedup is not comparable",
+                group, cores=cores, beside_main_thread_share=beside, allowed_threads=allowed,
             )
         excess = evidence.untimed_work(shape.candidate.median_s)
-        if excess is not None:
+        wait_share = evidence.wait_share()
+        if excess is not None and wait_share > LOADED_WAIT_SHARE:
+            # The machine, not the candidate, may have put the excess there: the speedup
+            # goes, the accusation does not come.
+            self.comparable = False
+            self._inconclusive(
+                group, "untimed-work",
+                f"each timed call of the candidate left {excess * 1e6:.0f} us more untimed "
+                f"time in its batch than the reference's did, but the workers waited for a CPU "
+                f"{wait_share:.0%} of a batch's wall time (median, /proc schedstat): the "
+                "machine is too busy to tell work outside the timed calls from load, so the "
+                "check is inconclusive and the speedup not comparable",
+                excess_per_call_s=excess, wait_share=wait_share)
+        elif excess is not None:
             self._suspect(
                 FindingCheck.UNTIMED_WORK,
                 f"each timed call of the candidate left {excess * 1e6:.0f} us more untimed "
@@ -406,17 +446,47 @@ class TimingSession:
         self.deaths.append(f"every one of the {evidence.stolen_rounds} rounds at {group.label} "
                            "was void: the reference worker never got the CPU it needed")
 
-    def _cross_check(self, participant: Participant, data: TimeReply, wall_s: float,
+    def _cross_check(self, participant: Participant, data: TimeReply, facts: BatchFacts,
                      group: ShapeGroup) -> None:
+        """The worker's clock against the controller's, over the batch's wall time less the
+        time the scheduler kept the worker's main thread (or the controller) waiting for a
+        CPU: on a loaded machine a worker wakes late and its reply is read late, and neither is
+        time its clock should have counted. What the wait does not explain is the worker's."""
         reported = [data.generation_s, data.timed_wall_s]
+        wall_s = facts.wall_s
         ratio = controller_cross_check(reported, wall_s)
-        if implausibly_fast(ratio, wall_s):
-            self._suspect(
-                "timer-cross-check",
-                f"the {participant.label} worker's clock accounts for {ratio:.1%} of the "
-                f"{wall_s * 1e3:.0f} ms the controller measured around a batch: its timer does "
-                "not measure real time", group, ratio=ratio, wall_s=wall_s,
-            )
+        if not implausibly_fast(ratio, wall_s):
+            return
+        running_s = facts.wall_s - facts.excusable_wait_s
+        if running_s < MIN_CROSS_CHECK_WALL_S or not implausibly_fast(
+                controller_cross_check(reported, running_s), running_s):
+            self._inconclusive(
+                group, "timer-cross-check", f"the {participant.label} worker's clock accounted for {ratio:.1%} of "
+                f"a {wall_s * 1e3:.0f} ms batch, but the machine kept it (or the controller) "
+                f"waiting for a CPU for {facts.excusable_wait_s * 1e3:.0f} ms of it (/proc "
+                "schedstat), which explains the gap: the cross-check is void for that batch",
+                wall_s=wall_s, wait_s=facts.excusable_wait_s, ratio=ratio)
+            return
+        self._suspect(
+            "timer-cross-check",
+            f"the {participant.label} worker's clock accounts for {ratio:.1%} of the "
+            f"{wall_s * 1e3:.0f} ms the controller measured around a batch, and waiting for a "
+            f"CPU explains only {facts.excusable_wait_s * 1e3:.0f} ms of it (/proc schedstat): "
+            "its timer does not measure real time", group, ratio=ratio, wall_s=wall_s,
+            wait_s=facts.excusable_wait_s,
+        )
+
+    def _inconclusive(self, group: ShapeGroup, rule: str, message: str,
+                      **evidence: Any) -> None:
+        """A time-based check (``rule``) the machine's load left undecided: said once per
+        shape and rule, never as an accusation."""
+        variant = f"timing:{group.label}"
+        if any(f.check == FindingCheck.TIMING_INCONCLUSIVE and f.variant == variant
+               and f.evidence.get("rule") == rule for f in self.findings):
+            return
+        self.findings.append(Finding(check=FindingCheck.TIMING_INCONCLUSIVE,
+                                     severity=Severity.INFO, message=message,
+                                     evidence={"rule": rule, **evidence}, variant=variant))
 
     def _verify_timed_outputs(self, seeds: list[int], group: ShapeGroup) -> None:
         """Compare the candidate's timed outputs with the reference's timed outputs of the same
@@ -562,8 +632,21 @@ class TimingSession:
         self._shape_findings(default, per_shape)
         calibrated = self.ceilings is not None and str(self.ceilings.source).startswith(
             "calibration:")
-        self.findings += below_floor_findings(per_shape, hot=self.settings.hot,
-                                              calibrated=calibrated)
+        below = below_floor_findings(per_shape, hot=self.settings.hot, calibrated=calibrated)
+        if below and calibrated and NOISY_CALIBRATION in str(self.ceilings.source):
+            # The floor itself was measured on a busy machine just now (too noisy to cache):
+            # its bandwidth reads low, so a time below it accuses no one. The speedup goes.
+            self.comparable = False
+            for finding in below:
+                self.findings.append(Finding(
+                    check=FindingCheck.TIMING_INCONCLUSIVE, severity=Severity.INFO,
+                    message=f"{finding.message}; but the floor rests on a calibration taken "
+                            f"on a busy machine ({self.ceilings.source}), so the check is "
+                            "inconclusive and the speedup not comparable",
+                    evidence={"rule": "below-floor", **finding.evidence},
+                    variant=finding.variant))
+        else:
+            self.findings += below
         return Timing(
             reference=default.reference, candidate=default.candidate, speedup=default.speedup,
             speedup_ci=default.speedup_ci, per_shape=per_shape, baselines=baselines,

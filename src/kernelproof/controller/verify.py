@@ -22,6 +22,7 @@ from typing import Any
 from typing_extensions import Unpack
 
 from kernelproof.checks.assumptions import infer_assumptions
+from kernelproof.controller.freeze_evidence import frozen_findings
 from kernelproof.checks.degenerate import DefaultCall, degenerate_findings
 from kernelproof.checks.observations import findings_from_observations, merge_findings
 from kernelproof.checks.op_policy import audit_ops
@@ -271,6 +272,9 @@ class _Run:
                 if exc.finding.check is FindingCheck.CONSTRUCTOR:
                     self.stages.relabel(Stage.BUILD)  # construction is part of the build
                 self.findings.append(self._at_deadline(exc.finding))
+            if pair.candidate is not None:
+                pair.candidate.thaw()  # checks the last frozen interval too
+            self.findings += frozen_findings(pair.freeze_ledgers)
             self.stages.end(decide_verdict(self.findings))
             build_s = pair.build_s
         if self.stopped == "deadline" and decide_verdict(self.findings) not in DECIDED:

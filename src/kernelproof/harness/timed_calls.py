@@ -11,6 +11,15 @@ from kernelproof.protocol.requests import FetchReply, FetchRequest, TimeReply, T
 from kernelproof.harness.tensors import describe, plain_tensor
 from kernelproof.harness.threads import thread_count
 
+import torch as _torch
+
+#: The exact class every output must be, bound when the harness is imported (in the forkserver,
+#: before any candidate): a candidate that rebinds ``torch.Tensor`` does not change it.
+_PLAIN_TENSOR = _torch.Tensor
+
+#: Devices whose tensors hold no values yet: shapes only (meta) or a trace to run later (lazy).
+UNMATERIALISED_DEVICES = frozenset({"meta", "lazy"})
+
 if TYPE_CHECKING:
     from kernelproof.harness.prepared import Prepared
     from kernelproof.protocol.spec import WorkerSpec
@@ -71,6 +80,7 @@ class TimedCalls:
         # per-call output bytes, and for two more calls' worth of temporaries.
         reserve_heap((len(request.seeds) + 2) * self.prepared.output_bytes)
         times, outputs = [], []
+        unmaterialised: dict[str, Any] | None = None
         with torch.no_grad():
             if settle is not None and not isinstance(fn, GraphReplay):
                 self.timer.time_call(fn, settle, resident)
@@ -95,7 +105,12 @@ class TimedCalls:
                         raw = _owned(raw, inputs)
                 times.append(seconds)
                 outputs.append(list(raw) if isinstance(raw, (tuple, list)) else [raw])
+                if unmaterialised is None:
+                    unmaterialised = unmaterialised_output(outputs[-1], self.spec.device,
+                                                           position)
             del inputs, first
+        if unmaterialised is not None and self.spec.role == "candidate":
+            self.pending.append(unmaterialised)
         finished = self.timer.clock_s()
         self.prepared.output_bytes = max(
             (sum(o.untyped_storage().nbytes() for o in call if isinstance(o, torch.Tensor))
@@ -214,6 +229,35 @@ def clone_outputs(raw: Any) -> Any:
     if isinstance(raw, (tuple, list)):
         return [o.clone() if isinstance(o, torch.Tensor) else o for o in raw]
     return raw.clone() if isinstance(raw, torch.Tensor) else raw
+
+
+def unmaterialised_output(call_outputs: list[Any], device: str,
+                          position: int) -> dict[str, Any] | None:
+    """An observation when an output of a timed call is not a plain, materialised tensor the
+    moment its clock stopped: a subclass (its methods may compute the rest when the harness
+    touches it after the clock, and ``__torch_function__`` runs candidate code on every use),
+    a tensor without real storage (meta, fake, lazy) or on another device. Checked with
+    ``type()`` and attributes that no subclass method intercepts, on every timed call."""
+    from kernelproof.checks.probes import observation
+    from kernelproof.schema import FindingCheck
+
+    for index, out in enumerate(call_outputs):
+        kind = type(out)
+        if kind is not _PLAIN_TENSOR and isinstance(out, _PLAIN_TENSOR):
+            name = f"{kind.__module__}.{kind.__qualname__}"
+            return observation(
+                FindingCheck.OUTPUT_TYPE,
+                f"timed call {position} returned output {index} as a {name}, not exactly "
+                "torch.Tensor: its values may be computed after the clock stopped, when the "
+                "harness touches it", output=index, call=position, type=name)
+        if kind is _PLAIN_TENSOR and out.device.type in UNMATERIALISED_DEVICES:
+            return observation(
+                FindingCheck.OUTPUT_TYPE,
+                f"timed call {position} returned output {index} on the {out.device.type!r} "
+                f"device, which holds no values (the task runs on {device!r}): nothing was "
+                "computed in the timed call", output=index, call=position,
+                device=out.device.type)
+    return None
 
 
 def shared_storage_observations(outputs: list[list[Any]]) -> list[dict[str, Any]]:

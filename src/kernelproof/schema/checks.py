@@ -221,6 +221,14 @@ class FindingCheck(str, Enum):
     """The candidate's batches hold more untimed time than the reference's: it works outside
     the timed calls, or under-reports its call times."""
 
+    RAN_WHILE_FROZEN = "ran-while-frozen"
+    """The candidate's processes used CPU time while frozen between requests (read from /proc):
+    it worked while it was not being asked."""
+
+    TIMING_INCONCLUSIVE = "timing-inconclusive"
+    """A check that rests on time or scheduling could not decide: the machine kept the workers
+    waiting for a CPU (read from /proc), so the evidence is void, not the candidate's."""
+
     REFERENCE_ROUND_STOLEN = "reference-round-stolen"
     """The reference worker lost CPU time during a timed round (it was signalled or starved)."""
 

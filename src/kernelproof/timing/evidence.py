@@ -40,11 +40,12 @@ UNTIMED_WORK_FLOOR_S = 100e-6
 #: work out of the timed call doubles the true time.
 UNTIMED_WORK_SHARE = 1.0
 
-#: CPU time outside the main thread, as a share of the batch's wall time, beyond which the
-#: candidate is doing work on threads of its own (the allowed extra intra-op threads aside).
-#: The harness runs everything on the main thread; an honest single-threaded candidate spends
-#: next to nothing elsewhere. Counted whatever the machine's load: on a busy machine a pool
-#: does not get its extra cores, but its threads still run.
+#: Share of the candidate's CPU time that may run beside its main thread (off it, while the
+#: main thread itself ran or waited for a CPU; the allowed extra intra-op threads aside)
+#: before it counts as work on threads of its own. The harness runs everything on the main
+#: thread; an honest candidate's other threads run only while it sleeps (a pool it joins).
+#: Counted whatever the machine's load: on a busy machine a helper does not get its extra
+#: core, but what CPU it gets is beside the main thread all the same.
 SIDE_CPU_SHARE = 0.1
 
 #: ... and beyond the noise of the untimed work itself. Both sides build the same inputs and
@@ -86,18 +87,62 @@ class BatchFacts:
     main_cpu_s: float = 0.0
     """CPU seconds of the serving process's main thread (the harness and the calls)."""
 
+    main_wait_s: float = 0.0
+    """Seconds the main thread was runnable but waited for a CPU (/proc schedstat)."""
+
+    controller_wait_s: float = 0.0
+    """Seconds the controller's thread waited for a CPU during the request."""
+
+    @property
+    def side_cpu_s(self) -> float:
+        """CPU seconds of every thread and process but the main thread."""
+        return max(0.0, self.cpu_s - self.main_cpu_s)
+
     @property
     def side_share(self) -> float:
         """CPU time spent off the main thread, as a share of the wall time."""
-        return max(0.0, self.cpu_s - self.main_cpu_s) / self.wall_s if self.wall_s > 0 else 0.0
+        return self.side_cpu_s / self.wall_s if self.wall_s > 0 else 0.0
 
     @property
     def cores(self) -> float:
         return self.cpu_s / self.wall_s if self.wall_s > 0 else 0.0
 
     @property
+    def main_sleep_s(self) -> float:
+        """Seconds of the batch's window the main thread neither ran nor waited for a CPU: it
+        slept (in a pool's ``join``, for one). The window ends when the controller read the
+        reply, late by its own wait for a CPU."""
+        window = self.wall_s - self.controller_wait_s
+        return max(0.0, window - self.main_cpu_s - self.main_wait_s)
+
+    def overlap_share(self, allowed: int) -> float:
+        """The share of the worker's CPU time that ran beside its main thread beyond the
+        ``allowed - 1`` extra threads: CPU off the main thread that the main thread's own
+        sleep does not explain, over all its CPU time. A per-call pool whose caller sleeps in
+        ``join`` runs in the caller's place (0); a helper working while the main thread runs
+        or waits for a CPU does not. A ratio of CPU times, so the machine's load, which
+        stretches the wall time, does not dilute it."""
+        if self.cpu_s <= 0:
+            return 0.0
+        window = max(0.0, self.wall_s - self.controller_wait_s)
+        beside = self.side_cpu_s - self.main_sleep_s - (allowed - 1) * window
+        return max(0.0, beside) / self.cpu_s
+
+    @property
+    def excusable_wait_s(self) -> float:
+        """The main thread's and the controller's waits for a CPU that the machine, not the
+        candidate, caused: less whatever CPU the candidate's own other threads took meanwhile
+        (a candidate that crowds its own main thread off the CPU gains no excuse by it)."""
+        return max(0.0, self.main_wait_s - self.side_cpu_s) + self.controller_wait_s
+
+    @property
+    def wait_share(self) -> float:
+        return self.excusable_wait_s / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
     def untimed_s(self) -> float:
-        return max(0.0, self.wall_s - self.reported_s)
+        """Wall time outside the reported calls, less the time spent waiting for a CPU."""
+        return max(0.0, self.wall_s - self.reported_s - self.excusable_wait_s)
 
 
 def stolen(reference: BatchFacts) -> bool:
@@ -146,15 +191,33 @@ class BatchEvidence:
             return None
         return statistics.median(b.side_share for b in self.candidate)
 
-    def too_many_cores(self, allowed: int | None) -> tuple[float, float] | None:
-        """(median cores, median off-main-thread share) when either is above what ``allowed``
-        threads explain, else None."""
-        used, side = self.cores_used(), self.side_share()
-        if allowed is None or used is None or side is None:
+    def overlap_share(self, allowed: int) -> float | None:
+        """The candidate's median :meth:`BatchFacts.overlap_share` over its batches."""
+        if len(self.candidate) < MIN_EVIDENCE_ROUNDS:
             return None
-        if used > allowed * CORES_MARGIN or side > (allowed - 1) + SIDE_CPU_SHARE:
-            return used, side
+        return statistics.median(b.overlap_share(allowed) for b in self.candidate)
+
+    def too_many_cores(self, allowed: int | None) -> tuple[float, float] | None:
+        """(median cores, median share of its CPU time beside the main thread) when more
+        threads ran at once than ``allowed`` explains, else None. CPU time off the main thread
+        alone is no evidence: a per-call pool whose caller waits in ``join`` uses one core
+        from other threads."""
+        if allowed is None:
+            return None
+        used, beside = self.cores_used(), self.overlap_share(allowed)
+        if used is None or beside is None:
+            return None
+        if used > allowed * CORES_MARGIN or beside > SIDE_CPU_SHARE:
+            return used, beside
         return None
+
+    def wait_share(self) -> float:
+        """The median share of a batch's wall time that both workers spent waiting for a CPU
+        (the larger side's), over the rounds."""
+        if not self.candidate:
+            return 0.0
+        return statistics.median(max(r.wait_share, c.wait_share)
+                                 for r, c in zip(self.reference, self.candidate))
 
     def untimed_work(self, candidate_median_s: float) -> float | None:
         """The excess untimed time per call when it is too large to be noise, else None."""

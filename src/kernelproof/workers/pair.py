@@ -31,6 +31,7 @@ from kernelproof.workers.candidate_environment import (
 )
 from kernelproof.workers.process import Response, Submitted, WorkerDeath, WorkerProcess
 from kernelproof.workers.reference_memo import ReferenceReplay, TaskMemo, WarmReference
+from kernelproof.workers.freezer import FreezeLedger
 
 #: Environment every worker starts with (kept under this name for its importers).
 WORKER_ENVIRONMENT = WORKER_DEFAULTS
@@ -168,6 +169,10 @@ class WorkerPair:
     deadline): each candidate request's timeout is cut to it, so a build or a call still
     running then is killed (a ``timeout`` death). Reference requests keep their own."""
 
+    freeze_ledgers: list[FreezeLedger] = field(default_factory=list)
+    """What /proc showed while each candidate worker was frozen between its requests (one
+    per candidate worker started, restarts included)."""
+
     _replay: ReferenceReplay | None = None
 
     def __post_init__(self) -> None:
@@ -240,6 +245,8 @@ class WorkerPair:
             memory_limit_bytes=int(self.settings.memory_limit_gib * 2**30),
         )
         worker.start()
+        if worker.freezer is not None:
+            self.freeze_ledgers.append(worker.freezer.ledger)
         return worker
 
     def start_reference(self) -> None:

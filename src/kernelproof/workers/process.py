@@ -24,11 +24,14 @@ from multiprocessing.connection import Connection
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
+from kernelproof.checks.schedstat import SchedulerSample
+from kernelproof.checks.schedstat import sample as scheduler_sample
 from kernelproof.protocol import transport
 from kernelproof.protocol.messages import WorkerReply
 from kernelproof.protocol.requests import ExitRequest, ReplyData, ReplyT, Request
 from kernelproof.protocol.spec import WorkerSpec, start_worker
 from kernelproof.workers.candidate_environment import trusted_environment
+from kernelproof.workers.freezer import Freezer
 from kernelproof.workers.process_tree import Confinement, ProcessTree
 
 if TYPE_CHECKING:
@@ -214,6 +217,21 @@ class WorkerProcess:
     confinement: Confinement | None = None
     """What /proc showed about the sandboxed worker once it had said hello."""
 
+    freezer: Freezer | None = None
+    """For a candidate worker: stops its whole process tree between requests (after a reply
+    is read in full, until the next request is sent), so that it cannot run unasked."""
+
+    last_request_wall_s: float = 0.0
+    """The controller's seconds from sending the last request to having read its reply in
+    full: the worker's runnable window, without the freezer's own work around it."""
+
+    scheduler_at_send: SchedulerSample | None = None
+    scheduler_at_reply: SchedulerSample | None = None
+    """The worker's CPU accounting (/proc) just before the last request was sent and just
+    after its reply was read: the same window as :attr:`last_request_wall_s`."""
+
+    _sent_at: float = 0.0
+
     def start(self) -> None:
         _LIVE.add(self)
         context = _context()
@@ -226,6 +244,8 @@ class WorkerProcess:
         child.close()
         self.conn = parent
         self.tree = ProcessTree(self.process.pid)
+        if self.spec.role == "candidate":
+            self.freezer = Freezer(self.tree, group=self.process.pid)
 
     @property
     def alive(self) -> bool:
@@ -255,6 +275,10 @@ class WorkerProcess:
             return Submitted(request.op, 0.0, timeout_s, Response(death=self.death),
                              request.reply_model)
         assert self.conn is not None
+        self.thaw()
+        self.scheduler_at_reply = None
+        self.scheduler_at_send = scheduler_sample(self)
+        self._sent_at = time.monotonic()
         try:
             transport.send(self.conn, request.header(), list(tensors))
         except (BrokenPipeError, ConnectionResetError, OSError):
@@ -262,6 +286,19 @@ class WorkerProcess:
                              request.reply_model)
         return Submitted(request.op, time.monotonic() + timeout_s, timeout_s,
                          reply_model=request.reply_model)
+
+    def thaw(self) -> None:
+        """Resume a frozen worker (checking from /proc that it stayed frozen)."""
+        if self.freezer is not None and self.death is None:
+            self.freezer.thaw()
+
+    def _freeze(self) -> None:
+        """Stop the worker's tree now that its reply is read: it has nothing to do until the
+        next request."""
+        self.last_request_wall_s = time.monotonic() - self._sent_at
+        self.scheduler_at_reply = scheduler_sample(self)
+        if self.freezer is not None and self.death is None and self.alive:
+            self.freezer.freeze()
 
     def collect(self, submitted: "Submitted[ReplyT]") -> Response[ReplyT]:
         """The reply to a submitted request, the worker's death, or the timeout."""
@@ -278,6 +315,7 @@ class WorkerProcess:
             if self.conn.poll(POLL_INTERVAL_S):
                 response = self._receive()
                 if response is not None:
+                    self._freeze()
                     return response
                 continue
             if not self.process.is_alive():
@@ -386,6 +424,7 @@ class WorkerProcess:
         once: a candidate worker has nothing to save, and its interpreter's exit (torch's
         teardown in a pid namespace) took about a second here, on every verification."""
         if graceful and self.conn is not None and self.alive:
+            self.thaw()
             try:
                 transport.send(self.conn, ExitRequest().header())
                 self.process.join(timeout=2.0)

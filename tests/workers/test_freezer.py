@@ -1,0 +1,118 @@
+"""The freezer stops a whole process tree between requests, and /proc tells whether it held."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from kernelproof.controller.freeze_evidence import frozen_findings
+from kernelproof.schema import FindingCheck, Severity
+from kernelproof.workers.freezer import Freezer, thread_states
+from kernelproof.workers.process_tree import ProcessTree, process_cpu_s
+
+#: A process that spins on two threads and forks a child that spins too.
+SPINNER = """
+import os, threading, time
+def spin():
+    while True:
+        pass
+threading.Thread(target=spin, daemon=True).start()
+if os.fork() == 0:
+    spin()
+print(os.getpid(), flush=True)
+spin()
+"""
+
+
+@pytest.fixture
+def spinner():
+    process = subprocess.Popen([sys.executable, "-c", SPINNER], stdout=subprocess.PIPE,
+                               start_new_session=True, text=True)
+    process.stdout.readline()
+    time.sleep(0.1)
+    yield process
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def _group_cpu_s(freezer: Freezer) -> float:
+    return sum(process_cpu_s(pid) or 0.0 for pid in freezer._scan())
+
+
+def test_a_frozen_tree_accrues_no_cpu_time_children_included(spinner):
+    freezer = Freezer(ProcessTree(spinner.pid), group=spinner.pid)
+    freezer.freeze()
+    assert len(freezer._members) == 2, "the forked child is part of the tree"
+    time.sleep(0.05)  # the stops land within a scheduling delay
+    for pid in freezer._members:
+        assert set(thread_states(pid)) <= {"T"}, thread_states(pid)
+    before = _group_cpu_s(freezer)
+    time.sleep(0.3)
+    assert _group_cpu_s(freezer) == pytest.approx(before, abs=1e-4)
+    interval = freezer.thaw()
+    assert interval is not None and not interval.ran and interval.unstopped == 0
+    time.sleep(0.1)
+    time.sleep(0.2)
+    assert _group_cpu_s(freezer) > before + 0.01, "thawed, it runs again"
+    assert frozen_findings([freezer.ledger]) == []
+
+
+def test_work_while_frozen_is_suspect(spinner):
+    """A process of the tree that runs while frozen (here resumed behind the freezer's back,
+    as an escaped child would run) shows in /proc's CPU time."""
+    freezer = Freezer(ProcessTree(spinner.pid), group=spinner.pid)
+    freezer.freeze()
+    child = max(freezer._members)
+    os.kill(child, signal.SIGCONT)
+    time.sleep(0.2)
+    interval = freezer.thaw()
+    assert interval is not None and interval.ran and interval.cpu_s > 0.02
+    findings = frozen_findings([freezer.ledger])
+    assert [(f.check, f.severity) for f in findings] == [
+        (FindingCheck.RAN_WHILE_FROZEN, Severity.SUSPECT)]
+    assert "while they were frozen" in findings[0].message
+
+
+def test_an_idle_process_frozen_and_thawed_shows_nothing():
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"],
+                               start_new_session=True)
+    try:
+        time.sleep(0.2)
+        freezer = Freezer(ProcessTree(process.pid), group=process.pid)
+        for _ in range(20):
+            freezer.freeze()
+            freezer.thaw()
+        assert freezer.ledger.intervals == 20 and not freezer.ledger.ran
+        assert process.poll() is None
+    finally:
+        process.kill()
+        process.wait()
+
+
+def test_a_watching_process_group_is_stopped_with_the_tree(spinner):
+    """A stack sampler of the controller's is stopped while the tree is frozen (its attaches
+    would wake the stopped threads), and resumed with it."""
+    watcher = subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                               start_new_session=True)
+    try:
+        freezer = Freezer(ProcessTree(spinner.pid), group=spinner.pid)
+        freezer.watch(watcher.pid)
+        freezer.freeze()
+        time.sleep(0.05)
+        assert set(thread_states(watcher.pid)) == {"T"}
+        freezer.thaw()
+        time.sleep(0.05)
+        assert "T" not in thread_states(watcher.pid)
+        freezer.freeze()
+        freezer.unwatch(watcher.pid)
+        time.sleep(0.05)
+        assert "T" not in thread_states(watcher.pid), "unwatched, it runs while the tree is frozen"
+        freezer.thaw()
+    finally:
+        watcher.kill()
+        watcher.wait()
