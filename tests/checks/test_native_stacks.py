@@ -15,6 +15,7 @@ from kernelproof.checks.native_stacks import (
     parse_raw,
     passthrough_evidence,
     passthrough_targets,
+    timed_passthrough,
 )
 
 #: Seconds each workload runs: enough for py-spy to attach (about a second for libtorch) and
@@ -127,3 +128,61 @@ def test_parse_raw_attributes_leaf_library_and_innermost_heavy_frame() -> None:
     assert passthrough_evidence(reference, profile) is None  # 30% of its own code
     plain = parse_raw(raw.replace("my_ext.so", "libtorch_python.so"))
     assert passthrough_evidence(reference, plain) is not None  # 60% in the same kernel
+
+
+def _canned(lines: str) -> NativeProfile:
+    profile = parse_raw(lines)
+    profile.native = True
+    return profile
+
+
+#: The reference's profile: most library time in MKL's sgemm (a linear layer).
+GEMM_REFERENCE = "thread (1): fwd (x.py:1);mkl_blas_sgemm_kernel (libtorch_cpu.so) 90\n"
+#: A candidate's calls that run the same GEMM.
+GEMM_CALLS = "thread (1): fwd (c.py:1);mkl_blas_sgemm_kernel (libtorch_cpu.so) 80\n"
+#: A candidate's calls that compute with element-wise products and sums (no GEMM).
+PRODUCT_CALLS = ("thread (1): fwd (c.py:1);at::native::mul_kernel (libtorch_cpu.so) 50\n"
+                 "thread (1): fwd (c.py:1);at::native::sum_kernel_impl (libtorch_cpu.so) 40\n")
+
+
+def test_a_gemm_only_while_timed_is_told_apart_from_a_gemm_used_throughout() -> None:
+    """HACKS row 35: the timed calls' profile is compared with the checked calls'. A
+    candidate that computes without the GEMM while checked and runs it while timed changed
+    its behaviour; one that uses the GEMM in both (a partial replacement) did not."""
+    reference = _canned(GEMM_REFERENCE)
+    switched = timed_passthrough(reference, _canned(PRODUCT_CALLS), _canned(GEMM_CALLS))
+    assert switched is not None and switched.only_while_timed
+    assert switched.routine == "sgemm" and switched.checked_share == 0.0
+    same = timed_passthrough(reference, _canned(GEMM_CALLS), _canned(GEMM_CALLS))
+    assert same is not None and not same.only_while_timed
+    # Timed calls that did their own work show nothing, whatever the checked calls did.
+    assert timed_passthrough(reference, _canned(GEMM_CALLS), _canned(PRODUCT_CALLS)) is None
+    # A checked profile too thin to compare leaves the decision to the op audit's rule.
+    unknown = timed_passthrough(reference, _canned(PRODUCT_CALLS.replace(" 50", " 5")
+                                                   .replace(" 40", " 4")), _canned(GEMM_CALLS))
+    assert unknown is not None and unknown.checked_share is None
+    assert not unknown.only_while_timed
+
+
+#: Softmax's reference: its own kernel, and the float64 oracle's.
+SOFTMAX_REFERENCE = (
+    "thread (1): fwd (x.py:1);at::native::softmax_lastdim_kernel<float> (libtorch_cpu.so) 60\n"
+    "thread (1): fwd (x.py:1);at::native::softmax_lastdim_kernel<double> (libtorch_cpu.so) 40\n")
+SOFTMAX_CALLS = ("thread (1): fwd (c.py:1);at::native::softmax_lastdim_kernel<float> "
+                 "(libtorch_cpu.so) 70\n")
+WRITTEN_OUT = ("thread (1): fwd (c.py:1);at::native::exp_kernel (libtorch_cpu.so) 40\n"
+               "thread (1): fwd (c.py:1);at::native::sum_kernel_impl (libtorch_cpu.so) 30\n"
+               "thread (1): fwd (c.py:1);at::native::div_kernel (libtorch_cpu.so) 20\n")
+
+
+def test_the_reference_s_own_kernel_only_while_timed_is_seen_for_any_op() -> None:
+    """Beyond library routines: a softmax written out while checked and ``torch.softmax``
+    while timed spends its timed samples in the reference's own kernel. Reported only when
+    the checked calls show the change: honest torch code shares such kernels."""
+    reference = _canned(SOFTMAX_REFERENCE)
+    switched = timed_passthrough(reference, _canned(WRITTEN_OUT), _canned(SOFTMAX_CALLS))
+    assert switched is not None and switched.only_while_timed
+    assert "softmax_lastdim_kernel<float>" in switched.routine
+    assert timed_passthrough(reference, _canned(SOFTMAX_CALLS), _canned(SOFTMAX_CALLS)) is None
+    assert timed_passthrough(reference, _canned(WRITTEN_OUT), _canned(WRITTEN_OUT)) is None
+    assert timed_passthrough(reference, None, _canned(SOFTMAX_CALLS)) is None

@@ -119,3 +119,49 @@ def test_a_thin_profile_of_a_reference_that_ran_freely_is_kept():
 
 def test_a_profile_the_rule_can_use_is_kept_however_it_was_taken():
     assert _sampled_reference(running=0.2, waiting=0.5, samples=60).reference_profile_reusable()
+
+
+def _profile(lines: str) -> NativeProfile:
+    from kernelproof.checks.native_stacks import parse_raw
+
+    profile = parse_raw(lines)
+    profile.native = True
+    return profile
+
+
+GEMM = "thread (1): fwd (c.py:1);mkl_blas_sgemm_kernel (libtorch_cpu.so) 80\n"
+PRODUCTS = ("thread (1): fwd (c.py:1);at::native::mul_kernel (libtorch_cpu.so) 50\n"
+            "thread (1): fwd (c.py:1);at::native::sum_kernel_impl (libtorch_cpu.so) 40\n")
+
+
+def _timed(checked: str | None, timed: str) -> "TimedStacks":
+    from kernelproof.controller.native_audit import TimedStacks
+
+    audit = NativeAudit(None, None)
+    audit.reference_stacks = _profile(GEMM)
+    audit.candidate_stacks = _profile(checked) if checked is not None else None
+    stacks = TimedStacks(audit, None, None)
+    stacks.profiles = {"candidate": _profile(timed)}
+    return stacks
+
+
+def test_the_reference_s_gemm_only_while_timed_is_suspect_whatever_the_op_records_say():
+    """HACKS row 35: the candidate's own op records (forgeable) name the GEMM's op, yet its
+    checked calls, sampled from outside, never ran the GEMM its timed calls ran."""
+    findings = _timed(PRODUCTS, GEMM).findings({"aten::addmm": 1}, {"aten::addmm": 1})
+    assert [f.severity for f in findings] == [Severity.SUSPECT]
+    assert findings[0].variant == "timing:default"
+    assert "differently while it is timed" in findings[0].message
+
+
+def test_a_gemm_used_while_checked_and_while_timed_is_left_to_the_matrix_rule():
+    findings = _timed(GEMM, GEMM).findings({"aten::addmm": 1}, {"aten::addmm": 1})
+    assert [f.severity for f in findings] == [Severity.INFO]
+    assert _timed(PRODUCTS, PRODUCTS).findings({}, {"aten::addmm": 1}) == []
+
+
+def test_without_a_checked_profile_the_op_audit_decides():
+    assert [f.severity for f in _timed(None, GEMM).findings(
+        {"aten::mul": 1}, {"aten::addmm": 1})] == [Severity.SUSPECT]
+    assert [f.severity for f in _timed(None, GEMM).findings(
+        {"aten::addmm": 1}, {"aten::addmm": 1})] == [Severity.INFO]

@@ -542,3 +542,95 @@ def passthrough_evidence(reference: NativeProfile, candidate: NativeProfile) -> 
             f"routine that takes {ref_share:.0%} of the reference's "
             f"({_top_symbol(reference, function)}), with {custom_share:.0%} in code of its own: "
             "it passes the work through to the reference's library routine")
+
+
+#: A routine that took at least this share of the library-kernel samples of the candidate's
+#: checked calls is one its checked calls use too: half the dominant share, so that sampling
+#: noise between two windows of the same code never reads as a change of behaviour.
+CHECKED_SHARE_SAME = CANDIDATE_DOMINANT_SHARE / 2
+
+
+def _kernels(profile: NativeProfile) -> Counter[str]:
+    """Samples per heavy kernel symbol (any ATen kernel, not only library routines), the
+    harness's own input generation left out."""
+    return Counter({name: count for name, count in profile.heavy_functions.items()
+                    if not HARNESS_FUNCTION.search(name)})
+
+
+def _kernel_share(profile: NativeProfile, symbol: str) -> float:
+    kernels = _kernels(profile)
+    total = sum(kernels.values())
+    return kernels.get(symbol, 0) / total if total else 0.0
+
+
+def dominant_kernel(reference: NativeProfile) -> str | None:
+    """The heavy kernel symbol that takes the largest share (at least ``REFERENCE_SHARE``) of
+    the reference's kernel samples, or None: what a candidate passing the reference's op
+    through would spend its time in, for any op (softmax's own kernel, say), where
+    :func:`passthrough_targets` knows only library routines."""
+    if not _usable(reference):
+        return None
+    kernels = _kernels(reference)
+    if not kernels:
+        return None
+    symbol, _ = kernels.most_common(1)[0]
+    return symbol if _kernel_share(reference, symbol) >= REFERENCE_SHARE else None
+
+
+@dataclass
+class TimedPassthrough:
+    """What the candidate's timed calls showed from outside (:func:`timed_passthrough`)."""
+
+    message: str
+    routine: str
+    timed_share: float
+    checked_share: float | None
+    """The routine's share in the checked calls' profile; None when that profile cannot say
+    (not sampled, too few samples, no native frames)."""
+
+    @property
+    def only_while_timed(self) -> bool:
+        """Whether the checked calls, sampled at the same shape, did not use the routine."""
+        return self.checked_share is not None and self.checked_share < CHECKED_SHARE_SAME
+
+
+def _known(profile: NativeProfile | None) -> bool:
+    return (profile is not None and profile.available and profile.native
+            and profile.samples >= PASSTHROUGH_MIN_SAMPLES)
+
+
+def timed_passthrough(reference: NativeProfile, checked: NativeProfile | None,
+                      timed: NativeProfile) -> TimedPassthrough | None:
+    """Passthrough evidence from the candidate's timed calls (sampled from outside during the
+    timing rounds, which it cannot tell from checked ones by the sampler), compared with its
+    checked calls' profile: a candidate that computes honestly while checked and hands the
+    work to the reference's routine while timed shows it here, whatever its own process
+    reports (op records, replies). None when the timed calls show no passthrough.
+
+    Two levels: a library routine (GEMM, convolution, oneDNN: :func:`passthrough_evidence`,
+    reported whatever the checked calls did, for the caller to weigh), then any kernel symbol
+    (:func:`dominant_kernel`: softmax's own kernel, an element-wise loop), reported only when
+    the checked calls' profile shows the change, as honest torch code shares such kernels."""
+    known = _known(checked)
+    message = passthrough_evidence(reference, timed)
+    if message is not None:
+        routine, _ = _routines(timed.heavy_functions).most_common(1)[0]
+        return TimedPassthrough(message=message, routine=routine,
+                                timed_share=_share(timed, routine),
+                                checked_share=_share(checked, routine) if known and checked
+                                else None)
+    symbol = dominant_kernel(reference)
+    if symbol is None or not known or checked is None or not _usable(timed):
+        return None
+    timed_share, checked_share = _kernel_share(timed, symbol), _kernel_share(checked, symbol)
+    custom_share = timed.custom_samples / max(_call_samples(timed), 1)
+    if timed_share < CANDIDATE_DOMINANT_SHARE or custom_share > CUSTOM_SHARE_MAX \
+            or checked_share >= CHECKED_SHARE_SAME:
+        return None
+    return TimedPassthrough(
+        message=f"of the candidate's {timed.samples} on-CPU samples, {timed_share:.0%} of "
+                f"those in kernels went to {symbol[:160]}, the kernel that takes "
+                f"{_kernel_share(reference, symbol):.0%} of the reference's, with "
+                f"{custom_share:.0%} in code of its own: it passes the work through to the "
+                "reference's kernel",
+        routine=symbol[:160], timed_share=timed_share, checked_share=checked_share)
