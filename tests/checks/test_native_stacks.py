@@ -164,15 +164,17 @@ def test_a_gemm_only_while_timed_is_told_apart_from_a_gemm_used_throughout() -> 
     assert not unknown.only_while_timed
 
 
+#: The stack above a kernel inside a model's call.
+IN_CALL = "thread (1): fwd (x.py:1);_call_impl (/t/torch/nn/modules/module.py:1);"
+
 #: Softmax's reference: its own kernel, and the float64 oracle's.
 SOFTMAX_REFERENCE = (
-    "thread (1): fwd (x.py:1);at::native::softmax_lastdim_kernel<float> (libtorch_cpu.so) 60\n"
-    "thread (1): fwd (x.py:1);at::native::softmax_lastdim_kernel<double> (libtorch_cpu.so) 40\n")
-SOFTMAX_CALLS = ("thread (1): fwd (c.py:1);at::native::softmax_lastdim_kernel<float> "
-                 "(libtorch_cpu.so) 70\n")
-WRITTEN_OUT = ("thread (1): fwd (c.py:1);at::native::exp_kernel (libtorch_cpu.so) 40\n"
-               "thread (1): fwd (c.py:1);at::native::sum_kernel_impl (libtorch_cpu.so) 30\n"
-               "thread (1): fwd (c.py:1);at::native::div_kernel (libtorch_cpu.so) 20\n")
+    f"{IN_CALL}at::native::softmax_lastdim_kernel<float> (libtorch_cpu.so) 60\n"
+    f"{IN_CALL}at::native::softmax_lastdim_kernel<double> (libtorch_cpu.so) 40\n")
+SOFTMAX_CALLS = f"{IN_CALL}at::native::softmax_lastdim_kernel<float> (libtorch_cpu.so) 70\n"
+WRITTEN_OUT = (f"{IN_CALL}at::native::exp_kernel (libtorch_cpu.so) 40\n"
+               f"{IN_CALL}at::native::sum_kernel_impl (libtorch_cpu.so) 30\n"
+               f"{IN_CALL}at::native::div_kernel (libtorch_cpu.so) 20\n")
 
 
 def test_the_reference_s_own_kernel_only_while_timed_is_seen_for_any_op() -> None:
@@ -186,3 +188,26 @@ def test_the_reference_s_own_kernel_only_while_timed_is_seen_for_any_op() -> Non
     assert timed_passthrough(reference, _canned(SOFTMAX_CALLS), _canned(SOFTMAX_CALLS)) is None
     assert timed_passthrough(reference, _canned(WRITTEN_OUT), _canned(WRITTEN_OUT)) is None
     assert timed_passthrough(reference, None, _canned(SOFTMAX_CALLS)) is None
+
+
+def test_a_passthrough_of_any_op_s_kernel_is_evidence_but_data_movement_never_is() -> None:
+    from kernelproof.checks.native_stacks import dominant_kernel, kernel_passthrough_evidence
+
+    reference = _canned(SOFTMAX_REFERENCE)
+    assert dominant_kernel(reference) == "at::native::softmax_lastdim_kernel<float>"
+    message = kernel_passthrough_evidence(reference, _canned(SOFTMAX_CALLS))
+    assert message is not None and "softmax_lastdim_kernel<float>" in message
+    assert kernel_passthrough_evidence(reference, _canned(WRITTEN_OUT)) is None
+    # The oracle's casts and the probes' copies are the harness's, not a kernel to pass to.
+    copies = _canned("thread (1): f (x.py:1);_call_impl (/t/torch/nn/modules/module.py:1);"
+                     "at::native::AVX2::copy_kernel (libtorch_cpu.so) 90\n"
+                     + SOFTMAX_REFERENCE.replace(" 60\n", " 20\n"))
+    assert dominant_kernel(copies) == "at::native::softmax_lastdim_kernel<double>"
+    # Kernels outside the model's call (the probes' comparisons) are not the call's.
+    probes = _canned("thread (1): check (probes.py:1);at::native::abs_kernel (libtorch_cpu.so) 90\n"
+                     + SOFTMAX_CALLS)
+    assert kernel_passthrough_evidence(reference, probes) is not None
+    # A rewrite that shares the dominant kernel but runs kernels of its own is not the
+    # reference's kernels.
+    mixed = _canned(SOFTMAX_CALLS + WRITTEN_OUT.replace(" 40\n", " 10\n"))
+    assert kernel_passthrough_evidence(reference, mixed) is None

@@ -165,3 +165,26 @@ def test_without_a_checked_profile_the_op_audit_decides():
         {"aten::mul": 1}, {"aten::addmm": 1})] == [Severity.SUSPECT]
     assert [f.severity for f in _timed(None, GEMM).findings(
         {"aten::addmm": 1}, {"aten::addmm": 1})] == [Severity.INFO]
+
+
+def _kernel_audit() -> NativeAudit:
+    audit = _audit()
+    audit.kernel_level = True
+    return audit
+
+
+def test_any_op_s_kernel_passed_through_is_suspect_unless_the_records_name_the_reference_s_op():
+    """HACKS row 35c: forged op records that name none of the reference's ops (a written-out
+    softmax) cannot explain stacks spent in the reference's own kernel; records that claim
+    custom kernels contradict stacks with no custom code. An honest rewrite that shares the
+    kernel (``add`` with ``alpha`` for ``x * s + y``) names the reference's op."""
+    forged = {"aten::amax": 1, "aten::exp": 1, "aten::sum": 1, "aten::div": 1}
+    assert [f.severity for f in _kernel_audit().findings(
+        forged, {"aten::_softmax": 1})] == [Severity.SUSPECT]
+    # A GEMM in the records does not explain softmax's kernel either.
+    assert [f.severity for f in _kernel_audit().findings(
+        {**forged, "aten::mm": 1}, {"aten::_softmax": 1})] == [Severity.SUSPECT]
+    assert [f.severity for f in _kernel_audit().findings(
+        {"aten::_softmax": 1}, {"aten::_softmax": 1}, {"my_kernel": 3})] == [Severity.SUSPECT]
+    assert [f.severity for f in _kernel_audit().findings(
+        {"aten::add": 1}, {"aten::mul": 1, "aten::add": 1})] == [Severity.INFO]

@@ -15,6 +15,7 @@ from typing import Any
 
 from kernelproof.checks.native_stacks import (PASSTHROUGH_MIN_SAMPLES, NativeProfile,
                                                StackSampler, dominant_kernel,
+                                               kernel_passthrough_evidence,
                                                passthrough_evidence, passthrough_targets,
                                                timed_passthrough)
 from kernelproof.checks.op_policy import KERNEL_FAMILIES, kernel_families
@@ -55,6 +56,9 @@ class NativeAudit:
                 self.samplers[role] = (StackSampler(), worker)
 
     running: bool = False
+    kernel_level: bool = False
+    """Whether :attr:`passthrough` names the reference's dominant kernel rather than a
+    library routine."""
     candidate_stacks: NativeProfile | None = None
     """The candidate's profile of its checked calls (the default shape's cells), once
     :meth:`finish` has run; None when it was not sampled."""
@@ -116,11 +120,16 @@ class NativeAudit:
         reference, candidate = profiles.get("reference"), profiles.get("candidate")
         self.passthrough = None
         if reference is not None and candidate is not None:
+            # A library routine first; else the reference's dominant kernel (any op: forged
+            # op records that name none of the reference's ops make it suspect, below).
             self.passthrough = passthrough_evidence(reference, candidate)
+            self.kernel_level = self.passthrough is None
+            if self.kernel_level:
+                self.passthrough = kernel_passthrough_evidence(reference, candidate)
         return section
 
-    def findings(self, candidate_ops: dict[str, int],
-                 reference_ops: dict[str, int]) -> list[Finding]:
+    def findings(self, candidate_ops: dict[str, int], reference_ops: dict[str, int],
+                 custom_kernels: dict[str, int] | None = None) -> list[Finding]:
         """A library kernel passthrough seen from outside is ``suspect`` when the in-process op
         audit saw no op that runs such a kernel (it was blinded, or the work ran where the
         profiler does not look); where it did see one (a GEMM or convolution family, or one of
@@ -131,6 +140,11 @@ class NativeAudit:
             return []
         families = set(kernel_families(Counter(candidate_ops))) & set(KERNEL_FAMILIES.values())
         seen = families or set(candidate_ops) & set(reference_ops)
+        if self.kernel_level:
+            # Any op's kernel: only the reference's own ops run it, and a record of custom
+            # kernels contradicts stacks that show (almost) no code of the candidate's own
+            # (forged op records: HACKS row 35).
+            seen = bool(set(candidate_ops) & set(reference_ops)) and not custom_kernels
         return [Finding(
             check=FindingCheck.NATIVE_STACKS,
             severity=Severity.INFO if seen else Severity.SUSPECT,
@@ -142,17 +156,18 @@ class NativeAudit:
 
 def _summary(profile: NativeProfile) -> dict[str, Any]:
     data = asdict(profile)
-    for key in ("libraries", "functions", "heavy_functions", "custom_libraries"):
+    for key in ("libraries", "functions", "heavy_functions", "custom_libraries",
+                "call_functions"):
         if isinstance(data.get(key), dict):
             data[key] = dict(sorted(data[key].items(), key=lambda kv: -kv[1])[:REPORTED])
     return data
 
 
-#: Samples per second while the timing rounds run: half the matrix's rate, as every sample
-#: pauses the sampled worker inside the measured window; both workers are sampled, so the
-#: pauses fall on both sides of the comparison. A 3 s timing budget still gives each worker
-#: well over :data:`~kernelproof.checks.native_stacks.PASSTHROUGH_MIN_SAMPLES` on-CPU samples.
-TIMED_RATE_HZ = 50
+#: Samples per second while the timing rounds run: the matrix's rate. Most of a timed window
+#: is the harness's (cache flushes, input changes, round trips), so fewer left too few samples
+#: inside the calls; every sample pauses the sampled worker, and both workers are sampled, so
+#: the pauses fall on both sides of the comparison.
+TIMED_RATE_HZ = 100
 
 
 class TimedStacks:
@@ -212,8 +227,8 @@ class TimedStacks:
                              for role, (sampler, _) in self.samplers.items()}
         return {role: _summary(profile) for role, profile in self.profiles.items()}
 
-    def findings(self, candidate_ops: dict[str, int],
-                 reference_ops: dict[str, int]) -> list[Finding]:
+    def findings(self, candidate_ops: dict[str, int], reference_ops: dict[str, int],
+                 custom_kernels: dict[str, int] | None = None) -> list[Finding]:
         """``suspect`` when the timed calls went mostly to the reference's library routine
         and the checked calls, sampled at the same shape, did not (it behaves differently
         while timed), or when the checked calls' profile cannot say and the in-process op

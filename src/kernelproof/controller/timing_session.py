@@ -212,6 +212,7 @@ class TimingSession:
             if not self.pair.ask_baseline(prepare_request(group.knobs, self.init_seed)).ok:
                 compiled.error = "the baseline worker could not prepare the reference"
             participants.append(compiled)
+        self._sample_stacks(group)
         per_call_s = self._warm_up([p for p in participants if p.error is None])
         if any(p.error for p in participants[:2]):
             return None, None
@@ -221,7 +222,6 @@ class TimingSession:
                             max_rounds=self.settings.max_rounds, budget_s=budget_s,
                             grace_rounds=MIN_BOOTSTRAP_ROUNDS)
         active = [p for p in participants if p.error is None]
-        self._sample_stacks(group)
         started, rounds = time.monotonic(), 0
         per_call_costs: list[float] = []
         reference, candidate = participants[0], participants[1]

@@ -412,7 +412,8 @@ class _Run:
         if native is not None and self.op_audit is not None:
             self.op_audit.native = self.native
             self.findings += native.findings(self.op_audit.candidate_ops,
-                                             self.op_audit.reference_ops)
+                                             self.op_audit.reference_ops,
+                                             self.op_audit.custom_kernels)
         self.native_audit = native
         if self.settings.timing and self.stopped is None and decide_verdict(
                 self.findings) in (Verdict.VERIFIED, Verdict.SUSPECT):
