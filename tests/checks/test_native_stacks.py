@@ -165,7 +165,7 @@ def test_a_gemm_only_while_timed_is_told_apart_from_a_gemm_used_throughout() -> 
 
 
 #: The stack above a kernel inside a model's call.
-IN_CALL = "thread (1): fwd (x.py:1);_call_impl (/t/torch/nn/modules/module.py:1);"
+IN_CALL = "thread (1): fwd (x.py:1);Module._call_impl (torch/nn/modules/module.py:1);"
 
 #: Softmax's reference: its own kernel, and the float64 oracle's.
 SOFTMAX_REFERENCE = (

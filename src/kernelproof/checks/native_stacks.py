@@ -206,7 +206,9 @@ def parse_raw(text: str, library_paths: dict[str, str] | None = None) -> NativeP
                 # Python frames sit above the native frames they call; a Python frame after a
                 # native one means the interpreter is running Python code again.
                 leaf_library, leaf_function = PYTHON_LIBRARY, f"{name} ({location})"
-                in_call = in_call or (name in MODULE_CALL and MODULE_FILE in location)
+                # py-spy names a method by its class: ``Module._call_impl``.
+                in_call = in_call or (name.rsplit(".", 1)[-1] in MODULE_CALL
+                                      and MODULE_FILE in location)
                 continue
             if not location and not _ADDRESS.match(name):
                 continue
