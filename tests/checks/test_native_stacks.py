@@ -15,6 +15,7 @@ from kernelproof.checks.native_stacks import (
     parse_raw,
     passthrough_evidence,
     passthrough_targets,
+    timed_passthrough,
 )
 
 #: Seconds each workload runs: enough for py-spy to attach (about a second for libtorch) and
@@ -127,3 +128,86 @@ def test_parse_raw_attributes_leaf_library_and_innermost_heavy_frame() -> None:
     assert passthrough_evidence(reference, profile) is None  # 30% of its own code
     plain = parse_raw(raw.replace("my_ext.so", "libtorch_python.so"))
     assert passthrough_evidence(reference, plain) is not None  # 60% in the same kernel
+
+
+def _canned(lines: str) -> NativeProfile:
+    profile = parse_raw(lines)
+    profile.native = True
+    return profile
+
+
+#: The reference's profile: most library time in MKL's sgemm (a linear layer).
+GEMM_REFERENCE = "thread (1): fwd (x.py:1);mkl_blas_sgemm_kernel (libtorch_cpu.so) 90\n"
+#: A candidate's calls that run the same GEMM.
+GEMM_CALLS = "thread (1): fwd (c.py:1);mkl_blas_sgemm_kernel (libtorch_cpu.so) 80\n"
+#: A candidate's calls that compute with element-wise products and sums (no GEMM).
+PRODUCT_CALLS = ("thread (1): fwd (c.py:1);at::native::mul_kernel (libtorch_cpu.so) 50\n"
+                 "thread (1): fwd (c.py:1);at::native::sum_kernel_impl (libtorch_cpu.so) 40\n")
+
+
+def test_a_gemm_only_while_timed_is_told_apart_from_a_gemm_used_throughout() -> None:
+    """HACKS row 35: the timed calls' profile is compared with the checked calls'. A
+    candidate that computes without the GEMM while checked and runs it while timed changed
+    its behaviour; one that uses the GEMM in both (a partial replacement) did not."""
+    reference = _canned(GEMM_REFERENCE)
+    switched = timed_passthrough(reference, _canned(PRODUCT_CALLS), _canned(GEMM_CALLS))
+    assert switched is not None and switched.only_while_timed
+    assert switched.routine == "sgemm" and switched.checked_share == 0.0
+    same = timed_passthrough(reference, _canned(GEMM_CALLS), _canned(GEMM_CALLS))
+    assert same is not None and not same.only_while_timed
+    # Timed calls that did their own work show nothing, whatever the checked calls did.
+    assert timed_passthrough(reference, _canned(GEMM_CALLS), _canned(PRODUCT_CALLS)) is None
+    # A checked profile too thin to compare leaves the decision to the op audit's rule.
+    unknown = timed_passthrough(reference, _canned(PRODUCT_CALLS.replace(" 50", " 5")
+                                                   .replace(" 40", " 4")), _canned(GEMM_CALLS))
+    assert unknown is not None and unknown.checked_share is None
+    assert not unknown.only_while_timed
+
+
+#: The stack above a kernel inside a model's call.
+IN_CALL = "thread (1): fwd (x.py:1);Module._call_impl (torch/nn/modules/module.py:1);"
+
+#: Softmax's reference: its own kernel, and the float64 oracle's.
+SOFTMAX_REFERENCE = (
+    f"{IN_CALL}at::native::softmax_lastdim_kernel<float> (libtorch_cpu.so) 60\n"
+    f"{IN_CALL}at::native::softmax_lastdim_kernel<double> (libtorch_cpu.so) 40\n")
+SOFTMAX_CALLS = f"{IN_CALL}at::native::softmax_lastdim_kernel<float> (libtorch_cpu.so) 70\n"
+WRITTEN_OUT = (f"{IN_CALL}at::native::exp_kernel (libtorch_cpu.so) 40\n"
+               f"{IN_CALL}at::native::sum_kernel_impl (libtorch_cpu.so) 30\n"
+               f"{IN_CALL}at::native::div_kernel (libtorch_cpu.so) 20\n")
+
+
+def test_the_reference_s_own_kernel_only_while_timed_is_seen_for_any_op() -> None:
+    """Beyond library routines: a softmax written out while checked and ``torch.softmax``
+    while timed spends its timed samples in the reference's own kernel. Reported only when
+    the checked calls show the change: honest torch code shares such kernels."""
+    reference = _canned(SOFTMAX_REFERENCE)
+    switched = timed_passthrough(reference, _canned(WRITTEN_OUT), _canned(SOFTMAX_CALLS))
+    assert switched is not None and switched.only_while_timed
+    assert "softmax_lastdim_kernel<float>" in switched.routine
+    assert timed_passthrough(reference, _canned(SOFTMAX_CALLS), _canned(SOFTMAX_CALLS)) is None
+    assert timed_passthrough(reference, _canned(WRITTEN_OUT), _canned(WRITTEN_OUT)) is None
+    assert timed_passthrough(reference, None, _canned(SOFTMAX_CALLS)) is None
+
+
+def test_a_passthrough_of_any_op_s_kernel_is_evidence_but_data_movement_never_is() -> None:
+    from kernelproof.checks.native_stacks import dominant_kernel, kernel_passthrough_evidence
+
+    reference = _canned(SOFTMAX_REFERENCE)
+    assert dominant_kernel(reference) == "at::native::softmax_lastdim_kernel<float>"
+    message = kernel_passthrough_evidence(reference, _canned(SOFTMAX_CALLS))
+    assert message is not None and "softmax_lastdim_kernel<float>" in message
+    assert kernel_passthrough_evidence(reference, _canned(WRITTEN_OUT)) is None
+    # The oracle's casts and the probes' copies are the harness's, not a kernel to pass to.
+    copies = _canned("thread (1): f (x.py:1);_call_impl (/t/torch/nn/modules/module.py:1);"
+                     "at::native::AVX2::copy_kernel (libtorch_cpu.so) 90\n"
+                     + SOFTMAX_REFERENCE.replace(" 60\n", " 20\n"))
+    assert dominant_kernel(copies) == "at::native::softmax_lastdim_kernel<double>"
+    # Kernels outside the model's call (the probes' comparisons) are not the call's.
+    probes = _canned("thread (1): check (probes.py:1);at::native::abs_kernel (libtorch_cpu.so) 90\n"
+                     + SOFTMAX_CALLS)
+    assert kernel_passthrough_evidence(reference, probes) is not None
+    # A rewrite that shares the dominant kernel but runs kernels of its own is not the
+    # reference's kernels.
+    mixed = _canned(SOFTMAX_CALLS + WRITTEN_OUT.replace(" 40\n", " 10\n"))
+    assert kernel_passthrough_evidence(reference, mixed) is None

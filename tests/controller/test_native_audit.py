@@ -119,3 +119,72 @@ def test_a_thin_profile_of_a_reference_that_ran_freely_is_kept():
 
 def test_a_profile_the_rule_can_use_is_kept_however_it_was_taken():
     assert _sampled_reference(running=0.2, waiting=0.5, samples=60).reference_profile_reusable()
+
+
+def _profile(lines: str) -> NativeProfile:
+    from kernelproof.checks.native_stacks import parse_raw
+
+    profile = parse_raw(lines)
+    profile.native = True
+    return profile
+
+
+GEMM = "thread (1): fwd (c.py:1);mkl_blas_sgemm_kernel (libtorch_cpu.so) 80\n"
+PRODUCTS = ("thread (1): fwd (c.py:1);at::native::mul_kernel (libtorch_cpu.so) 50\n"
+            "thread (1): fwd (c.py:1);at::native::sum_kernel_impl (libtorch_cpu.so) 40\n")
+
+
+def _timed(checked: str | None, timed: str) -> "TimedStacks":
+    from kernelproof.controller.native_audit import TimedStacks
+
+    audit = NativeAudit(None, None)
+    audit.reference_stacks = _profile(GEMM)
+    audit.candidate_stacks = _profile(checked) if checked is not None else None
+    stacks = TimedStacks(audit, None, None)
+    stacks.profiles = {"candidate": _profile(timed)}
+    return stacks
+
+
+def test_the_reference_s_gemm_only_while_timed_is_suspect_whatever_the_op_records_say():
+    """HACKS row 35: the candidate's own op records (forgeable) name the GEMM's op, yet its
+    checked calls, sampled from outside, never ran the GEMM its timed calls ran."""
+    findings = _timed(PRODUCTS, GEMM).findings({"aten::addmm": 1}, {"aten::addmm": 1})
+    assert [f.severity for f in findings] == [Severity.SUSPECT]
+    assert findings[0].variant == "timing:default"
+    assert "differently while it is timed" in findings[0].message
+
+
+def test_a_gemm_used_while_checked_and_while_timed_is_left_to_the_matrix_rule():
+    findings = _timed(GEMM, GEMM).findings({"aten::addmm": 1}, {"aten::addmm": 1})
+    assert [f.severity for f in findings] == [Severity.INFO]
+    assert _timed(PRODUCTS, PRODUCTS).findings({}, {"aten::addmm": 1}) == []
+
+
+def test_without_a_checked_profile_the_op_audit_decides():
+    assert [f.severity for f in _timed(None, GEMM).findings(
+        {"aten::mul": 1}, {"aten::addmm": 1})] == [Severity.SUSPECT]
+    assert [f.severity for f in _timed(None, GEMM).findings(
+        {"aten::addmm": 1}, {"aten::addmm": 1})] == [Severity.INFO]
+
+
+def _kernel_audit() -> NativeAudit:
+    audit = _audit()
+    audit.kernel_level = True
+    return audit
+
+
+def test_any_op_s_kernel_passed_through_is_suspect_unless_the_records_name_the_reference_s_op():
+    """HACKS row 35c: forged op records that name none of the reference's ops (a written-out
+    softmax) cannot explain stacks spent in the reference's own kernel; records that claim
+    custom kernels contradict stacks with no custom code. An honest rewrite that shares the
+    kernel (``add`` with ``alpha`` for ``x * s + y``) names the reference's op."""
+    forged = {"aten::amax": 1, "aten::exp": 1, "aten::sum": 1, "aten::div": 1}
+    assert [f.severity for f in _kernel_audit().findings(
+        forged, {"aten::_softmax": 1})] == [Severity.SUSPECT]
+    # A GEMM in the records does not explain softmax's kernel either.
+    assert [f.severity for f in _kernel_audit().findings(
+        {**forged, "aten::mm": 1}, {"aten::_softmax": 1})] == [Severity.SUSPECT]
+    assert [f.severity for f in _kernel_audit().findings(
+        {"aten::_softmax": 1}, {"aten::_softmax": 1}, {"my_kernel": 3})] == [Severity.SUSPECT]
+    assert [f.severity for f in _kernel_audit().findings(
+        {"aten::add": 1}, {"aten::mul": 1, "aten::add": 1})] == [Severity.INFO]

@@ -97,6 +97,10 @@ CANDIDATE_DOMINANT_SHARE = 0.35
 #: doing a sizeable part of the work takes far more than 5% of the time.
 CUSTOM_SHARE_MAX = 0.05
 
+#: The frame of a model's call (``nn.Module.__call__``), in both workers.
+MODULE_CALL = ("_call_impl", "_wrapped_call_impl")
+MODULE_FILE = "torch/nn/modules/module.py"
+
 _PY_LOCATION = re.compile(r"\.pyx?(:\d+)?$|^<.*>(:\d+)?$")
 _THREAD_FRAME = re.compile(r"^thread \((0x[0-9a-fA-F]+|\d+)\)")
 _ADDRESS = re.compile(r"^0x[0-9a-fA-F]+$")
@@ -128,6 +132,11 @@ class NativeProfile:
     unsampled_cpu_fraction: float = 0.0
     #: Seconds from launching py-spy to its exit after stop (attach + sampling + symbolising).
     wall_s: float = 0.0
+    #: ``heavy_functions`` of the samples taken inside a model's call (an ``nn.Module``
+    #: ``__call__`` on the stack): the calls' own kernels, without the harness's probes,
+    #: input building and comparisons around them, which share the worker's profile in the
+    #: matrix and not in the timing rounds.
+    call_functions: dict[str, int] = field(default_factory=dict)
 
 
 def _top(counter: Counter[str]) -> dict[str, int]:
@@ -170,6 +179,7 @@ def parse_raw(text: str, library_paths: dict[str, str] | None = None) -> NativeP
     libraries: Counter[str] = Counter()
     functions: Counter[str] = Counter()
     heavy: Counter[str] = Counter()
+    in_calls: Counter[str] = Counter()
     custom_libraries: Counter[str] = Counter()
     threads: set[str] = set()
     samples = custom = 0
@@ -183,6 +193,7 @@ def parse_raw(text: str, library_paths: dict[str, str] | None = None) -> NativeP
         leaf_library, leaf_function, heavy_function = PYTHON_LIBRARY, "", ""
         has_custom = False
         seen_native = False
+        in_call = False
         for frame in stack.split(";"):
             match = _THREAD_FRAME.match(frame)
             if match:
@@ -195,6 +206,9 @@ def parse_raw(text: str, library_paths: dict[str, str] | None = None) -> NativeP
                 # Python frames sit above the native frames they call; a Python frame after a
                 # native one means the interpreter is running Python code again.
                 leaf_library, leaf_function = PYTHON_LIBRARY, f"{name} ({location})"
+                # py-spy names a method by its class: ``Module._call_impl``.
+                in_call = in_call or (name.rsplit(".", 1)[-1] in MODULE_CALL
+                                      and MODULE_FILE in location)
                 continue
             if not location and not _ADDRESS.match(name):
                 continue
@@ -213,13 +227,15 @@ def parse_raw(text: str, library_paths: dict[str, str] | None = None) -> NativeP
             functions[leaf_function] += count
         if heavy_function:
             heavy[heavy_function] += count
+            if in_call:
+                in_calls[heavy_function] += count
         if has_custom:
             custom += count
     return NativeProfile(available=samples > 0, reason="" if samples else "no samples",
                          samples=samples, libraries=_top(libraries), functions=_top(functions),
                          threads=len(threads), heavy_functions=_top(heavy),
                          custom_samples=custom, custom_libraries=_top(custom_libraries),
-                         native=native)
+                         native=native, call_functions=_top(in_calls))
 
 
 def _namespace_tids(pid: int) -> dict[int, int]:
@@ -512,6 +528,12 @@ def _usable(profile: NativeProfile) -> bool:
             and bool(profile.heavy_functions))
 
 
+def _usable_calls(profile: NativeProfile) -> bool:
+    """Whether the profile's samples inside model calls can carry kernel-level evidence."""
+    return (profile.available and profile.native and profile.samples >= PASSTHROUGH_MIN_SAMPLES
+            and bool(_kernels(profile)))
+
+
 def passthrough_targets(reference: NativeProfile) -> list[str]:
     """The library routines a candidate could be caught passing its work through to: those
     that take at least ``REFERENCE_SHARE`` of the reference's library-kernel samples. Empty
@@ -547,3 +569,135 @@ def passthrough_evidence(reference: NativeProfile, candidate: NativeProfile) -> 
             f"routine that takes {ref_share:.0%} of the reference's "
             f"({_top_symbol(reference, function)}), with {custom_share:.0%} in code of its own: "
             "it passes the work through to the reference's library routine")
+
+
+#: A routine that took at least this share of the library-kernel samples of the candidate's
+#: checked calls is one its checked calls use too: half the dominant share, so that sampling
+#: noise between two windows of the same code never reads as a change of behaviour.
+CHECKED_SHARE_SAME = CANDIDATE_DOMINANT_SHARE / 2
+
+
+#: Kernels that only move or compare data: the harness's probes (input copies and
+#: comparisons) in the candidate's worker, the oracle's casts to float64 in the reference's.
+#: Never the kernel a passthrough is named by.
+DATA_MOVEMENT = re.compile(r"copy_kernel|copy_impl|direct_copy|cpu_equal|fill_kernel|"
+                           r"_to_copy|clone", re.IGNORECASE)
+
+
+def _kernels(profile: NativeProfile) -> Counter[str]:
+    """Samples per heavy kernel symbol (any ATen kernel, not only library routines) inside
+    the model's calls, the harness's input generation and data movement left out."""
+    return Counter({name: count for name, count in profile.call_functions.items()
+                    if not HARNESS_FUNCTION.search(name) and not DATA_MOVEMENT.search(name)})
+
+
+def _kernel_share(profile: NativeProfile, symbol: str) -> float:
+    kernels = _kernels(profile)
+    total = sum(kernels.values())
+    return kernels.get(symbol, 0) / total if total else 0.0
+
+
+def dominant_kernel(reference: NativeProfile) -> str | None:
+    """The heavy kernel symbol that takes the largest share (at least ``REFERENCE_SHARE``) of
+    the reference's kernel samples, or None: what a candidate passing the reference's op
+    through would spend its time in, for any op (softmax's own kernel, say), where
+    :func:`passthrough_targets` knows only library routines."""
+    if not _usable_calls(reference):
+        return None
+    symbol, _ = _kernels(reference).most_common(1)[0]
+    return symbol if _kernel_share(reference, symbol) >= REFERENCE_SHARE else None
+
+
+#: Share of the candidate's kernel samples in kernels the reference's profile shows too, at
+#: least, before its calls count as the reference's kernels: an honest rewrite that shares the
+#: dominant kernel by another op (``x + (-y)`` for ``x - y``: ``add``'s kernel) also runs
+#: kernels of its own (``neg``).
+SAME_KERNELS_SHARE = 0.9
+
+
+def kernel_passthrough_evidence(reference: NativeProfile,
+                                candidate: NativeProfile) -> str | None:
+    """A message when the candidate's kernel time went mostly to the kernel symbol that
+    dominates the reference's profile (:func:`dominant_kernel`), with no code of its own: a
+    passthrough of any op (softmax's own kernel, say), where :func:`passthrough_evidence`
+    knows only library routines, and nearly all its other kernel time in kernels the
+    reference runs too. Honest torch code may share such a kernel (an ``add`` with
+    ``alpha`` runs the reference's ``add`` kernel), so the caller weighs it against the op
+    audit (``controller/native_audit.py``): suspect only where the candidate's op records name
+    no op of the reference's, which forged records then cannot avoid (naming one is a
+    ``passthrough`` by the op audit's own rule)."""
+    symbol = dominant_kernel(reference)
+    if symbol is None or not _usable_calls(candidate):
+        return None
+    share = _kernel_share(candidate, symbol)
+    custom_share = candidate.custom_samples / max(_call_samples(candidate), 1)
+    kernels, known = _kernels(candidate), set(_kernels(reference))
+    total = sum(kernels.values())
+    shared = sum(n for name, n in kernels.items() if name in known) / total if total else 0.0
+    if share < CANDIDATE_DOMINANT_SHARE or custom_share > CUSTOM_SHARE_MAX \
+            or shared < SAME_KERNELS_SHARE:
+        return None
+    return (f"of the candidate's {candidate.samples} on-CPU samples, {share:.0%} of those in "
+            f"kernels went to {symbol[:160]}, the kernel that takes "
+            f"{_kernel_share(reference, symbol):.0%} of the reference's, with "
+            f"{custom_share:.0%} in code of its own: it passes the work through to the "
+            "reference's kernel")
+
+
+@dataclass
+class TimedPassthrough:
+    """What the candidate's timed calls showed from outside (:func:`timed_passthrough`)."""
+
+    message: str
+    routine: str
+    timed_share: float
+    checked_share: float | None
+    """The routine's share in the checked calls' profile; None when that profile cannot say
+    (not sampled, too few samples, no native frames)."""
+
+    @property
+    def only_while_timed(self) -> bool:
+        """Whether the checked calls, sampled at the same shape, did not use the routine."""
+        return self.checked_share is not None and self.checked_share < CHECKED_SHARE_SAME
+
+
+def _known(profile: NativeProfile | None) -> bool:
+    return (profile is not None and profile.available and profile.native
+            and profile.samples >= PASSTHROUGH_MIN_SAMPLES)
+
+
+def timed_passthrough(reference: NativeProfile, checked: NativeProfile | None,
+                      timed: NativeProfile) -> TimedPassthrough | None:
+    """Passthrough evidence from the candidate's timed calls (sampled from outside during the
+    timing rounds, which it cannot tell from checked ones by the sampler), compared with its
+    checked calls' profile: a candidate that computes honestly while checked and hands the
+    work to the reference's routine while timed shows it here, whatever its own process
+    reports (op records, replies). None when the timed calls show no passthrough.
+
+    Two levels: a library routine (GEMM, convolution, oneDNN: :func:`passthrough_evidence`,
+    reported whatever the checked calls did, for the caller to weigh), then any kernel symbol
+    (:func:`dominant_kernel`: softmax's own kernel, an element-wise loop), reported only when
+    the checked calls' profile shows the change, as honest torch code shares such kernels."""
+    known = _known(checked)
+    message = passthrough_evidence(reference, timed)
+    if message is not None:
+        routine, _ = _routines(timed.heavy_functions).most_common(1)[0]
+        return TimedPassthrough(message=message, routine=routine,
+                                timed_share=_share(timed, routine),
+                                checked_share=_share(checked, routine) if known and checked
+                                else None)
+    symbol = dominant_kernel(reference)
+    if symbol is None or not known or checked is None or not _usable_calls(timed):
+        return None
+    timed_share, checked_share = _kernel_share(timed, symbol), _kernel_share(checked, symbol)
+    custom_share = timed.custom_samples / max(_call_samples(timed), 1)
+    if timed_share < CANDIDATE_DOMINANT_SHARE or custom_share > CUSTOM_SHARE_MAX \
+            or checked_share >= CHECKED_SHARE_SAME:
+        return None
+    return TimedPassthrough(
+        message=f"of the candidate's {timed.samples} on-CPU samples, {timed_share:.0%} of "
+                f"those in kernels went to {symbol[:160]}, the kernel that takes "
+                f"{_kernel_share(reference, symbol):.0%} of the reference's, with "
+                f"{custom_share:.0%} in code of its own: it passes the work through to the "
+                "reference's kernel",
+        routine=symbol[:160], timed_share=timed_share, checked_share=checked_share)

@@ -14,8 +14,10 @@ from dataclasses import asdict
 from typing import Any
 
 from kernelproof.checks.native_stacks import (PASSTHROUGH_MIN_SAMPLES, NativeProfile,
-                                               StackSampler, passthrough_evidence,
-                                               passthrough_targets)
+                                               StackSampler, dominant_kernel,
+                                               kernel_passthrough_evidence,
+                                               passthrough_evidence, passthrough_targets,
+                                               timed_passthrough)
 from kernelproof.checks.op_policy import KERNEL_FAMILIES, kernel_families
 from kernelproof.schema import Finding, FindingCheck, Severity
 from kernelproof.workers.process import WorkerProcess
@@ -54,6 +56,12 @@ class NativeAudit:
                 self.samplers[role] = (StackSampler(), worker)
 
     running: bool = False
+    kernel_level: bool = False
+    """Whether :attr:`passthrough` names the reference's dominant kernel rather than a
+    library routine."""
+    candidate_stacks: NativeProfile | None = None
+    """The candidate's profile of its checked calls (the default shape's cells), once
+    :meth:`finish` has run; None when it was not sampled."""
     reference_window: tuple[float, float] | None = None
     """(seconds on a CPU, seconds waiting for one) of the reference's main thread during the
     sampled window, when it was sampled."""
@@ -119,15 +127,21 @@ class NativeAudit:
         if self.reference_stacks is not None:
             profiles["reference"] = self.reference_stacks
         self.reference_stacks = profiles.get("reference")
+        self.candidate_stacks = profiles.get("candidate")
         section = {role: _summary(profile) for role, profile in profiles.items()}
         reference, candidate = profiles.get("reference"), profiles.get("candidate")
         self.passthrough = None
         if reference is not None and candidate is not None:
+            # A library routine first; else the reference's dominant kernel (any op: forged
+            # op records that name none of the reference's ops make it suspect, below).
             self.passthrough = passthrough_evidence(reference, candidate)
+            self.kernel_level = self.passthrough is None
+            if self.kernel_level:
+                self.passthrough = kernel_passthrough_evidence(reference, candidate)
         return section
 
-    def findings(self, candidate_ops: dict[str, int],
-                 reference_ops: dict[str, int]) -> list[Finding]:
+    def findings(self, candidate_ops: dict[str, int], reference_ops: dict[str, int],
+                 custom_kernels: dict[str, int] | None = None) -> list[Finding]:
         """A library kernel passthrough seen from outside is ``suspect`` when the in-process op
         audit saw no op that runs such a kernel (it was blinded, or the work ran where the
         profiler does not look); where it did see one (a GEMM or convolution family, or one of
@@ -138,6 +152,11 @@ class NativeAudit:
             return []
         families = set(kernel_families(Counter(candidate_ops))) & set(KERNEL_FAMILIES.values())
         seen = families or set(candidate_ops) & set(reference_ops)
+        if self.kernel_level:
+            # Any op's kernel: only the reference's own ops run it, and a record of custom
+            # kernels contradicts stacks that show (almost) no code of the candidate's own
+            # (forged op records: HACKS row 35).
+            seen = bool(set(candidate_ops) & set(reference_ops)) and not custom_kernels
         return [Finding(
             check=FindingCheck.NATIVE_STACKS,
             severity=Severity.INFO if seen else Severity.SUSPECT,
@@ -149,7 +168,110 @@ class NativeAudit:
 
 def _summary(profile: NativeProfile) -> dict[str, Any]:
     data = asdict(profile)
-    for key in ("libraries", "functions", "heavy_functions", "custom_libraries"):
+    for key in ("libraries", "functions", "heavy_functions", "custom_libraries",
+                "call_functions"):
         if isinstance(data.get(key), dict):
             data[key] = dict(sorted(data[key].items(), key=lambda kv: -kv[1])[:REPORTED])
     return data
+
+
+#: Samples per second while the timing rounds run: the matrix's rate. Most of a timed window
+#: is the harness's (cache flushes, input changes, round trips), so fewer left too few samples
+#: inside the calls; every sample pauses the sampled worker, and both workers are sampled, so
+#: the pauses fall on both sides of the comparison.
+TIMED_RATE_HZ = 100
+
+
+class TimedStacks:
+    """Samples both workers' native stacks from outside during the default shape's timing
+    rounds (HACKS row 35).
+
+    Checked calls cannot be made indistinguishable from timed ones inside the candidate's
+    process (its call stack, its thread count, the cadence of its calls all differ), and what
+    that process reports (op records, replies) can be rewritten in flight. So the evidence
+    that the timed code is the candidate's own comes from the timed calls themselves, gathered
+    outside: the sampler runs for the whole timed window (a candidate that sees it, a process
+    in its pid namespace, sees it in the checked cells of that shape too), and its profile is
+    compared with the reference's and with the candidate's own checked calls."""
+
+    def __init__(self, audit: NativeAudit, reference: WorkerProcess | None,
+                 candidate: WorkerProcess | None) -> None:
+        self.audit = audit
+        self.samplers: dict[str, tuple[StackSampler, WorkerProcess]] = {}
+        for role, worker in (("reference", reference), ("candidate", candidate)):
+            if worker is not None and worker.tree is not None and worker.alive:
+                self.samplers[role] = (StackSampler(rate_hz=TIMED_RATE_HZ), worker)
+        self.started = False
+        self.profiles: dict[str, NativeProfile] = {}
+
+    @classmethod
+    def after(cls, audit: NativeAudit | None, reference: WorkerProcess | None,
+              candidate: WorkerProcess | None) -> "TimedStacks | None":
+        """Sampling for the timing phase that follows ``audit``'s matrix, or None where no
+        timed profile could be passthrough evidence: no audit, a candidate not sampled in
+        the matrix (a session's reference profile named no library routine), or a reference
+        whose profile names neither a library routine nor a dominant kernel to pass work
+        through to."""
+        if audit is None or audit.unsampled or audit.reference_stacks is None:
+            return None
+        if not passthrough_targets(audit.reference_stacks) \
+                and dominant_kernel(audit.reference_stacks) is None:
+            return None
+        return cls(audit, reference, candidate)
+
+    def start(self) -> None:
+        """Begin sampling (once: the default shape's rounds, not later shapes')."""
+        if self.started:
+            return
+        self.started = True
+        for sampler, worker in self.samplers.values():
+            assert worker.tree is not None
+            sampler.start(worker.tree.server())
+
+    def interrupt(self) -> None:
+        for sampler, _ in self.samplers.values():
+            sampler.interrupt()
+
+    def finish(self) -> dict[str, Any]:
+        """Stop sampling; the report's ``op_audit.native["timed"]`` section."""
+        if self.started and not self.profiles:
+            self.profiles = {role: sampler.collect()
+                             for role, (sampler, _) in self.samplers.items()}
+        return {role: _summary(profile) for role, profile in self.profiles.items()}
+
+    def findings(self, candidate_ops: dict[str, int], reference_ops: dict[str, int],
+                 custom_kernels: dict[str, int] | None = None) -> list[Finding]:
+        """``suspect`` when the timed calls went mostly to the reference's library routine
+        and the checked calls, sampled at the same shape, did not (it behaves differently
+        while timed), or when the checked calls' profile cannot say and the in-process op
+        audit saw no op that runs such a kernel; ``info`` otherwise (the matrix's own rule
+        then decides, as for a partial replacement that keeps torch's GEMM)."""
+        timed = self.profiles.get("candidate")
+        reference = self.audit.reference_stacks
+        if timed is None or reference is None:
+            return []
+        found = timed_passthrough(reference, self.audit.candidate_stacks, timed)
+        if found is None:
+            return []
+        if found.only_while_timed:
+            severity = Severity.SUSPECT
+            why = (f"; in its checked calls at the same shape only {found.checked_share:.0%} "
+                   "went there: it computes differently while it is timed")
+        elif found.checked_share is None:
+            families = set(kernel_families(Counter(candidate_ops))) & set(KERNEL_FAMILIES.values())
+            seen = families or set(candidate_ops) & set(reference_ops)
+            severity = Severity.INFO if seen else Severity.SUSPECT
+            why = ("" if seen else "; its checked calls were not sampled well enough to "
+                   "compare, and the op audit inside the candidate saw no op that runs this "
+                   "kernel")
+        else:
+            severity, why = Severity.INFO, (f"; its checked calls did the same "
+                                            f"({found.checked_share:.0%})")
+        return [Finding(
+            check=FindingCheck.NATIVE_STACKS, severity=severity,
+            message=f"stacks of the timed calls, sampled from outside the processes: "
+                    f"{found.message}{why}",
+            evidence={"routine": found.routine, "timed_share": found.timed_share,
+                      "checked_share": found.checked_share},
+            variant="timing:default",
+        )]

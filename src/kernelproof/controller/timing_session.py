@@ -174,6 +174,10 @@ class TimingSession:
     ``input_pool`` on, once the reference's own error is known for its outputs (a pooled
     call's inputs cannot be rebuilt from its seed for a fresh float64 oracle)."""
 
+    stacks: Any = None
+    """A :class:`~kernelproof.controller.native_audit.TimedStacks` that samples both
+    workers from outside while the default shape's rounds run, or None."""
+
     _verify_cost_s: float | None = None
     """What verifying the last verified round's outputs took."""
 
@@ -222,6 +226,7 @@ class TimingSession:
             if not self.pair.ask_baseline(prepare_request(group.knobs, self.init_seed)).ok:
                 compiled.error = "the baseline worker could not prepare the reference"
             participants.append(compiled)
+        self._sample_stacks(group)
         per_call_s = self._warm_up([p for p in participants if p.error is None])
         if any(p.error for p in participants[:2]):
             return None, None
@@ -272,6 +277,8 @@ class TimingSession:
             decision = rule.decide(estimate, rounds, time.monotonic() - started)
             if decision.stop:
                 break
+        if self.stacks is not None:
+            self.stacks.interrupt()  # py-spy writes its profiles while later shapes run
         if estimate is None:
             self._suspect_rounds(evidence, group)
             return None, None
@@ -286,6 +293,13 @@ class TimingSession:
         self._noise(shape)
         self._judge_evidence(evidence, shape, group)
         return shape, compiled
+
+    def _sample_stacks(self, group: ShapeGroup) -> None:
+        """Start sampling the workers' stacks from outside for the default shape's timed
+        rounds (HACKS row 35: the evidence that the timed code is the candidate's own comes
+        from the timed calls themselves)."""
+        if self.stacks is not None and group.is_default:
+            self.stacks.start()
 
     def _prepare(self, group: ShapeGroup) -> bool:
         return self.pair.prepare(group.knobs, self.init_seed).ok

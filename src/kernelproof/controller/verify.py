@@ -35,7 +35,7 @@ from kernelproof.controller.environment import collect_environment
 from kernelproof.schema.binding import report_fingerprint
 from kernelproof.redaction import redact_data, secret_values
 from kernelproof.proof.probe import matrix_thread_count
-from kernelproof.controller.native_audit import NativeAudit
+from kernelproof.controller.native_audit import NativeAudit, TimedStacks
 from kernelproof.controller.spread_measurement import spread_for
 from kernelproof.controller.repro import Shrinker
 from kernelproof.controller.matrix import (
@@ -249,6 +249,8 @@ class _Run:
         self.sandbox: Sandbox | None = None
         self.envelope: Envelope | None = None
         self.native: dict[str, Any] = {}
+        self.native_audit: NativeAudit | None = None
+        """The matrix's out-of-process audit, whose profiles the timed rounds' are compared with."""
         self.own_errors: dict[int, Any] = {}
         self.bounds: dict[str, dict[int, tuple[float, float]]] = {}
         """The reference's own error per output, learned in the matrix (timed outputs are
@@ -431,7 +433,9 @@ class _Run:
         if native is not None and self.op_audit is not None:
             self.op_audit.native = self.native
             self.findings += native.findings(self.op_audit.candidate_ops,
-                                             self.op_audit.reference_ops)
+                                             self.op_audit.reference_ops,
+                                             self.op_audit.custom_kernels)
+        self.native_audit = native
         if self.settings.timing and self.stopped is None and decide_verdict(
                 self.findings) in (Verdict.VERIFIED, Verdict.SUSPECT):
             if self._past_deadline():
@@ -512,11 +516,15 @@ class _Run:
         # later run of the same source (HACKS row 9 across runs).
         timing_seed = secrets.randbits(63)
         for attempt in range(TIMING_ATTEMPTS):
+            stacks = TimedStacks.after(self.native_audit, pair.reference, pair.candidate)
             session = TimingSession(pair=pair, settings=self.settings, init_seed=self.init_seed,
                                     policy=policy, rng=random.Random(timing_seed + attempt),
                                     ceilings=ceilings, own_errors=self.own_errors,
-                                    bounds=self.bounds)
-            self.timing = session.run(timed)
+                                    bounds=self.bounds, stacks=stacks)
+            try:
+                self.timing = session.run(timed)
+            finally:
+                self._timed_stacks(stacks)
             self.findings += combine_noise_findings(session.findings)
             if self.timing is not None or not session.deaths or self._candidate_broke():
                 break
@@ -544,6 +552,19 @@ class _Run:
         work = session.work.get("default")
         if work is not None and ceilings is not None:
             self.roofline = roofline_section(work, ceilings, self.timing)
+
+    def _timed_stacks(self, stacks: TimedStacks | None) -> None:
+        """The timed rounds' stacks: their profiles in the report's ``op_audit.native``
+        (``timed``), and the passthrough they show (:meth:`TimedStacks.findings`)."""
+        if stacks is None or not stacks.started:
+            return
+        section = stacks.finish()
+        if self.op_audit is None:
+            return
+        self.native["timed"] = section
+        self.op_audit.native = self.native
+        self.findings += stacks.findings(self.op_audit.candidate_ops,
+                                         self.op_audit.reference_ops)
 
     def _candidate_broke(self) -> bool:
         return decide_verdict(self.findings) is Verdict.BROKEN

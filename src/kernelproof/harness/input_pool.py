@@ -10,25 +10,33 @@ each later use, changes the chosen set, deterministically from the call's seed:
    the same positions of another set of the pool, so the values the set holds (their sum,
    their sorted order) differ from any earlier use;
 2. **scramble**: all of its blocks are moved by a random affine permutation
-   (``i -> (a*i + b) mod n``), so no region keeps its place or its neighbours.
+   (``i -> (a*i + b) mod n``), so no region keeps its place or its neighbours;
+3. **perturb**: the low half of every floating element's mantissa is XORed with bits drawn
+   for that element and that use (:func:`perturb`), on the way into the call's input.
 
-The blocks themselves never change, only where they are: the pool keeps every set's blocks of
-an input in one tensor, and each set as a map from its positions to blocks. The exchange swaps
-entries of two maps (an eighth of a few thousand integers), and the scramble gathers the set's
-blocks in their new order into the call's input: one pass over the data, where moving the
+The stored blocks themselves never change, only where they are: the pool keeps every set's
+blocks of an input in one tensor, and each set as a map from its positions to blocks. The
+exchange swaps entries of two maps (an eighth of a few thousand integers), and the scramble
+gathers the set's blocks in their new order (perturbing them on the way) into the call's
+input: one pass over the data, where moving the
 blocks of both sets in place took two and a half (measured in a timed loop with the cache
 flushed between calls: 121 against 91 us for the softmax example's 1 MiB, next to a 120 us
-call; 2.5 against 1.6 ms for 16 MiB). On the CPU both steps run in one C call, whose writes
+call; 2.5 against 1.6 ms for 16 MiB). On the CPU all three steps run in one C call, whose writes
 go past the caches for sets up to :data:`MAX_STREAMED_BYTES`
 (:mod:`kernelproof.harness.block_gather`: 73 us and no flush for that 1 MiB).
 
 Why both, and why all of the set (the design says "a random part"): a change of a part only
 lets a candidate that keeps its previous input and output recompute just what changed (rows
 of a matmul, tiles of a convolution) and post a speedup it did not earn; a move alone keeps
-the multiset, so a full reduction or a sort could be replayed. After both, no output can be
-derived from an earlier one more cheaply than by computing it, and no two timed calls see the
-same data. Values only move between the pool's sets, so each stays inside the task's domain
-(a positive input stays positive, indices stay valid). Structure *across* elements (a
+the multiset, so a full reduction or a sort could be replayed. Moved blocks alone still
+recur: an element-wise candidate remembered each block's output and answered a pooled call
+with one gather of them (``examples/hacks/verifier/38_memoise_pool_blocks.py``). The
+perturbation closes that: **every floating element of every timed input is new** (a fresh draw
+per element and use), so no output can be derived from an earlier one more cheaply than by
+computing it, and no two timed calls see the same data. Values only move between the pool's
+sets and by a small fraction of themselves (signs, zeros, Inf and NaN kept), so each stays
+inside the task's domain (a positive input stays positive; integer inputs, indices, are moved
+but never perturbed, so they stay valid). Structure *across* elements (a
 symmetric matrix, sorted rows) is not kept: a task whose inputs need it sets
 ``POLICY = {"input_pool": False}`` and its timed calls get fresh builds as before.
 
@@ -78,6 +86,24 @@ MAX_STREAMED_BYTES = 4 << 20
 
 #: One block in this many trades places with another set's on each use.
 EXCHANGED_SHARE = 8
+
+#: Per floating dtype: its code for the compiled gather (``kp_perturb``) and the low mantissa
+#: bits every pooled use draws afresh for each element, half the mantissa (rounded down). A
+#: value then moves by up to 2^-12 of itself in float32 (2^-26, 2^-5, 2^-4 in float64,
+#: float16, bfloat16): thousands of times the comparator's tolerance, so that an output
+#: replayed from the block an input was moved from is wrong, and far too little to leave the
+#: task's domain (signs, zeros, Inf and NaN never change; see :func:`perturb`).
+PERTURBED: dict[torch.dtype, tuple[int, int]] = {
+    torch.float32: (1, 11), torch.float64: (2, 26), torch.float16: (3, 5),
+    torch.bfloat16: (4, 3)}
+
+#: Exponent bits per floating dtype (all zeros: zero or subnormal; all ones: Inf or NaN), and
+#: the integer dtype its bits are read as.
+_EXPONENT: dict[torch.dtype, tuple[int, torch.dtype]] = {
+    torch.float32: (0x7F800000, torch.int32), torch.float64: (0x7FF0000000000000, torch.int64),
+    torch.float16: (0x7C00, torch.int16), torch.bfloat16: (0x7F80, torch.int16)}
+
+_MASK_32 = (1 << 32) - 1
 
 
 @dataclass
@@ -162,12 +188,14 @@ class PooledBlocks:
         count = self.holdings.shape[1]
         traded_length = max(1, count // EXCHANGED_SHARE)
         traded, order = _affine_params(count, rng), _affine_params(count, rng)
+        kind, bits = PERTURBED.get(self.storage.dtype, (0, 1))
+        key = rng.next() & _MASK_32
         gather = block_gather._block_gather
         if gather is not None and self.storage.device.type == "cpu":
             out = torch.empty(self.shape, dtype=self.storage.dtype)
             stream = stream and out.numel() * out.element_size() <= MAX_STREAMED_BYTES
             streamed = gather.use(self.holdings, index, other, (traded_length, *traded), order,
-                                  out, self.storage, stream)
+                                  out, self.storage, stream, (kind, bits, key))
             return out, streamed
         mine, theirs = self.holdings[index], self.holdings[other]
         device = self.holdings.device
@@ -176,7 +204,10 @@ class PooledBlocks:
         mine.index_copy_(0, positions, theirs.index_select(0, positions))
         theirs.index_copy_(0, positions, held)
         blocks = mine.index_select(0, _affine(count, count, *order, device))
-        return self.storage.index_select(0, blocks).view(self.shape), False
+        out = self.storage.index_select(0, blocks).view(self.shape)
+        if kind:
+            perturb(out, bits, key, self.storage.shape[1])
+        return out, False
 
 
 def _pooled_blocks(sets: list[list[Any]]) -> dict[int, PooledBlocks]:
@@ -195,6 +226,39 @@ def _pooled_blocks(sets: list[list[Any]]) -> dict[int, PooledBlocks]:
                                 device=first.device).view(len(values), count)
         pooled[position] = PooledBlocks(storage=storage, holdings=holdings, shape=first.shape)
     return pooled
+
+
+def perturbation_bits(count: int, width: int, key: int, bits: int,
+                      device: Any = None) -> torch.Tensor:
+    """The ``bits``-bit draws the compiled gather makes (``KP_DRAW``, ``KP_STEP``) for
+    elements ``0..count-1`` of a use keyed ``key`` whose blocks hold ``width`` elements, as
+    int64 (every product stays below 2^63)."""
+    index = torch.arange(count, dtype=torch.int64, device=device)
+    block = torch.div(index, width, rounding_mode="floor")
+    drawn = block.bitwise_and_(_MASK_32).bitwise_xor_(key).mul_(0x61C88647)
+    drawn.add_(index.remainder_(width).mul_(0x9E3779B9)).bitwise_and_(_MASK_32)
+    return drawn.bitwise_right_shift_(32 - bits)
+
+
+def perturb(x: torch.Tensor, bits: int, key: int, width: int) -> None:
+    """XOR, in place, the low ``bits`` bits of the mantissa of every element of the contiguous
+    floating tensor ``x``, gathered in blocks of ``width`` elements, whose exponent is neither all zeros (zero, subnormal) nor all ones
+    (Inf, NaN) with :func:`perturbation_bits`: the compiled gather's ``kp_perturb``, bit for bit.
+
+    This is what makes a pooled input new (HACKS row 38): the blocks the pool moves had all
+    been seen before, so an element-wise candidate could replay the outputs it remembered for
+    them. After the XOR every floating element differs from every earlier one by a draw of its
+    own (2^-bits of a repeat per element), and replaying an output computed for the block it was
+    moved from is off by up to 2^-(mantissa - bits) of each input value. Deriving the new output
+    from the old one costs a pass of the same work over the differences: no cheaper than
+    computing it. Signs, zeros and non-finite values never change, and each value stays within
+    that fraction of itself, so the input stays in the task's domain."""
+    exponent, as_int = _EXPONENT[x.dtype]
+    view = x.view(-1).view(as_int)
+    drawn = perturbation_bits(view.numel(), width, key, bits, x.device)
+    high = view & exponent
+    drawn.masked_fill_((high == 0) | (high == exponent), 0)
+    view.bitwise_xor_(drawn.to(as_int))
 
 
 def _block_width(x: torch.Tensor) -> int:
