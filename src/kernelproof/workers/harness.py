@@ -98,6 +98,9 @@ class Harness(TimedCalls):
     spec: WorkerSpec
     conn: Connection
     candidate: types.ModuleType | None = None
+    candidate_knobs: tuple[str, list[str]] | None = None
+    """The candidate module's source and the task's knobs it copies: re-rendered at
+    each prepare (:mod:`kernelproof.tasks.candidate_knobs`)."""
     prepared: Prepared | None = None
     snapshot: Any = None
     probe: Any = None
@@ -275,11 +278,28 @@ class Harness(TimedCalls):
         assert self.spec.candidate_path is not None
         started = time.perf_counter()
         self.candidate = import_file(self.spec.candidate_path, "kernelproof_candidate")
+        self._find_candidate_knobs()
         if not isinstance(getattr(self.candidate, "ModelNew", None), type):
             raise TypeError(
                 f"{self.spec.candidate_path}: `ModelNew` is not a class after import"
             )
         return BuildReply(import_s=time.perf_counter() - started)
+
+    def _find_candidate_knobs(self) -> None:
+        from pathlib import Path
+
+        from kernelproof.tasks.candidate_knobs import shared_knobs
+        from kernelproof.tasks.source import parse_task
+
+        assert self.spec.candidate_path is not None
+        try:
+            text = Path(self.spec.candidate_path).read_text(encoding="utf-8")
+            task = parse_task(self.spec.task_source, self.spec.task_path)
+        except (OSError, UnicodeDecodeError, ValueError):
+            return
+        shared = shared_knobs(task, text)
+        if shared:
+            self.candidate_knobs = (text, list(shared))
 
     def op_prepare(self, request: PrepareRequest,
                    tensors: list[Any]) -> tuple[PrepareReply, list[Any]]:
@@ -295,6 +315,12 @@ class Harness(TimedCalls):
 
         knobs = dict(request.knobs)
         task = self._task_module(knobs)
+        if self.spec.role == "candidate" and self.candidate_knobs is not None:
+            from kernelproof.tasks.candidate_knobs import rerender_module
+
+            source, shared = self.candidate_knobs
+            assert self.candidate is not None
+            rerender_module(self.candidate, source, knobs, shared)
         # Seeded before both, as KernelBench does: random init inputs agree across workers.
         seed_everything(request.init_seed)
         init_inputs = list(task.get_init_inputs())
