@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 from kernelproof.report import formatting as fmt
+from kernelproof.report import sentences
 from kernelproof.schema import Correctness, Report, Severity, TestOutcome, Timing, Verdict
 
 #: Failing cells named in the summary before the rest are counted ("and 4 more").
@@ -28,7 +29,8 @@ _KIND_NOUNS = (("seed", "seed"), ("shape", "shape"), ("value", "value transform"
 def headline(report: Report) -> str:
     """The recorded one-line summary without its verdict prefix (the banner shows the verdict),
     cut to :data:`HEADLINE_CHARS`."""
-    return _shorten(_without_verdict(report.summary), HEADLINE_CHARS) or "No reason was recorded."
+    return (sentences.headline(_without_verdict(report.summary), HEADLINE_CHARS)
+            or "No reason was recorded.")
 
 
 def summary_paragraph(report: Report) -> str:
@@ -189,6 +191,4 @@ def _without_verdict(text: str) -> str:
 
 
 def _shorten(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    return text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + " ..."
+    return sentences.shorten(text, limit)
