@@ -241,6 +241,10 @@ class _Run:
         self.loaded_at = time.monotonic()
         self.static = scan_source(self.candidate_text, str(self.candidate))
         self.findings += self.static.findings
+        self.findings += [Finding(check=FindingCheck.TASK_FORMAT, severity=Severity.INFO,
+                                  message=note) for note in loaded.notes]
+        self.findings += [Finding(check=FindingCheck.TASK_FORMAT, severity=Severity.WARN,
+                                  message=note) for note in loaded.unhonoured]
 
     def execute(self, started: float) -> Report:
         self.stages.ran(Stage.LOAD, self.loaded_at - started, Verdict.VERIFIED)
