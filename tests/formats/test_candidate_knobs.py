@@ -10,7 +10,11 @@ from pathlib import Path
 import pytest
 
 from kernelproof.schema import FindingCheck, Severity, TestOutcome, Verdict
-from kernelproof.tasks.candidate_knobs import rerender_module, shared_knobs
+from kernelproof.tasks.candidate_knobs import (
+    rendered_for_construction,
+    rerender_module,
+    shared_knobs,
+)
 from kernelproof.tasks.source import parse_task
 
 TASKS = ("lstm_hn.py", "gru_bidirectional.py")
@@ -86,3 +90,37 @@ def test_rerendering_sets_the_knobs_and_the_values_derived_from_them():
     assert module.batch_size == 8 and module.fixed == (4, 1)
     rerender_module(module, source, {}, ["batch_size", "dim"])  # back to the defaults
     assert module.dim == 16 and module.bias_shape == (16, 1)
+
+
+def test_values_already_in_place_rerun_nothing():
+    source = "dim = 16\nbuilds = []\nkernel = builds.append(dim)\n"
+    module = types.ModuleType("candidate")
+    exec(compile(source, "candidate.py", "exec"), module.__dict__)
+    rerender_module(module, source, {}, ["dim"])
+    rerender_module(module, source, {"dim": 16}, ["dim"])
+    assert module.builds == [16]
+    rerender_module(module, source, {"dim": 8}, ["dim"])
+    assert module.builds == [16, 8]
+
+
+def test_the_written_values_are_back_after_construction_even_when_it_raises():
+    source = "dim = 16\nbias_shape = (dim, 1)\n"
+    module = types.ModuleType("candidate")
+    exec(compile(source, "candidate.py", "exec"), module.__dict__)
+    with rendered_for_construction(module, source, {"dim": 3}, ["dim"]):
+        assert module.bias_shape == (3, 1)
+    assert module.dim == 16 and module.bias_shape == (16, 1)
+    with pytest.raises(RuntimeError), rendered_for_construction(module, source, {"dim": 5},
+                                                                ["dim"]):
+        raise RuntimeError("the constructor failed")
+    assert module.dim == 16
+
+
+@pytest.mark.slow
+def test_a_kernel_sized_from_a_copied_knob_in_its_calls_is_still_caught(verified, examples):
+    """The attack on re-rendering: a grid sized from ``batch_size`` read in ``forward``."""
+    candidate = examples / "formats" / "knobs" / "linear_relu_copied_knobs.py"
+    report = verified(candidate, reference=examples / "linear_relu" / "reference.py",
+                      allow_torch=True)
+    assert report.verdict is Verdict.INCORRECT, report.summary
+    assert [f for f in report.findings if f.check == FindingCheck.CANDIDATE_KNOBS]

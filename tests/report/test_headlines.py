@@ -166,3 +166,19 @@ def test_a_cuda_task_on_a_cpu_run_has_a_clean_headline(verified, examples):
     task = next(f for f in report.findings if f.severity is Severity.FAIL)
     assert_reads_as_a_sentence(report.summary, task.message, SUMMARY_CHARS)
     assert "rerun with --device cuda" in report_headline(report)
+
+
+@pytest.mark.parametrize("reference, candidate, verdict", [
+    ("examples/nope/reference.py", "examples/softmax/correct.py", Verdict.ERROR),
+    ("examples/softmax/reference.py", "examples/nope.py", Verdict.BROKEN),
+])
+def test_the_early_reports_headline_shows_no_absolute_path(reference, candidate, verdict):
+    from pathlib import Path
+
+    from kernelproof.controller.verify import verify
+
+    root = Path(__file__).resolve().parents[2]
+    report = verify(root / reference, root / candidate, timing=False)
+    assert report.verdict is verdict
+    assert str(root) not in report.summary and "check the path" in report.summary
+    assert str(root) in " ".join(f.message for f in report.findings)  # the finding keeps it

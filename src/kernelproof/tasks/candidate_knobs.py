@@ -1,13 +1,20 @@
 """The task's knobs that a candidate's own module copies, and re-rendering them there.
 
 A KernelBench candidate usually copies the reference's module constants (``batch_size = 10``)
-and may size a buffer from them in ``__init__`` (``torch.randn(num_layers, batch_size, ...)``).
-The reference's module is re-rendered at each shape; if the candidate's copy stayed as
-written, a candidate identical to the reference would fail at every other shape and be
-reported as a limitation it does not have. So the same knobs are re-rendered in the
-candidate's module too, where it defines them with the reference's name and default value. A
-size written as a literal inside the candidate's code is not a knob, and is left alone: that is
-a real limitation, and the matrix reports it.
+and may size a buffer from them in ``__init__`` (``torch.randn(num_layers, batch_size, ...)``,
+as KernelBench's L3/33, L3/36 and L3/41 references do). The reference's module is re-rendered
+at each shape; if the candidate's copy stayed as written, a candidate identical to the
+reference would fail at every other shape and be reported as a limitation it does not have. So
+the same knobs are re-rendered in the candidate's module, where it defines them with the
+reference's name and default value, **while its model is constructed**: a model is built for
+its shape.
+
+The calls see the module as written. A ``forward`` that reads a copied knob depends on a
+constant that, imported once in production, never changes: re-rendered for the calls too, a
+kernel whose grid is sized from ``batch_size`` would be handed each shape's size and its
+hard-coding would pass (examples/formats/knobs/linear_relu_copied_knobs.py). No published
+KernelBench reference reads a knob in ``forward``. A size written as a literal is not a knob
+either: a real limitation, which the matrix reports.
 
 :func:`shared_knobs` is pure parsing (the controller uses it for the report's line);
 :func:`rerender_module` runs in the candidate worker only, where candidate code runs anyway.
@@ -17,7 +24,8 @@ from __future__ import annotations
 
 import ast
 import types
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 from kernelproof import python_ast
 from kernelproof.schema.checks import FindingCheck
@@ -49,10 +57,24 @@ def candidate_knob_findings(task: TaskSource, candidate_text: str) -> list[Findi
     return [Finding(
         check=FindingCheck.CANDIDATE_KNOBS, severity=Severity.INFO,
         message=f"the candidate's module defines the task's knob(s) {names} with the "
-                "reference's default values; every shape sets them in both modules, so sizes "
-                "the candidate derives from them follow the shape (a size written as a "
-                "literal in its code does not)",
+                "reference's default values; each shape sets them there while the candidate's "
+                "model is constructed, as in the reference's module, so sizes its constructor "
+                "derives from them follow the shape (its calls see the values as written, and "
+                "a size written as a literal does not follow)",
         evidence={"knobs": shared})]
+
+
+@contextmanager
+def rendered_for_construction(module: types.ModuleType, source: str, knobs: dict[str, int],
+                              shared: Iterable[str]) -> Iterator[None]:
+    """``module`` re-rendered at ``knobs`` (see :func:`rerender_module`) inside the block, and
+    back to its written values after it, also when the block raises."""
+    names = list(shared)
+    rerender_module(module, source, knobs, names)
+    try:
+        yield
+    finally:
+        rerender_module(module, source, {}, names)
 
 
 def rerender_module(module: types.ModuleType, source: str, knobs: dict[str, int],
@@ -67,8 +89,10 @@ def rerender_module(module: types.ModuleType, source: str, knobs: dict[str, int]
     names = [name for name in shared if name in own]
     if not names:
         return
-    for name in names:
-        module.__dict__[name] = int(knobs.get(name, own[name].value))
+    target = {name: int(knobs.get(name, own[name].value)) for name in names}
+    if all(module.__dict__.get(name) == value for name, value in target.items()):
+        return  # already rendered at these values: derived code (a kernel build) is not rerun
+    module.__dict__.update(target)
     knob_lines = {own[name].line for name in names}
     changed = set(names)
     for node in tree.body:

@@ -301,6 +301,23 @@ class Harness(TimedCalls):
         if shared:
             self.candidate_knobs = (text, list(shared))
 
+    def _construct_candidate(self, knobs: dict[str, int], init_inputs: list[Any],
+                             init_seed: int) -> Any:
+        """``ModelNew(*init_inputs)``, with the task's knobs its module copies set to this
+        shape's values while it is constructed (:mod:`kernelproof.tasks.candidate_knobs`)."""
+        assert self.candidate is not None
+        if self.candidate_knobs is None:
+            return self.candidate.ModelNew(*init_inputs)
+        from kernelproof.tasks.candidate_knobs import rendered_for_construction
+        from kernelproof.tasks.inputs import seed_everything
+
+        source, shared = self.candidate_knobs
+        with rendered_for_construction(self.candidate, source, knobs, shared):
+            # Seeded again: a re-run derived line may have drawn numbers, and the model's
+            # random init must match the reference's (seeded just before its constructor).
+            seed_everything(init_seed)
+            return self.candidate.ModelNew(*init_inputs)
+
     def op_prepare(self, request: PrepareRequest,
                    tensors: list[Any]) -> tuple[PrepareReply, list[Any]]:
         """Render the task at the requested knobs and construct the model."""
@@ -315,12 +332,6 @@ class Harness(TimedCalls):
 
         knobs = dict(request.knobs)
         task = self._task_module(knobs)
-        if self.spec.role == "candidate" and self.candidate_knobs is not None:
-            from kernelproof.tasks.candidate_knobs import rerender_module
-
-            source, shared = self.candidate_knobs
-            assert self.candidate is not None
-            rerender_module(self.candidate, source, knobs, shared)
         # Seeded before both, as KernelBench does: random init inputs agree across workers.
         seed_everything(request.init_seed)
         init_inputs = list(task.get_init_inputs())
@@ -330,7 +341,7 @@ class Harness(TimedCalls):
             model = task.Model(*init_inputs)
         else:
             assert self.candidate is not None
-            model = self.candidate.ModelNew(*init_inputs)
+            model = self._construct_candidate(knobs, init_inputs, request.init_seed)
         if isinstance(model, torch.nn.Module):
             model = model.to(self.spec.device)
             if dtype is not None:
