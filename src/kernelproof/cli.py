@@ -608,6 +608,15 @@ def mcp_command(tasks: tuple[Path, ...], profile: str, budget: float) -> None:
     serve_stdio(book, profile=profile, budget_s=budget)
 
 
+@app.command("schema")
+def schema_command() -> None:
+    """Print the JSON Schema of the JSON report (`--json`), generated from the report's model:
+    validate reports against it (it is also docs/report.schema.json)."""
+    from kernelproof.schema.json_schema import report_json_schema_text
+
+    click.echo(report_json_schema_text(), nl=False)
+
+
 @app.group()
 def token() -> None:
     """Manage the API tokens of `kernelproof serve`."""

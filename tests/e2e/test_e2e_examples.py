@@ -120,6 +120,12 @@ def test_a_small_biased_error_compounds_over_the_decode_steps(e2e_report) -> Non
     assert f"soak step {step}" in drift[0].message and "--soak" in drift[0].message
     ratios = report.e2e.soak.drift_ratios
     assert ratios[step] > ratios[0]
+    # The words match the evidence: what failed is named, with no placeholder (issue 30).
+    for finding in report.findings:
+        assert " ?" not in finding.message and "0 variant(s)" not in finding.message, finding
+    host = [f for f in report.findings if f.check is FindingCheck.E2E_CORRECTNESS]
+    assert all("first seed" in f.message or "drift in the soak" in f.message
+               for f in host), host
 
 
 @pytest.mark.slow

@@ -20,7 +20,7 @@ def test_full_report_in_brief(full_report):
     assert "repro (smallest failing case):" in text
     assert ("kernelproof verify examples/softmax/reference.py examples/softmax/wrong_odd.py "
             "--seed 1234") in text
-    assert "speedup over 3 shapes: min 0.8x, median 1x, max 2x" in text
+    assert "speedup over 3 shapes with an interval: min 0.8x, median 1x, max 2x" in text
     assert "baselines: vs eager 2x, vs torch.compile 1.5x" in text
     assert "default (batch_size=64, dim=4096)" in text  # the per-shape table
     assert "speed of light: floor 190 µs" in text

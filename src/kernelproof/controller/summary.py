@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kernelproof.report.sentences import headline, shorten
 from kernelproof.schema import (
     Correctness,
     CorrectnessTest,
@@ -75,24 +76,15 @@ def combine_noise_findings(findings: list[Finding]) -> list[Finding]:
 def _listing(tests: list[CorrectnessTest]) -> str:
     named = []
     for test in tests[:NAMED_IN_MESSAGE]:
-        detail = test.message.split(";")[0][:160]
+        detail = shorten(test.message.split(";")[0], 160)
         named.append(f"{test.variant.name} ({detail})" if detail else test.variant.name)
     more = len(tests) - NAMED_IN_MESSAGE
     return ", ".join(named) + (f", and {more} more" if more > 0 else "")
 
 
-#: A summary longer than this is cut at its first clause; the findings hold the rest.
+#: A summary longer than this is shortened (:func:`~kernelproof.report.sentences.headline`);
+#: the findings hold the rest.
 SUMMARY_CHARS = 200
-
-
-def _headline(finding: Finding) -> str:
-    """The finding's message, shortened to its first clause when it lists many cases."""
-    message = finding.message
-    if len(message) <= SUMMARY_CHARS:
-        return message
-    head, _, rest = message.partition(": ")
-    first_case = rest.split(", ")[0][:120] if rest else ""
-    return f"{head} (first: {first_case})" if first_case else message[:SUMMARY_CHARS] + "..."
 
 
 def summarize(verdict: Verdict, findings: list[Finding], correctness: Correctness | None) -> str:
@@ -111,7 +103,8 @@ def summarize(verdict: Verdict, findings: list[Finding], correctness: Correctnes
          or (f.forces is None and verdict is Verdict.INCORRECT and f.severity is Severity.FAIL)),
         findings[0] if findings else None,
     )
-    reason = _headline(decisive) if decisive is not None else "see the findings"
+    reason = (headline(decisive.message, SUMMARY_CHARS) if decisive is not None
+              else "see the findings")
     prefix = {
         Verdict.INCORRECT: "Incorrect",
         Verdict.SUSPECT: "Suspect",

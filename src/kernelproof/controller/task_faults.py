@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from kernelproof.report.sentences import shorten
+
 #: Fragments of torch's errors when task code asks for CUDA and the run has none.
 CUDA_MISSING_PATTERNS = (
     r"Cannot get CUDA generator",
@@ -26,7 +28,7 @@ QUOTED_CHARS = 60
 def explain_task_failure(message: str, device: str) -> str:
     """``message`` itself, or one line saying what to do when its cause is known."""
     if device != "cuda" and any(re.search(p, message) for p in CUDA_MISSING_PATTERNS):
-        quoted = message.split(":", 1)[-1].strip()[:QUOTED_CHARS]
+        quoted = shorten(message.split(":", 1)[-1].strip(), QUOTED_CHARS)
         return (f"the task makes CUDA tensors but this run is on --device {device}: rerun "
                 f"with --device cuda on a machine with a CUDA GPU (torch: {quoted!r})")
     return message

@@ -90,6 +90,7 @@ from kernelproof.schema import (
     decide_verdict,
     decisive_stage,
 )
+from kernelproof.tasks.candidate_knobs import candidate_knob_findings
 from kernelproof.tasks.formats import load_task
 from kernelproof.tasks.loaded import LoadedTask
 from kernelproof.tasks.saved_inputs import load_arguments
@@ -258,6 +259,10 @@ class _Run:
         self.loaded_at = time.monotonic()
         self.static = scan_source(self.candidate_text, str(self.candidate))
         self.findings += self.static.findings
+        self.findings += [Finding(check=FindingCheck.TASK_FORMAT, severity=Severity.INFO,
+                                  message=note) for note in loaded.notes]
+        self.findings += [Finding(check=FindingCheck.TASK_FORMAT, severity=Severity.WARN,
+                                  message=note) for note in loaded.unhonoured]
 
     def execute(self, started: float) -> Report:
         self.stages.ran(Stage.LOAD, self.loaded_at - started, Verdict.VERIFIED)
@@ -340,6 +345,7 @@ class _Run:
                 FindingCheck.BUILD,
                 f"the candidate does not build or import ({self.candidate})", built,
             ))
+        self.findings += candidate_knob_findings(self.task, self.candidate_text)
         if self.settings.default_knobs:
             unknown = set(self.settings.default_knobs) - set(self.task.knobs)
             if unknown:

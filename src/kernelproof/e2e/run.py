@@ -49,6 +49,7 @@ from kernelproof.e2e.generated import (
     signatures_task,
     soak_task,
 )
+from kernelproof.e2e.host_failure import host_failure_finding
 from kernelproof.e2e.replacement import Replacement, constructor_mismatch
 from kernelproof.e2e.soak import SoakOutcome, drift_findings, run_soak
 from kernelproof.e2e.soak_shrink import REJECTED, shrink_drift
@@ -198,9 +199,10 @@ class _E2ERun:
                       command=self._command(f"--soak {self.soak}" if self.soak else "").strip())
         section.attribution = self._phase(
             "attribution", lambda: self._attribution(traced.targets, host_report))
-        self._explain_host_failure(substitutions, host_report, section.attribution)
         if self.soak:
             section.soak = self._phase("soak", lambda: self._soak(init_seed))
+        # After the soak, so that a host failing only by drift says so.
+        self._explain_host_failure(substitutions, host_report, section.attribution)
         section.speed = self._speed(traced, substitutions, host_report)
         self.durations["total"] = time.monotonic() - started
         section.durations_s = dict(self.durations)
@@ -356,25 +358,14 @@ class _E2ERun:
 
     def _explain_host_failure(self, substitutions: list[Substitution], host_report: Report,
                               attribution: Attribution) -> None:
-        """A module that passes alone but breaks the host: say so, with the attribution."""
-        alone = all(s.isolated_verdict is Verdict.VERIFIED for s in substitutions)
-        if not alone or host_report.verdict is not Verdict.INCORRECT:
+        """A module that passes alone but breaks the host: say so, with what failed (its
+        wrong variants, or the host's decisive findings and the soak's drift)."""
+        if not all(s.isolated_verdict is Verdict.VERIFIED for s in substitutions):
             return
-        failed = [t for t in host_report.correctness.tests  # type: ignore[union-attr]
-                  if t.outcome is TestOutcome.FAILED]
-        repro = host_report.repros[0].command if host_report.repros else None
-        local = attribution.max_local_error_ratio
-        self.findings.append(Finding(
-            check=FindingCheck.E2E_CORRECTNESS, severity=Severity.FAIL, forces=Verdict.INCORRECT,
-            message=f"{', '.join(s.target for s in substitutions)} passes in isolation but the "
-                    f"host's outputs are wrong on {len(failed)} variant(s), first "
-                    f"{failed[0].variant.name if failed else '?'}; the worst local error ratio "
-                    f"at the replaced calls is {_ratio(local)}, at the host's outputs "
-                    f"{_ratio(attribution.host_error_ratio)}"
-                    + (f". Reproduce: {repro}" if repro else ""),
-            evidence={"failed_variants": [t.variant.name for t in failed][:10],
-                      "max_local_error_ratio": local,
-                      "host_error_ratio": attribution.host_error_ratio, "repro": repro}))
+        finding = host_failure_finding([s.target for s in substitutions], host_report,
+                                       attribution, self.findings)
+        if finding is not None:
+            self.findings.append(finding)
 
     # -- 6. soak and speed -----------------------------------------------------------------
 
@@ -528,10 +519,6 @@ def _summary(verdict: Verdict, findings: list[Finding], correctness: Any, sectio
 def _knobs(knobs: dict[str, int]) -> str:
     """``--knobs``'s value: ``name=value,...``."""
     return ",".join(f"{k}={v}" for k, v in knobs.items())
-
-
-def _ratio(value: float | None) -> str:
-    return "unknown" if value is None else f"{value:.2f}x"
 
 
 def _slug(text: str) -> str:

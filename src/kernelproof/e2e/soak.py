@@ -243,9 +243,9 @@ def drift_findings(soak: Soak, command: str) -> list[Finding]:
     return [Finding(
         check=FindingCheck.SOAK_DRIFT, severity=Severity.FAIL, forces=Verdict.INCORRECT,
         message=f"the host's outputs drift beyond tolerance at soak step {step}: error ratio "
-                f"{shown} against the float64 oracle of the same steps (step 0: "
-                f"{first_ratio if first_ratio is None else round(first_ratio, 2)}x). "
-                f"Reproduce: {command}",
+                f"{shown} against the float64 oracle of the same steps"
+                + (f" (first measured: {first_ratio:.2f}x)" if first_ratio is not None else "")
+                + f". Reproduce: {command}",
         evidence={"first_step": step, "ratio": ratio, "repro": command,
                   "ratios_head": soak.drift_ratios[:step + 1][-8:]})]
 

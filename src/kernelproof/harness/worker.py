@@ -58,6 +58,9 @@ class Harness(TimedCalls):
     spec: WorkerSpec
     conn: Connection
     candidate: types.ModuleType | None = None
+    candidate_knobs: tuple[str, list[str]] | None = None
+    """The candidate module's source and the task's knobs it copies: re-rendered at
+    each prepare (:mod:`kernelproof.tasks.candidate_knobs`)."""
     prepared: Prepared | None = None
     snapshot: Any = None
     probe: Any = None
@@ -236,11 +239,45 @@ class Harness(TimedCalls):
         assert self.spec.candidate_path is not None
         started = time.perf_counter()
         self.candidate = import_file(self.spec.candidate_path, "kernelproof_candidate")
+        self._find_candidate_knobs()
         if not isinstance(getattr(self.candidate, "ModelNew", None), type):
             raise TypeError(
                 f"{self.spec.candidate_path}: `ModelNew` is not a class after import"
             )
         return BuildReply(import_s=time.perf_counter() - started)
+
+    def _find_candidate_knobs(self) -> None:
+        from pathlib import Path
+
+        from kernelproof.tasks.candidate_knobs import shared_knobs
+        from kernelproof.tasks.source import parse_task
+
+        assert self.spec.candidate_path is not None
+        try:
+            text = Path(self.spec.candidate_path).read_text(encoding="utf-8")
+            task = parse_task(self.spec.task_source, self.spec.task_path)
+        except (OSError, UnicodeDecodeError, ValueError):
+            return
+        shared = shared_knobs(task, text)
+        if shared:
+            self.candidate_knobs = (text, list(shared))
+
+    def _construct_candidate(self, knobs: dict[str, int], init_inputs: list[Any],
+                             init_seed: int) -> Any:
+        """``ModelNew(*init_inputs)``, with the task's knobs its module copies set to this
+        shape's values while it is constructed (:mod:`kernelproof.tasks.candidate_knobs`)."""
+        assert self.candidate is not None
+        if self.candidate_knobs is None:
+            return self.candidate.ModelNew(*init_inputs)
+        from kernelproof.tasks.candidate_knobs import rendered_for_construction
+        from kernelproof.tasks.inputs import seed_everything
+
+        source, shared = self.candidate_knobs
+        with rendered_for_construction(self.candidate, source, knobs, shared):
+            # Seeded again: a re-run derived line may have drawn numbers, and the model's
+            # random init must match the reference's (seeded just before its constructor).
+            seed_everything(init_seed)
+            return self.candidate.ModelNew(*init_inputs)
 
     def op_prepare(self, request: PrepareRequest,
                    tensors: list[Any]) -> tuple[PrepareReply, list[Any]]:
@@ -265,7 +302,7 @@ class Harness(TimedCalls):
             model = task.Model(*init_inputs)
         else:
             assert self.candidate is not None
-            model = self.candidate.ModelNew(*init_inputs)
+            model = self._construct_candidate(knobs, init_inputs, request.init_seed)
         if isinstance(model, torch.nn.Module):
             model = model.to(self.spec.device)
             if dtype is not None:

@@ -5,7 +5,10 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from kernelproof.report import formatting as fmt
 from kernelproof.report.colours import verdict_markup
+from kernelproof.report.sentences import headline
+from kernelproof.schema.interval import measured_interval
 from kernelproof.schema.suite import BenchOutcome
 
 
@@ -18,13 +21,16 @@ def render_leaderboard(outcome: BenchOutcome, console: Console) -> None:
                                                                   _problem(pair[0].task.problem),
                                                                   pair[0].sample)):
         timing = report.timing
+        # A speedup without an interval (too few rounds) is not shown as one: no metric uses it.
+        measured = timing is not None and measured_interval(timing.speedup_ci) is not None
         table.add_row(
             item.task.key, item.candidate.name, verdict_markup(report.verdict),
-            f"{timing.speedup:.2f}x" if timing else "-",
-            f"{timing.speedup_ci[0]:.2f}-{timing.speedup_ci[1]:.2f}" if timing else "-",
+            f"{timing.speedup:.2f}x" if timing and measured else (
+                "n/a (no interval)" if timing else "-"),
+            fmt.interval(timing.speedup_ci) if timing else "-",
             f"{timing.baselines.torch_compile:.2f}x" if timing and timing.baselines.torch_compile
             else "-",
-            report.summary[:70] if report.verdict.value != "verified" else "",
+            headline(report.summary, 70) if report.verdict.value != "verified" else "",
         )
     console.print(table)
     missing = [t.key for t in outcome.tasks if not t.candidates]
@@ -34,7 +40,10 @@ def render_leaderboard(outcome: BenchOutcome, console: Console) -> None:
     console.print(
         f"{overall.tasks} tasks, {overall.samples} samples: verdicts {overall.verdicts}; "
         f"correct {overall.correctness_rate or 0:.0%}; {fast}; geomean speedup {geomean} "
-        f"over {overall.timed_tasks} timed tasks; {outcome.resumed} resumed from the store; "
+        f"over {overall.timed_tasks} timed tasks"
+        + (f" ({fmt.plural(overall.shapes_without_interval, 'shape')} left out: too few rounds "
+           "for an interval)" if overall.shapes_without_interval else "")
+        + f"; {outcome.resumed} resumed from the store; "
         f"{len(missing)} task(s) without a solution; {outcome.wall_s:.0f} s"
     )
     for level, group in outcome.summary.levels.items():

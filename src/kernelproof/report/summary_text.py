@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 from kernelproof.report import formatting as fmt
+from kernelproof.report import sentences
 from kernelproof.schema import Correctness, Report, Severity, TestOutcome, Timing, Verdict
 
 #: Failing cells named in the summary before the rest are counted ("and 4 more").
@@ -28,7 +29,8 @@ _KIND_NOUNS = (("seed", "seed"), ("shape", "shape"), ("value", "value transform"
 def headline(report: Report) -> str:
     """The recorded one-line summary without its verdict prefix (the banner shows the verdict),
     cut to :data:`HEADLINE_CHARS`."""
-    return _shorten(_without_verdict(report.summary), HEADLINE_CHARS) or "No reason was recorded."
+    return (sentences.headline(_without_verdict(report.summary), HEADLINE_CHARS)
+            or "No reason was recorded.")
 
 
 def summary_paragraph(report: Report) -> str:
@@ -150,12 +152,40 @@ def _default_speed(timing: Timing) -> str:
 
 
 def _shape_speed(timing: Timing) -> str:
-    spread = timing.speedup_range
-    if len(timing.per_shape) < 2 or not spread:
+    if len(timing.per_shape) < 2:
         return ""
-    return (f"Over {len(timing.per_shape)} timed shapes the speedup ranges from "
-            f"{fmt.speedup(spread.get('min'))} to {fmt.speedup(spread.get('max'))} "
-            f"(median {fmt.speedup(spread.get('median'))}).")
+    range_text = shape_range(timing)
+    return (range_text[0].upper() + range_text[1:] + ".") if range_text else ""
+
+
+def shape_range(timing: Timing) -> str:
+    """The speedup's range over the timed shapes that have an interval, saying how many were
+    left out for having none; empty for a single timed shape."""
+    if len(timing.per_shape) < 2:
+        return ""
+    spread = timing.speedup_range
+    measured = len(timing.per_shape) - len(timing.shapes_without_interval)
+    text = ""
+    if spread and measured > 1:
+        text = (f"over {fmt.plural(measured, 'timed shape')} with an interval the speedup "
+                f"ranges from {fmt.speedup(spread.get('min'))} to "
+                f"{fmt.speedup(spread.get('max'))} (median {fmt.speedup(spread.get('median'))})")
+    elif spread:
+        text = (f"only 1 timed shape has an interval (speedup "
+                f"{fmt.speedup(spread.get('median'))})")
+    else:
+        text = "no timed shape has an interval, so no speedup range is given"
+    return text + left_out_clause(timing)
+
+
+def left_out_clause(timing: Timing) -> str:
+    """``; 2 shapes left out ...`` naming the timed shapes without an interval, or empty."""
+    left_out = timing.shapes_without_interval
+    if not left_out:
+        return ""
+    named = ", ".join(left_out[:4]) + (", ..." if len(left_out) > 4 else "")
+    return (f"; {fmt.plural(len(left_out), 'shape')} left out with too few rounds for an "
+            f"interval ({named})")
 
 
 def _baseline_speed(timing: Timing) -> str:
@@ -189,6 +219,4 @@ def _without_verdict(text: str) -> str:
 
 
 def _shorten(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    return text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + " ..."
+    return sentences.shorten(text, limit)

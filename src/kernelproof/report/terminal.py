@@ -19,7 +19,7 @@ from rich.text import Text
 from kernelproof.report import formatting as fmt
 from kernelproof.report.colours import verdict_banner_style
 from kernelproof.report.commands import verify_command
-from kernelproof.report.summary_text import headline, not_timed_reason
+from kernelproof.report.summary_text import headline, left_out_clause, not_timed_reason
 from kernelproof.schema import Report, Severity, TestOutcome, Timing
 
 SEVERITY_STYLE = {
@@ -160,13 +160,20 @@ def _render_timing(report: Report, console: Console) -> None:
         f"{fmt.seconds(timing.candidate.median_s)} per call ({timing.mode} caches)"))
     if len(timing.per_shape) > 1:
         console.print(_per_shape_table(timing))
-    if timing.speedup_range and len(timing.per_shape) > 1:
-        spread = timing.speedup_range
-        console.print(Text(
-            f"speedup over {fmt.plural(len(timing.per_shape), 'shape')}: min "
-            f"{fmt.speedup(spread.get('min'))}, median {fmt.speedup(spread.get('median'))}, "
-            f"max {fmt.speedup(spread.get('max'))}"))
+    if len(timing.per_shape) > 1:
+        console.print(Text(_range_line(timing)))
     console.print(Text(_baselines_line(timing)))
+
+
+def _range_line(timing: Timing) -> str:
+    """The speedup's range over the shapes with an interval, and how many were left out."""
+    spread = timing.speedup_range
+    measured = len(timing.per_shape) - len(timing.shapes_without_interval)
+    line = (f"speedup over {fmt.plural(measured, 'shape')} with an interval: min "
+            f"{fmt.speedup(spread.get('min'))}, median {fmt.speedup(spread.get('median'))}, "
+            f"max {fmt.speedup(spread.get('max'))}" if spread
+            else "speedup range: none (no timed shape has an interval)")
+    return line + left_out_clause(timing)
 
 
 def _per_shape_table(timing: Timing) -> Table:

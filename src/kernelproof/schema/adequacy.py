@@ -32,7 +32,7 @@ class AuditExitCode(IntEnum):
 class MutantResult(BaseModel):
     """One mutant of the true output and what the comparator made of it."""
 
-    model_config = ConfigDict(frozen=True, ser_json_inf_nan="strings")
+    model_config = ConfigDict(frozen=True, ser_json_inf_nan="null")
 
     name: str
     """Stable identifier: ``zeros``, ``constant``, ``input-passthrough``, ``bf16-round-trip``,
@@ -71,7 +71,7 @@ class MutantResult(BaseModel):
 class OutputAudit(BaseModel):
     """The mutants of one output tensor of the reference, on one seed."""
 
-    model_config = ConfigDict(frozen=True, ser_json_inf_nan="strings")
+    model_config = ConfigDict(frozen=True, ser_json_inf_nan="null")
 
     seed: int
     """The seed the inputs were built from."""
@@ -112,7 +112,7 @@ class OutputAudit(BaseModel):
 class AdequacyReport(BaseModel):
     """The audit of one task: every output's mutants, and the verdict drawn from them."""
 
-    model_config = ConfigDict(populate_by_name=True, ser_json_inf_nan="strings")
+    model_config = ConfigDict(populate_by_name=True, ser_json_inf_nan="null")
 
     schema_: Literal["kernelproof.adequacy/1"] = Field(default=ADEQUACY_SCHEMA, alias="schema")
     """The schema version, ``kernelproof.adequacy/1`` (serialised as ``schema``)."""

@@ -30,6 +30,14 @@ class FindingCheck(str, Enum):
     SIZING = "sizing"
     """The default shape was scaled down to fit this machine's budget."""
 
+    TASK_FORMAT = "task-format"
+    """How the task's format was adapted (GPU MODE entries' non-size fields), and what of it
+    could not be honoured (information, or ``warn`` when an entry is not run)."""
+
+    CANDIDATE_KNOBS = "candidate-knobs"
+    """The candidate's module copies some of the task's knobs; each shape re-renders them in
+    both modules (information)."""
+
     WEIGHTS = "weights"
     """Some of the candidate's parameters could not be matched to the reference's weights."""
 

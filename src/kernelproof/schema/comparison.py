@@ -7,6 +7,7 @@ from enum import Enum, IntEnum
 from pydantic import BaseModel, ConfigDict
 
 from kernelproof.schema.verdict import Verdict
+from kernelproof.schema.interval import SpeedupInterval
 
 
 class CompareExitCode(IntEnum):
@@ -72,10 +73,10 @@ class TaskChange(BaseModel):
     speedup_b: float | None
     """The best sample's speedup in run B."""
 
-    ci_a: tuple[float, float] | None
+    ci_a: SpeedupInterval | None
     """Confidence interval of :attr:`speedup_a`."""
 
-    ci_b: tuple[float, float] | None
+    ci_b: SpeedupInterval | None
     """Confidence interval of :attr:`speedup_b`."""
 
     ratio: float | None
@@ -133,7 +134,7 @@ class MachineRow(BaseModel):
     speedup: float | None = None
     """The speedup at the default shape (None when not timed)."""
 
-    speedup_ci: tuple[float, float] | None = None
+    speedup_ci: SpeedupInterval | None = None
     """Its 95% interval (None when it has none)."""
 
     sol_fraction: float | None = None

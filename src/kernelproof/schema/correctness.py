@@ -33,7 +33,7 @@ class TestOutcome(str, Enum):
 class OutputComparison(BaseModel):
     """Error of one output tensor against the float64 oracle, next to the reference's own."""
 
-    model_config = ConfigDict(frozen=True, ser_json_inf_nan="strings")
+    model_config = ConfigDict(frozen=True, ser_json_inf_nan="null")
 
     index: int
     """Position of the output in the returned tuple (0 for a single tensor)."""
@@ -60,7 +60,7 @@ class OutputComparison(BaseModel):
 class CorrectnessTest(BaseModel):
     """One cell of the correctness matrix: a variant, its seed, and what the candidate did."""
 
-    model_config = ConfigDict(frozen=True, ser_json_inf_nan="strings")
+    model_config = ConfigDict(frozen=True, ser_json_inf_nan="null")
 
     variant: InputVariant
     """The input set this cell ran on."""

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kernelproof.schema.envelope import CallSignature, Envelope
 from kernelproof.schema.verdict import Verdict
+from kernelproof.schema.interval import SpeedupInterval
 
 
 class SignatureCoverage(BaseModel):
@@ -84,7 +85,7 @@ class Substitution(BaseModel):
     isolated_speedup: float | None = None
     """Its speedup at the default shape (None without timing)."""
 
-    isolated_speedup_ci: tuple[float, float] | None = None
+    isolated_speedup_ci: SpeedupInterval | None = None
     """Its confidence interval."""
 
     isolated_duration_s: float = 0.0
@@ -127,7 +128,7 @@ class Attribution(BaseModel):
     """Where the host's error comes from: each replaced call's local error, and what the
     host's outputs show (amplification: host error over the worst local error)."""
 
-    model_config = ConfigDict(ser_json_inf_nan="strings")
+    model_config = ConfigDict(ser_json_inf_nan="null")
 
     calls: list[CallAttribution] = Field(default_factory=list)
     """The candidate on the reference host's recorded calls."""
@@ -202,7 +203,7 @@ class DriftRepro(BaseModel):
 class Soak(BaseModel):
     """Many steps of the host's loop, with and without the substitution."""
 
-    model_config = ConfigDict(ser_json_inf_nan="strings")
+    model_config = ConfigDict(ser_json_inf_nan="null")
 
     steps: int
     """Steps both sides ran."""
@@ -304,13 +305,13 @@ class AmdahlRow(BaseModel):
     """The candidate against the module at ``host_signature`` (interleaved, as ``verify``
     times): what the host really gets from it."""
 
-    host_signature_speedup_ci: tuple[float, float] | None = None
+    host_signature_speedup_ci: SpeedupInterval | None = None
 
 
 class Speed(BaseModel):
     """The host's speedup, measured, against what the isolated speedups predict."""
 
-    model_config = ConfigDict(ser_json_inf_nan="strings")
+    model_config = ConfigDict(ser_json_inf_nan="null")
 
     rows: list[AmdahlRow] = Field(default_factory=list)
     host_call_s: float | None = None
@@ -322,7 +323,7 @@ class Speed(BaseModel):
     measured_speedup: float | None = None
     """The host's speedup from the interleaved timing of the host run (report ``timing``)."""
 
-    measured_speedup_ci: tuple[float, float] | None = None
+    measured_speedup_ci: SpeedupInterval | None = None
 
     predicted_at_host_signatures: float | None = None
     """Amdahl again, with each target's speedup at the host's dominant signature where it was
@@ -353,7 +354,7 @@ class Speed(BaseModel):
 class E2E(BaseModel):
     """Everything the end-to-end check found, beyond the host run's own sections."""
 
-    model_config = ConfigDict(ser_json_inf_nan="strings")
+    model_config = ConfigDict(ser_json_inf_nan="null")
 
     host: str
     """The host task file."""

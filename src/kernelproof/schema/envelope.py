@@ -66,7 +66,7 @@ class TensorSignature(BaseModel):
 class ValueSignature(BaseModel):
     """A non-tensor argument: its type, and its value when it is a plain value."""
 
-    model_config = ConfigDict(frozen=True, ser_json_inf_nan="strings")
+    model_config = ConfigDict(frozen=True, ser_json_inf_nan="null")
 
     kind: Literal["value"] = "value"
     """Tells tensor and value signatures apart in JSON."""

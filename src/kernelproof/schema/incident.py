@@ -43,7 +43,7 @@ class IncidentKind(str, Enum):
 class Incident(BaseModel):
     """One disagreement, with everything needed to look at it and to replay it."""
 
-    model_config = ConfigDict(ser_json_inf_nan="strings")
+    model_config = ConfigDict(ser_json_inf_nan="null")
 
     schema_: Literal["kernelproof.incident/1"] = Field(default=INCIDENT_SCHEMA, alias="schema")
     """The schema version (serialised as ``schema``)."""

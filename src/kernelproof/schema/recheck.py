@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kernelproof.schema.environment_rule import ComponentChange, EnvironmentDiff
 from kernelproof.schema.verdict import Verdict
+from kernelproof.schema.interval import SpeedupInterval
 
 RECHECK_SCHEMA: Final = "kernelproof.recheck/1"
 
@@ -32,7 +33,7 @@ class VerdictSnapshot(BaseModel):
     speedup: float | None = None
     """The speedup at the default shape (None when not timed)."""
 
-    speedup_ci: tuple[float, float] | None = None
+    speedup_ci: SpeedupInterval | None = None
     """Its 95% interval, when finite."""
 
     sol_fraction: float | None = None

@@ -96,7 +96,12 @@ class GroupSummary(BaseModel):
     """The same with each task's speedup taken as the geomean over all its timed shapes."""
 
     timed_tasks: int
-    """Verified tasks with a speedup (those entering :attr:`geomean_speedup`)."""
+    """Verified tasks with a speedup (those entering :attr:`geomean_speedup`): a speedup
+    timed without an interval (too few rounds) is not one."""
+
+    shapes_without_interval: int = 0
+    """Timed shapes of the tasks' best verified samples left out of every speedup here for
+    having no interval (too few rounds for a bootstrap)."""
 
     floor_clamped: int
     """Samples with a candidate time raised to the physical floor before scoring."""

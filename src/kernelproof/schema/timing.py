@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+import statistics
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from kernelproof.schema.interval import SpeedupInterval, measured_interval
 
 class TimingStats(BaseModel):
     """Per-call times of one implementation at one shape, with statistics derived from them."""
@@ -26,7 +30,7 @@ class TimingStats(BaseModel):
 class ShapeTiming(BaseModel):
     """Reference and candidate timed at one shape variant."""
 
-    model_config = ConfigDict(ser_json_inf_nan="strings")
+    model_config = ConfigDict(ser_json_inf_nan="null")
 
     variant: str
     """Name of the shape variant (``default`` for the task's shape)."""
@@ -43,7 +47,7 @@ class ShapeTiming(BaseModel):
     speedup: float
     """Median over rounds of the reference-to-candidate ratio of medians."""
 
-    speedup_ci: tuple[float, float]
+    speedup_ci: SpeedupInterval
     """Bootstrap confidence interval of the speedup, over rounds."""
 
     floor_s: float | None = None
@@ -52,6 +56,12 @@ class ShapeTiming(BaseModel):
     process_spread: float | None = None
     """The between-pair spread (ln scale) added to this shape's interval: the machine's
     measurement at this shape's call time (see ``Timing.process_spread``)."""
+
+    @property
+    def has_interval(self) -> bool:
+        """Whether this shape's speedup has a measured interval (enough rounds for a
+        bootstrap): only such a speedup enters ranges, leaderboards and suite metrics."""
+        return measured_interval(self.speedup_ci) is not None
 
 
 class Baselines(BaseModel):
@@ -70,7 +80,7 @@ class Baselines(BaseModel):
 class Timing(BaseModel):
     """Timing at the default shape and per shape. Absent under ``--no-timing``."""
 
-    model_config = ConfigDict(ser_json_inf_nan="strings")
+    model_config = ConfigDict(ser_json_inf_nan="null")
 
     reference: TimingStats
     """The reference's statistics at the default shape."""
@@ -81,7 +91,7 @@ class Timing(BaseModel):
     speedup: float
     """Speedup at the default shape (see :attr:`ShapeTiming.speedup`)."""
 
-    speedup_ci: tuple[float, float]
+    speedup_ci: SpeedupInterval
     """Confidence interval of the default shape's speedup."""
 
     per_shape: list[ShapeTiming] = Field(default_factory=list)
@@ -91,7 +101,12 @@ class Timing(BaseModel):
     """Speedups against eager and against ``torch.compile``."""
 
     speedup_range: dict[str, float] = Field(default_factory=dict)
-    """``min``, ``median`` and ``max`` speedup over the timed shapes."""
+    """``min``, ``median`` and ``max`` speedup over the timed shapes whose speedup has an
+    interval (derived from :attr:`per_shape`; empty when none has)."""
+
+    shapes_without_interval: list[str] = Field(default_factory=list)
+    """Timed shapes whose speedup has no interval (too few rounds for a bootstrap), left out
+    of :attr:`speedup_range` (derived from :attr:`per_shape`)."""
 
     threads: int | None = None
     """CPU threads both workers were pinned to while timed."""
@@ -146,3 +161,16 @@ class Timing(BaseModel):
     flushes and the round trip). ``phase``: the time inside every participant's timed calls
     over the whole phase's wall time (verification of timed outputs and preparing included):
     the share of the budget spent measuring kernels."""
+
+    @model_validator(mode="after")
+    def _range_from_measured_shapes(self) -> "Timing":
+        """A range over shapes without an interval would headline a speedup drawn from two
+        samples a side (an A/A run's 2.28x): the range is derived here, from measured shapes
+        only, and the rest are named."""
+        if not self.per_shape:
+            return self
+        measured = [s.speedup for s in self.per_shape if s.has_interval]
+        self.shapes_without_interval = [s.variant for s in self.per_shape if not s.has_interval]
+        self.speedup_range = ({"min": min(measured), "median": statistics.median(measured),
+                               "max": max(measured)} if measured else {})
+        return self

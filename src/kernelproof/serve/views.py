@@ -28,10 +28,11 @@ class Result(BaseModel):
 
     verdict: Verdict
     speedup: float | None = None
-    """Scored speedup over eager PyTorch at the default shape; ``None`` when not timed."""
+    """Scored speedup over eager PyTorch at the default shape; ``None`` when not timed, or
+    timed without an interval (too few rounds: not a measurement)."""
 
     speedup_ci: tuple[float, float] | None = None
-    """Its confidence interval."""
+    """Its confidence interval, two finite numbers; ``None`` when not measured."""
 
     verification_id: int
     """The stored verification (``kernelproof history`` shows it too)."""
@@ -69,11 +70,10 @@ class SubmissionView(BaseModel):
 
 
 def _result(verification: Verification) -> Result:
-    ci = None
-    if verification.speedup_ci_low is not None and verification.speedup_ci_high is not None:
-        ci = (verification.speedup_ci_low, verification.speedup_ci_high)
-    return Result(verdict=Verdict(verification.verdict), speedup=verification.speedup,
-                  speedup_ci=ci, verification_id=verification.id)
+    # One rule for the store, the metrics and the API: no interval, no speedup.
+    record = verification.to_record()
+    return Result(verdict=Verdict(verification.verdict), speedup=record.speedup,
+                  speedup_ci=record.speedup_ci, verification_id=verification.id)
 
 
 def submission_view(submission: Submission, verification: Verification | None,

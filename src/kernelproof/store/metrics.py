@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from kernelproof.errors import UsageError
 from kernelproof.schema import Report, Verdict
+from kernelproof.schema.interval import measured_interval
 from kernelproof.schema.suite import MAX_SPEEDUP, GroupSummary, SuiteSummary
 
 __all__ = [
@@ -79,8 +80,9 @@ class ResultRecord:
     speedup_vs_compile: float | None = None
     """Speedup over ``torch.compile`` of the reference at the default shape, when timed."""
 
-    per_shape_speedups: Mapping[str, float] = field(default_factory=dict)
-    """Speedup per timed shape variant (the default shape included), floor-adjusted likewise."""
+    per_shape_speedups: Mapping[str, float | None] = field(default_factory=dict)
+    """Speedup per timed shape variant (the default shape included), floor-adjusted likewise;
+    ``None`` for a shape timed without an interval (too few rounds), which no metric uses."""
 
     floor_clamped: bool = False
     """Some timed shape had a candidate median below its floor and was raised to it."""
@@ -109,26 +111,36 @@ def record_from_report(report: Report, task_key: str, level: int | None, problem
         return ResultRecord(task_key=task_key, level=level, problem=str(problem), sample=sample,
                             verdict=report.verdict)
     clamped = False
-    per_shape: dict[str, float] = {}
+    per_shape: dict[str, float | None] = {}
     for shape in timing.per_shape:
         factor = _floor_factor(shape.candidate.median_s, shape.floor_s)
         clamped |= factor < 1.0
-        per_shape[shape.variant] = shape.speedup * factor
+        per_shape[shape.variant] = shape.speedup * factor if shape.has_interval else None
     default_floor = timing.per_shape[0].floor_s if timing.per_shape else None
     if default_floor is None and report.roofline is not None:
         default_floor = report.roofline.floor_s
     factor = _floor_factor(timing.candidate.median_s, default_floor)
     clamped |= factor < 1.0
     compile_speedup = timing.baselines.torch_compile
+    interval = measured_interval(timing.speedup_ci)
+    # A default-shape speedup without an interval (two samples a side) is not a measurement:
+    # it enters no leaderboard or metric, as the RL reward gives it nothing either.
+    measured = interval is not None
     return ResultRecord(
         task_key=task_key, level=level, problem=str(problem), sample=sample,
         verdict=report.verdict,
-        speedup=timing.speedup * factor,
-        speedup_vs_compile=None if compile_speedup is None else compile_speedup * factor,
+        speedup=timing.speedup * factor if measured else None,
+        speedup_vs_compile=(compile_speedup * factor
+                            if compile_speedup is not None and measured else None),
         per_shape_speedups=per_shape,
         floor_clamped=clamped,
-        speedup_ci=(timing.speedup_ci[0] * factor, timing.speedup_ci[1] * factor),
+        speedup_ci=(interval[0] * factor, interval[1] * factor) if interval else None,
     )
+
+
+def shapes_without_interval(records: Iterable[ResultRecord]) -> int:
+    """Timed shapes of ``records`` left out of every speedup for having no interval."""
+    return sum(v is None for r in records for v in r.per_shape_speedups.values())
 
 
 def _floor_factor(median_s: float, floor_s: float | None) -> float:
@@ -292,6 +304,8 @@ def _group(records: Sequence[ResultRecord], ps: Sequence[float], ks: Sequence[in
         geomean_speedup_all_shapes=geomean_speedup(records, "shapes"),
         timed_tasks=sum(1 for r in best.values() if r.verified and r.speedup is not None
                         and not math.isnan(r.speedup)),
+        shapes_without_interval=shapes_without_interval(
+            r for r in best.values() if r.verified),
         floor_clamped=sum(r.floor_clamped for r in records),
         pass_at_k=pass_at_k_suite(records, ks),
     )

@@ -68,6 +68,7 @@ from kernelproof.errors import UsageError
 from kernelproof.schema.binding import report_fingerprint
 from kernelproof.schema import Report, Verdict
 from kernelproof.schema.environment_rule import BINDING_COMPONENTS
+from kernelproof.schema.interval import measured_interval
 from kernelproof.store.metrics import ResultRecord, record_from_report
 from kernelproof.store.schema_version import META_TABLE, check_version, upgrade
 
@@ -244,7 +245,8 @@ class Verification(Base):
     speedup_ci_low: Mapped[float | None] = mapped_column(Float, nullable=True)
     speedup_ci_high: Mapped[float | None] = mapped_column(Float, nullable=True)
     speedup_vs_compile: Mapped[float | None] = mapped_column(Float, nullable=True)
-    per_shape_speedups: Mapped[dict[str, float]] = mapped_column(JSON, default=dict)
+    per_shape_speedups: Mapped[dict[str, float | None]] = mapped_column(JSON, default=dict)
+    """Speedup per timed shape; ``null`` for a shape timed without an interval."""
     floor_clamped: Mapped[bool] = mapped_column(Boolean, default=False)
     duration_s: Mapped[float] = mapped_column(Float, default=0.0)
     report_json: Mapped[str] = deferred(mapped_column(Text), raiseload=True)
@@ -267,10 +269,13 @@ class Verification(Base):
         ci = None
         if self.speedup_ci_low is not None and self.speedup_ci_high is not None:
             ci = (self.speedup_ci_low, self.speedup_ci_high)
+        # Rows stored before the interval rule kept a speedup without an interval: it is not
+        # a measurement, as in :func:`~kernelproof.store.metrics.record_from_report`.
+        measured = ci is not None
         return ResultRecord(
             task_key=self.task_key, level=self.level, problem=self.problem, sample=self.sample,
-            verdict=Verdict(self.verdict), speedup=self.speedup,
-            speedup_vs_compile=self.speedup_vs_compile,
+            verdict=Verdict(self.verdict), speedup=self.speedup if measured else None,
+            speedup_vs_compile=self.speedup_vs_compile if measured else None,
             per_shape_speedups=dict(self.per_shape_speedups or {}),
             floor_clamped=self.floor_clamped, speedup_ci=ci,
         )
@@ -582,7 +587,7 @@ def verification_row(run_id: int, task_key: str, level: int | None, problem: str
     transaction that marks its submission done, so a result is never stored twice.
     """
     record = record_from_report(report, task_key, level, problem, sample)
-    ci = record.speedup_ci
+    ci = measured_interval(record.speedup_ci)
     fingerprint = report_fingerprint(report)
     return Verification(
         run_id=run_id, task_key=task_key, level=level, problem=str(problem), sample=sample,
@@ -594,11 +599,13 @@ def verification_row(run_id: int, task_key: str, level: int | None, problem: str
         settings_hash=settings_hash or _hash_settings(report.settings),
         verdict=report.verdict.value, exit_code=int(report.verdict.exit_code),
         speedup=_finite(record.speedup),
-        speedup_ci_low=_finite(ci[0]) if ci else None,
-        speedup_ci_high=_finite(ci[1]) if ci else None,
+        # Both bounds or neither: a lone finite low bound of an unmeasured interval is not a
+        # measurement (schema/interval.py).
+        speedup_ci_low=ci[0] if ci else None,
+        speedup_ci_high=ci[1] if ci else None,
         speedup_vs_compile=_finite(record.speedup_vs_compile),
         per_shape_speedups={k: v for k, v in record.per_shape_speedups.items()
-                            if math.isfinite(v)},
+                            if v is None or math.isfinite(v)},
         floor_clamped=record.floor_clamped, duration_s=report.duration_s,
         report_json=report.to_json(), created_at=_utcnow(),
         environment_digest=fingerprint.digest(BINDING_COMPONENTS),

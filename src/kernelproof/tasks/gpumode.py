@@ -8,6 +8,14 @@ The adapter generates a KernelBench wrapper: the integer sizes of the first benc
 become the knobs (so kernelproof varies them like any other task), every ``tests`` and
 ``benchmarks`` entry becomes a ``SHAPES`` setting, and ``generate_input`` receives a seed drawn
 from the torch generator kernelproof seeds. The submission is wrapped as ``ModelNew``.
+
+Entries also carry fields that are not sizes (``case: spectrum``, ``diagonal``, ``lowrank`` in
+linalg/cholesky_py): distinct inputs of the same shape. Knobs are integers that kernelproof
+scales, so such a field cannot be one; each distinct combination of them becomes one of the
+task's own value variants (``VALUE_VARIANTS``), which calls ``generate_input`` with those
+fields at the shape being checked. Their sizes still run as ``SHAPES``. What cannot be honoured
+(an entry whose sizes name other arguments, a field that is a list) is returned as a note, and
+the report says so.
 """
 
 from __future__ import annotations
@@ -72,10 +80,27 @@ class Model(_torch.nn.Module):
         return _reference.ref_kernel(data[0] if len(data) == 1 else tuple(data))
 
 
-def get_inputs():
-    seed = int(_torch.randint(0, 2**31 - 1, (1,)).item())
-    data = _reference.generate_input({arguments}seed=seed)
+def _generate(seed, fields):
+    data = _reference.generate_input({arguments}**{{**_FIELDS, **fields}}, seed=seed)
     return list(data) if isinstance(data, (tuple, list)) else [data]
+
+
+def get_inputs():
+    return _generate(int(_torch.randint(0, 2**31 - 1, (1,)).item()), {{}})
+
+
+def _with_fields(fields):
+    """A value variant: the same shape's inputs made with the entry's other fields."""
+    def make(inputs, generator):
+        return _generate(int(_torch.randint(0, 2**31 - 1, (1,), generator=generator).item()),
+                         fields)
+    return make
+
+
+#: The first entry's fields that are not sizes: every input is made with them.
+_FIELDS = {fields!r}
+
+VALUE_VARIANTS = {{{value_variants}}}
 
 
 def get_init_inputs():
@@ -118,6 +143,7 @@ class GpuModeFormat:
                             "is a dict of integer sizes and a seed, e.g. {size: 1024, seed: 1}")
         default = _sizes(entries[0])
         shapes = [_sizes(e) for e in entries[1:] if set(_sizes(e)) == set(default)]
+        cases, notes, unhonoured = _cases(entries, default, folder / "task.yml")
         sources = _named_sources(spec, folder)
         text = _REFERENCE_WRAPPER.format(
             folder=str(folder),
@@ -126,6 +152,9 @@ class GpuModeFormat:
             knobs="\n".join(f"{name} = {value}" for name, value in default.items()),
             shapes=shapes,
             arguments="".join(f"{name}={name}, " for name in default),
+            fields=_fields(entries[0]),
+            value_variants=", ".join(f"{name!r}: _with_fields({fields!r})"
+                                     for name, fields in cases.items()),
         )
         task = parse_task(text, folder / "reference.py")
         candidate_text = read_candidate(candidate, GPUMODE_ENTRY)
@@ -140,7 +169,7 @@ class GpuModeFormat:
         return LoadedTask(
             task=task, candidate_path=wrapper, candidate_text=candidate_text,
             candidate_file=candidate, readable_paths=[str(folder) + "/", str(resolved), *sources.values()],
-            format=self.name,
+            format=self.name, notes=notes, unhonoured=unhonoured,
         )
 
 
@@ -191,3 +220,49 @@ def _loader(sources: dict[str, str], search_path: tuple[str, ...], module: str, 
 def _sizes(entry: dict[str, Any]) -> dict[str, int]:
     """The integer size arguments of a tests/benchmarks entry (the seed is kernelproof's)."""
     return {k: v for k, v in entry.items() if k != "seed" and type(v) is int}
+
+
+#: Field values passed to ``generate_input`` as written (not sizes: never scaled).
+_PASSED_AS_WRITTEN = (str, float, bool)
+
+
+def _fields(entry: dict[str, Any]) -> dict[str, Any]:
+    """The entry's fields that are not sizes and that the wrapper can pass as written."""
+    return {k: v for k, v in entry.items()
+            if k != "seed" and type(v) is not int and isinstance(v, _PASSED_AS_WRITTEN)}
+
+
+def _cases(entries: list[dict[str, Any]], default: dict[str, int],
+           task_yml: Path) -> tuple[dict[str, dict[str, Any]], list[str], list[str]]:
+    """The value variants (name -> fields) for the distinct non-size fields of the entries
+    other than the first's, a note saying so, and notes for what cannot be honoured."""
+    cases: dict[str, dict[str, Any]] = {}
+    notes: list[str] = []
+    unhonoured: list[str] = []
+    first = _fields(entries[0])
+    other_sizes = []
+    for index, entry in enumerate(entries):
+        unusable = sorted(k for k, v in entry.items()
+                          if k != "seed" and type(v) is not int
+                          and not isinstance(v, _PASSED_AS_WRITTEN))
+        if unusable:
+            unhonoured.append(
+                f"{task_yml.name} entry {entry!r}: field(s) {', '.join(unusable)} are not "
+                "numbers or strings and are not passed to generate_input")
+        if index and set(_sizes(entry)) != set(default):
+            other_sizes.append(entry)
+        fields = _fields(entry)
+        if index and fields and fields != first:
+            name = ",".join(f"{k}={v}" for k, v in fields.items())
+            cases[name] = fields
+    for entry in other_sizes:
+        unhonoured.append(
+            f"{task_yml.name} entry {entry!r} sizes other arguments than the first entry "
+            f"({', '.join(default) or 'none'}): it is not run")
+    if cases:
+        notes.append(
+            f"{task_yml.name}'s entries with other fields ({'; '.join(cases)}) run as the "
+            "task's value variants (value:task:...), with generate_input given those fields "
+            "at the checked shape; the entries' own sizes run as shapes with the first "
+            "entry's fields")
+    return cases, notes, unhonoured

@@ -36,6 +36,14 @@ class LoadedTask:
     format: str = "kernelbench"
     """Which format loaded it: ``kernelbench`` or ``gpumode``."""
 
+    notes: list[str] = field(default_factory=list)
+    """What the format's adapter kept of the task in another form: the report shows each as
+    an ``info`` ``task-format`` finding."""
+
+    unhonoured: list[str] = field(default_factory=list)
+    """What of the task the adapter could not honour (an entry not run, a field not passed):
+    a ``warn`` ``task-format`` finding each."""
+
 
 class TaskFormat(Protocol):
     """A task format: says whether it handles a reference, and loads it with a candidate."""

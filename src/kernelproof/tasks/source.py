@@ -174,6 +174,11 @@ def _top_level_names(tree: ast.Module) -> set[str]:
     return names
 
 
+def parse_knobs(tree: ast.Module) -> dict[str, Knob]:
+    """A parsed module's knobs: its top-level non-negative integer constants, by name."""
+    return _find_knobs(tree)
+
+
 def _find_knobs(tree: ast.Module) -> dict[str, Knob]:
     knobs: dict[str, Knob] = {}
     for target, value in _int_assignments(tree):
