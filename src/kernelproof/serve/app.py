@@ -7,15 +7,16 @@ with no external assets, served under a Content-Security-Policy that forbids any
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Path, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
@@ -30,6 +31,7 @@ from kernelproof.serve.config import SERVE_RUN_SOLUTIONS, ServeConfig
 from kernelproof.serve.limits import RateLimiter
 from kernelproof.serve.queue import QueueFull, SubmissionQueue
 from kernelproof.serve.rewards import install_rewards
+from kernelproof.serve.scrub import without_source
 from kernelproof.serve.tables import SubmissionStatus
 from kernelproof.serve.tokens import TokenBook
 from kernelproof.serve.views import (SubmissionView, TaskLeaderboard, TaskSummary,
@@ -48,6 +50,23 @@ PAGE_CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-i
 #: a body beyond this cannot hold a source within the limit, so it is refused unread.
 JSON_OVERHEAD_FACTOR = 6
 JSON_ENVELOPE_BYTES = 4096
+
+#: A client that sends a too-large body at once (``urllib`` does) reads the 413 only once the
+#: server has read what it sent: closing with unread data resets the connection, and the
+#: client sees a reset instead of the answer. Bodies up to this size are read and dropped
+#: before the 413; beyond it the connection is closed unread.
+DRAIN_LIMIT_BYTES = 64 << 20
+
+#: Largest submission id: the database's 64-bit integer. A larger id is refused as invalid,
+#: never looked up (the database driver would fail on it).
+MAX_ID = (1 << 63) - 1
+
+#: A submission id in a path.
+SubmissionId = Annotated[int, Path(ge=1, le=MAX_ID,
+                                   description="An id from POST /api/submissions")]
+
+#: The operator's log: detail that clients must not see (file paths, exceptions).
+log = logging.getLogger("kernelproof.serve")
 
 #: Rows a history page shows.
 HISTORY_LIMIT = 200
@@ -89,39 +108,54 @@ class Server:
     """The :class:`~kernelproof.serve.supervisor.WorkerPool`, started with the app."""
 
     limiter: RateLimiter = field(init=False)
-    _packets: OrderedDict[int, str] = field(default_factory=OrderedDict)
+    _packets: OrderedDict[tuple[int, bool], str] = field(default_factory=OrderedDict)
     """Rendered packets by verification id: a stored report never changes, and rendering one
     (its plots) costs far more than serving it."""
 
     _packets_lock: threading.Lock = field(default_factory=threading.Lock)
 
     _tokens: TokenBook | None = None
-    _tokens_stamp: float = -1.0
+    _tokens_stamp: tuple[int, int, int] = (-1, -1, -1)
     submit_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
         self.limiter = RateLimiter(self.config.limits.submissions_per_minute,
                                    self.config.limits.burst)
 
-    def packet(self, verification_id: int) -> str:
-        """The review packet of a stored verification, rendered once."""
+    def packet(self, verification_id: int, private_source: str | None = None) -> str:
+        """The review packet of a stored verification, rendered once. With
+        ``private_source``, the packet without anything derived from that source (its lines,
+        traceback frames, repro scripts): what a ``--private-code`` server shows others."""
         from kernelproof.report.html import render_html
 
+        key = (verification_id, private_source is not None)
         with self._packets_lock:
-            cached = self._packets.get(verification_id)
+            cached = self._packets.get(key)
         if cached is None:
-            cached = render_html(self.store.report(verification_id))
+            report = self.store.report(verification_id)
+            if private_source is not None:
+                report = without_source(report, private_source)
+            cached = render_html(report)
             with self._packets_lock:
-                self._packets[verification_id] = cached
+                self._packets[key] = cached
                 while len(self._packets) > PACKET_CACHE_SIZE:
                     self._packets.popitem(last=False)
         return cached
 
     def tokens(self) -> TokenBook:
-        """The tokens file, read again when it changed (a token made while serving works)."""
-        stamp = self.config.tokens.stat().st_mtime if self.config.tokens.exists() else -1.0
-        if self._tokens is None or stamp != self._tokens_stamp:
-            self._tokens, self._tokens_stamp = TokenBook.load(self.config.tokens), stamp
+        """The tokens file, read again when it changed (a token made or revoked while serving
+        counts at once). A missing or broken file is the operator's to fix: the log says
+        what is wrong with it, clients get a plain 503 that shows nothing of the server."""
+        try:
+            status = self.config.tokens.stat()
+            stamp = (status.st_mtime_ns, status.st_ino, status.st_size)
+            if self._tokens is None or stamp != self._tokens_stamp:
+                self._tokens, self._tokens_stamp = TokenBook.load(self.config.tokens), stamp
+        except (OSError, KernelproofError) as exc:
+            log.error("kernelproof serve: the tokens file cannot be read, so no token is "
+                      "accepted: %s", exc)
+            raise ApiError(503, "the server cannot check tokens right now (its operator has "
+                                "been told); retry later", {"Retry-After": "30"}) from None
         return self._tokens
 
 
@@ -161,23 +195,23 @@ def create_app(server: Server) -> FastAPI:
                             status_code=200 if view.status is SubmissionStatus.DONE else 202)
 
     @app.get("/api/submissions/{submission_id}")
-    def submission(submission_id: int, request: Request) -> dict[str, Any]:
+    def submission(submission_id: SubmissionId, request: Request) -> dict[str, Any]:
         name = _authenticated(server, request, required=False)
         return _view(server, submission_id, name).model_dump(mode="json", exclude_none=True)
 
     @app.get("/api/submissions/{submission_id}/report")
-    def report(submission_id: int, request: Request) -> Response:
+    def report(submission_id: SubmissionId, request: Request) -> Response:
         name = _authenticated(server, request, required=False)
         verification_id = _done_verification(server, submission_id, name, "report")
         return Response(server.store.report(verification_id).to_json(),
                         media_type="application/json")
 
     @app.get("/api/submissions/{submission_id}/packet")
-    def owner_packet(submission_id: int, request: Request) -> HTMLResponse:
+    def owner_packet(submission_id: SubmissionId, request: Request) -> HTMLResponse:
         name = _authenticated(server, request, required=True)
         verification_id = _done_verification(server, submission_id, name, "packet",
                                               owner_only=True)
-        return _packet_response(server, verification_id, private=False)
+        return _packet_response(server, verification_id, None)
 
     @app.get("/api/tasks")
     def tasks() -> list[dict[str, Any]]:
@@ -214,11 +248,14 @@ def create_app(server: Server) -> FastAPI:
         return page("task.html.j2", board=board, bench=bench, runs=runs)
 
     @app.get("/submissions/{submission_id}", response_class=HTMLResponse)
-    def submission_page(submission_id: int) -> HTMLResponse:
+    def submission_page(submission_id: SubmissionId) -> HTMLResponse:
         view = _view(server, submission_id, None)
         if view.result is not None:
-            return _packet_response(server, view.result.verification_id,
-                                    private=server.config.private_code)
+            source = None
+            if server.config.private_code:
+                submission = server.queue.get(submission_id, with_source=True)
+                source = submission.source if submission is not None else ""
+            return _packet_response(server, view.result.verification_id, source)
         return page("submission.html.j2", view=view)
 
     @app.get("/history", response_class=HTMLResponse)
@@ -274,20 +311,32 @@ async def _bounded_body(request: Request, max_source_bytes: int) -> bytes:
     cap = max_source_bytes * JSON_OVERHEAD_FACTOR + JSON_ENVELOPE_BYTES
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > cap:
+        if int(declared) <= DRAIN_LIMIT_BYTES:
+            await _drain(request)
         raise _too_large(int(declared), max_source_bytes, "the request body")
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > cap:
+            await _drain(request, size)
             raise _too_large(size, max_source_bytes, "the request body (so far)")
         chunks.append(chunk)
     return b"".join(chunks)
 
 
+async def _drain(request: Request, read: int = 0) -> None:
+    """Read and drop the rest of the body (up to :data:`DRAIN_LIMIT_BYTES`), so the client,
+    still sending, receives the refusal instead of a connection reset."""
+    async for chunk in request.stream():
+        read += len(chunk)
+        if read > DRAIN_LIMIT_BYTES:
+            return
+
+
 def _too_large(size: int, limit: int, what: str) -> ApiError:
     return ApiError(413, f"{what} is {size} bytes; the source may be at most {limit} bytes of "
                          "UTF-8: submit the kernel's own code only (no data, no vendored "
-                         "libraries)")
+                         "libraries)", {"Connection": "close"})
 
 
 def _validation_message(exc: ValidationError) -> str:
@@ -365,9 +414,12 @@ def _done_verification(server: Server, submission_id: int, name: str | None, wha
 _CODE_SECTION = re.compile(r'<section id="code">.*?</section>', re.DOTALL)
 
 
-def _packet_response(server: Server, verification_id: int, *, private: bool) -> HTMLResponse:
-    html = server.packet(verification_id)
-    if private:
+def _packet_response(server: Server, verification_id: int,
+                     private_source: str | None) -> HTMLResponse:
+    """The packet page; with ``private_source`` (a ``--private-code`` server's public view),
+    without the code section and without anything derived from that source."""
+    html = server.packet(verification_id, private_source)
+    if private_source is not None:
         html, hidden = _CODE_SECTION.subn(
             '<section id="code"><h2>Code facts</h2><p class="muted">Private: this server shows '
             "the code section only to the token that submitted it "
@@ -375,7 +427,7 @@ def _packet_response(server: Server, verification_id: int, *, private: bool) -> 
         if hidden != 1:  # the packet's layout changed: refuse rather than leak
             raise ApiError(500, "the packet's code section could not be hidden; the server "
                                 "refuses to show it publicly (tell the operator)")
-    return HTMLResponse(html)
+    return HTMLResponse(html, headers={"Content-Security-Policy": PAGE_CSP})
 
 
 def _task_summaries(server: Server) -> list[TaskSummary]:
@@ -430,7 +482,10 @@ def _install_error_handlers(app: FastAPI) -> None:
             return _error(404, f"nothing at {request.url.path}: the pages are /, /tasks/TASK, "
                                "/submissions/ID, /history and /queue; the API is under /api")
         if exc.status_code == 405:
-            return _error(405, f"{request.method} is not allowed on {request.url.path}")
+            allowed = _allowed_methods(request)
+            return _error(405, f"{request.method} is not allowed on {request.url.path}; "
+                               f"use {', '.join(allowed) or 'another path'}",
+                          {"Allow": ", ".join(allowed)} if allowed else None)
         return _error(exc.status_code, str(exc.detail))
 
     @app.exception_handler(RequestValidationError)
@@ -445,5 +500,18 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def unexpected(_request: Request, exc: Exception) -> JSONResponse:
+        log.error("kernelproof serve: a request failed", exc_info=exc)
         return _error(500, f"the server failed ({type(exc).__name__}); nothing stored was "
                            "lost. Retry, and tell the operator if it persists")
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """The methods the routes matching the request's path accept (for a 405's ``Allow``)."""
+    from starlette.routing import Match
+
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        match, _ = route.matches(request.scope)
+        if match is not Match.NONE:
+            methods |= set(getattr(route, "methods", None) or ())
+    return sorted(methods)

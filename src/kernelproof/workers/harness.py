@@ -522,6 +522,9 @@ def _start_audit(spec: WorkerSpec) -> Any:
 
 def worker_main(conn: Connection, spec: WorkerSpec) -> None:
     """Entry point of a worker process (started by the forkserver)."""
+    from kernelproof.workers.lifeline import die_with_parent
+
+    die_with_parent()  # dies with the forkserver, which dies with the controller
     os.setsid()  # own process group: the controller kills the candidate's children with it
     os.makedirs(spec.workdir, exist_ok=True)
     log = os.open(spec.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)

@@ -230,7 +230,10 @@ def fork_into_pid_namespace() -> None:
     child = os.fork()
     if child:
         _relay(child, reap_all=False)
-    # A: pid 1 of the new namespace.
+    # A: pid 1 of the new namespace; it dies with P, and every process inside dies with it.
+    from kernelproof.workers.lifeline import die_with_parent
+
+    die_with_parent()
     grandchild = os.fork()
     if grandchild:
         _relay(grandchild, reap_all=True)
