@@ -57,9 +57,9 @@ JSON_ENVELOPE_BYTES = 4096
 #: before the 413; beyond it the connection is closed unread.
 DRAIN_LIMIT_BYTES = 64 << 20
 
-#: Largest submission id: the database's 64-bit integer. A larger id is refused as invalid,
-#: never looked up (the database driver would fail on it).
-MAX_ID = (1 << 63) - 1
+#: Largest submission id: the ids are PostgreSQL ``integer``s (32 bits). A larger id is
+#: refused as invalid, never looked up (the database would fail on it).
+MAX_ID = (1 << 31) - 1
 
 #: A submission id in a path.
 SubmissionId = Annotated[int, Path(ge=1, le=MAX_ID,
@@ -122,10 +122,12 @@ class Server:
         self.limiter = RateLimiter(self.config.limits.submissions_per_minute,
                                    self.config.limits.burst)
 
-    def packet(self, verification_id: int, private_source: str | None = None) -> str:
+    def packet(self, verification_id: int, private_source: str | None = None,
+               public_source: str = "") -> str:
         """The review packet of a stored verification, rendered once. With
         ``private_source``, the packet without anything derived from that source (its lines,
-        traceback frames, repro scripts): what a ``--private-code`` server shows others."""
+        names, traceback frames, repro scripts) but what ``public_source`` (the reference)
+        shares with it: what a ``--private-code`` server shows others."""
         from kernelproof.report.html import render_html
 
         key = (verification_id, private_source is not None)
@@ -134,13 +136,21 @@ class Server:
         if cached is None:
             report = self.store.report(verification_id)
             if private_source is not None:
-                report = without_source(report, private_source)
+                report = without_source(report, private_source, public_source)
             cached = render_html(report)
             with self._packets_lock:
                 self._packets[key] = cached
                 while len(self._packets) > PACKET_CACHE_SIZE:
                     self._packets.popitem(last=False)
         return cached
+
+    def reference_source(self, task_key: str) -> str:
+        """The source of a task's reference: the names in it are public."""
+        task = self.catalog.tasks.get(task_key)
+        try:
+            return task.reference.read_text(encoding="utf-8") if task is not None else ""
+        except (OSError, UnicodeDecodeError):
+            return ""  # a folder (GPU MODE) or unreadable: no name counts as public
 
     def tokens(self) -> TokenBook:
         """The tokens file, read again when it changed (a token made or revoked while serving
@@ -255,7 +265,8 @@ def create_app(server: Server) -> FastAPI:
             if server.config.private_code:
                 submission = server.queue.get(submission_id, with_source=True)
                 source = submission.source if submission is not None else ""
-            return _packet_response(server, view.result.verification_id, source)
+            return _packet_response(server, view.result.verification_id, source,
+                                    server.reference_source(view.task))
         return page("submission.html.j2", view=view)
 
     @app.get("/history", response_class=HTMLResponse)
@@ -414,11 +425,11 @@ def _done_verification(server: Server, submission_id: int, name: str | None, wha
 _CODE_SECTION = re.compile(r'<section id="code">.*?</section>', re.DOTALL)
 
 
-def _packet_response(server: Server, verification_id: int,
-                     private_source: str | None) -> HTMLResponse:
+def _packet_response(server: Server, verification_id: int, private_source: str | None,
+                     public_source: str = "") -> HTMLResponse:
     """The packet page; with ``private_source`` (a ``--private-code`` server's public view),
     without the code section and without anything derived from that source."""
-    html = server.packet(verification_id, private_source)
+    html = server.packet(verification_id, private_source, public_source)
     if private_source is not None:
         html, hidden = _CODE_SECTION.subn(
             '<section id="code"><h2>Code facts</h2><p class="muted">Private: this server shows '

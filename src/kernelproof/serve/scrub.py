@@ -13,10 +13,14 @@ folders) are replaced by a short label, so a public page tells nothing of the ho
 
 from __future__ import annotations
 
+import functools
+import io
+import keyword
 import os
 import re
 import sys
 import tempfile
+import tokenize
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +30,8 @@ from sqlalchemy.engine import make_url
 
 from kernelproof.schema import Report
 
-__all__ = ["REDACTED", "Scrubber", "secret_values", "server_paths", "without_source"]
+__all__ = ["REDACTED", "Scrubber", "private_names", "secret_values", "server_paths",
+           "without_source"]
 
 #: What a secret is replaced with.
 REDACTED = "[redacted]"
@@ -54,6 +59,16 @@ CREDENTIAL_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+:([^\s@/]+)@")
 
 #: Source lines shorter than this (``)``, ``else:``) say nothing of the code.
 MIN_SOURCE_LINE_CHARS = 6
+
+#: What a name the private source brings in is replaced with.
+PRIVATE_NAME = "<private>"
+
+#: Shorter names (``x``, ``out``) say nothing of the code.
+MIN_PRIVATE_NAME_CHARS = 4
+
+#: Names every candidate uses, beyond Python's and torch's own.
+PUBLIC_NAMES = ("ModelNew", "Model", "forward", "self", "torch", "numpy", "triton", "numba",
+                "get_inputs", "get_init_inputs", "load_inline", "cpp_extension")
 
 #: A traceback frame: ``File "...", line N, in NAME``.
 FRAME = re.compile(r'File "[^"]*", line \d+')
@@ -125,24 +140,63 @@ class Scrubber:
         return _map_report(report, self.text)
 
 
-def without_source(report: Report, source: str) -> Report:
+def without_source(report: Report, source: str, public_source: str = "") -> Report:
     """``report`` as a public page of a ``--private-code`` server may show it: no repro
-    script or command, and every line that holds a line of ``source`` or a traceback frame
-    replaced by :data:`PRIVATE_LINE`."""
+    script or command; every line that holds a line of ``source`` or a traceback frame
+    replaced by :data:`PRIVATE_LINE`; and the names the source brings in (its functions,
+    variables, kernels), except those of ``public_source`` (the task's reference), Python's
+    and torch's, replaced by :data:`PRIVATE_NAME`: an error saying ``name 'fold_bias' is not
+    defined`` tells others what is inside."""
     lines = _source_lines(source)
+    names = private_names(source, public_source)
+    named = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names, key=len, reverse=True)))
+                       + r")\b") if names else None
     cleaned = report.model_copy(update={"repros": [
         repro.model_copy(update={"script": PRIVATE_LINE, "command": PRIVATE_LINE,
                                  "detail": PRIVATE_LINE if repro.detail else ""})
         for repro in report.repros]})
 
     def hide(value: str) -> str:
-        if "\n" not in value and not any(line in value for line in lines) \
-                and not FRAME.search(value):
-            return value
-        return "\n".join(PRIVATE_LINE if FRAME.search(part) or any(line in part for line in lines)
-                         else part for part in value.split("\n"))
+        if "\n" in value or FRAME.search(value) or any(line in value for line in lines):
+            value = "\n".join(PRIVATE_LINE if FRAME.search(part)
+                              or any(line in part for line in lines) else part
+                              for part in value.split("\n"))
+        return named.sub(PRIVATE_NAME, value) if named is not None else value
 
     return _map_report(cleaned, hide)
+
+
+def private_names(source: str, public_source: str = "") -> set[str]:
+    """The identifiers of ``source``'s code (not its comments or strings) that are not
+    also in ``public_source``, Python's builtins and keywords, or torch's namespaces."""
+    return _identifiers(source) - _identifiers(public_source) - _public_names()
+
+
+def _identifiers(source: str) -> set[str]:
+    names: set[str] = set()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.NAME:
+                names.add(token.string)
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        names |= set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source))
+    return {name for name in names if len(name) >= MIN_PRIVATE_NAME_CHARS}
+
+
+@functools.lru_cache(maxsize=1)
+def _public_names() -> frozenset[str]:
+    """Names every candidate may use without telling anything: Python's and torch's."""
+    import builtins
+
+    names = set(dir(builtins)) | set(keyword.kwlist) | set(PUBLIC_NAMES)
+    try:
+        import torch
+
+        for space in (torch, torch.nn, torch.nn.functional, torch.Tensor, torch.nn.Module):
+            names |= set(dir(space))
+    except ImportError:
+        pass
+    return frozenset(names)
 
 
 def _source_lines(source: str) -> list[str]:

@@ -27,12 +27,13 @@ from typing import Any, Protocol
 from kernelproof.serve.catalog import SuiteCatalog
 from kernelproof.serve.leftovers import remove_worker_folder, worker_folder, workers_root
 from kernelproof.serve.queue import SubmissionQueue
-from kernelproof.serve.scrub import Scrubber
+from kernelproof.serve.scrub import Scrubber, secret_values
 from kernelproof.serve.worker import (STALE_AFTER_S, VerifyFunction, WorkerConfig, WorkerLoop,
                                       worker_name)
+from kernelproof.suite.store import DB_ENV
 
 __all__ = ["LocalWorkers", "RayWorkers", "ThreadWorkers", "WorkerPool", "describe_exit",
-           "recover_dead_local_workers"]
+           "recover_dead_local_workers", "worker_environment"]
 
 #: Seconds between the supervisor's looks at its workers and at stale heartbeats.
 WATCH_S = 0.5
@@ -104,6 +105,18 @@ def _alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
+def worker_environment(config: WorkerConfig,
+                       environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The server's environment less anything holding the store's URL or password (such as
+    ``$KERNELPROOF_DB``, the way to give the server its URL without putting it in argv, which
+    any local user reads): the worker gets those from its stdin, and whatever it starts
+    inherits its environment."""
+    environ = dict(os.environ if environ is None else environ)
+    store = secret_values(config.db_url, {})
+    return {name: value for name, value in environ.items()
+            if name != DB_ENV and not any(secret in value for secret in store)}
+
+
 @dataclass
 class _Process:
     process: subprocess.Popen[bytes]
@@ -140,7 +153,7 @@ class LocalWorkers:
         its stdin, which it reads once and closes: never into an environment variable, which
         the worker's verifications (and so the candidates) would inherit."""
         process = subprocess.Popen([sys.executable, "-m", "kernelproof.serve.worker"],
-                                   stdin=subprocess.PIPE)
+                                   stdin=subprocess.PIPE, env=worker_environment(self.config))
         root = workers_root(self.config.db_url, self.config.suite)
         config = self.config.model_copy(update={"scratch": worker_folder(root, process.pid)})
         assert process.stdin is not None
