@@ -29,8 +29,9 @@ from kernelproof.report import formatting as fmt
 from kernelproof.serve.catalog import SuiteCatalog, UnknownTask
 from kernelproof.serve.config import SERVE_RUN_SOLUTIONS, ServeConfig
 from kernelproof.serve.limits import RateLimiter
+from kernelproof.serve.openapi import errors, html, install_schema, json_body, json_object
 from kernelproof.serve.queue import QueueFull, SubmissionQueue
-from kernelproof.serve.rewards import install_rewards
+from kernelproof.serve.rewards import OpenRLHFRequest, RewardRequest, install_rewards
 from kernelproof.serve.scrub import without_source
 from kernelproof.serve.tables import SubmissionStatus
 from kernelproof.serve.tokens import TokenBook
@@ -189,10 +190,15 @@ def create_app(server: Server) -> FastAPI:
     pages = _templates()
     _install_error_handlers(app)
     rewards = install_rewards(app, server)  # POST /api/rewards (serve/rewards.py)
+    install_schema(app, [SubmissionRequest, RewardRequest, OpenRLHFRequest])
 
     # -- the API -------------------------------------------------------------------------------
 
-    @app.post("/api/submissions", status_code=202)
+    @app.post("/api/submissions", status_code=202, openapi_extra=json_body(SubmissionRequest),
+              responses={200: {"model": SubmissionView,
+                               "description": "Done at once: an identical verification's result"},
+                         202: {"model": SubmissionView, "description": "Queued"},
+                         **errors(401, 404, 413, 422, 429, 500, 503)})
     async def submit(request: Request) -> JSONResponse:
         name = _authenticated(server, request, required=True)
         body = await _bounded_body(request, server.config.limits.max_source_bytes)
@@ -204,30 +210,36 @@ def create_app(server: Server) -> FastAPI:
         return JSONResponse(view.model_dump(mode="json", exclude_none=True),
                             status_code=200 if view.status is SubmissionStatus.DONE else 202)
 
-    @app.get("/api/submissions/{submission_id}")
+    @app.get("/api/submissions/{submission_id}",
+             responses={200: {"model": SubmissionView}, **errors(401, 404, 422, 503)})
     def submission(submission_id: SubmissionId, request: Request) -> dict[str, Any]:
         name = _authenticated(server, request, required=False)
         return _view(server, submission_id, name).model_dump(mode="json", exclude_none=True)
 
-    @app.get("/api/submissions/{submission_id}/report")
+    @app.get("/api/submissions/{submission_id}/report",
+             responses={**json_object("The verification's report (kernelproof.report/1)"),
+                        **errors(401, 403, 404, 409, 422, 503)})
     def report(submission_id: SubmissionId, request: Request) -> Response:
         name = _authenticated(server, request, required=False)
         verification_id = _done_verification(server, submission_id, name, "report")
         return Response(server.store.report(verification_id).to_json(),
                         media_type="application/json")
 
-    @app.get("/api/submissions/{submission_id}/packet")
+    @app.get("/api/submissions/{submission_id}/packet", response_class=HTMLResponse,
+             responses={**html("The whole review packet, code section included"),
+                        **errors(401, 403, 404, 409, 422, 503)})
     def owner_packet(submission_id: SubmissionId, request: Request) -> HTMLResponse:
         name = _authenticated(server, request, required=True)
         verification_id = _done_verification(server, submission_id, name, "packet",
                                               owner_only=True)
         return _packet_response(server, verification_id, None)
 
-    @app.get("/api/tasks")
+    @app.get("/api/tasks", responses={200: {"model": list[TaskSummary]}})
     def tasks() -> list[dict[str, Any]]:
         return [t.model_dump(mode="json") for t in _task_summaries(server)]
 
-    @app.get("/api/leaderboard/{task:path}")
+    @app.get("/api/leaderboard/{task:path}",
+             responses={200: {"model": TaskLeaderboard}, **errors(404)})
     def leaderboard(task: str) -> dict[str, Any]:
         return _leaderboard(server, task).model_dump(mode="json")
 
@@ -249,7 +261,8 @@ def create_app(server: Server) -> FastAPI:
         return page("index.html.j2", layout=server.catalog.layout,
                     tasks=_task_summaries(server), counts=server.queue.status_counts())
 
-    @app.get("/tasks/{task:path}", response_class=HTMLResponse)
+    @app.get("/tasks/{task:path}", response_class=HTMLResponse,
+             responses={**html("The task's leaderboard and bench runs"), **errors(404)})
     def task_page(task: str) -> HTMLResponse:
         board = _leaderboard(server, task)
         runs = {run.id: run for run in server.store.runs()}
@@ -257,7 +270,9 @@ def create_app(server: Server) -> FastAPI:
                  if v.run_id in runs and runs[v.run_id].solutions != SERVE_RUN_SOLUTIONS]
         return page("task.html.j2", board=board, bench=bench, runs=runs)
 
-    @app.get("/submissions/{submission_id}", response_class=HTMLResponse)
+    @app.get("/submissions/{submission_id}", response_class=HTMLResponse,
+             responses={**html("The submission's state, or its review packet once done"),
+                        **errors(404, 422)})
     def submission_page(submission_id: SubmissionId) -> HTMLResponse:
         view = _view(server, submission_id, None)
         if view.result is not None:
@@ -269,7 +284,9 @@ def create_app(server: Server) -> FastAPI:
                                     server.reference_source(view.task))
         return page("submission.html.j2", view=view)
 
-    @app.get("/history", response_class=HTMLResponse)
+    @app.get("/history", response_class=HTMLResponse,
+             responses={**html("Stored verifications, and two runs compared"),
+                        **errors(404, 422)})
     def history(a: int | None = None, b: int | None = None) -> HTMLResponse:
         from kernelproof.suite.comparison import compare_runs
 
