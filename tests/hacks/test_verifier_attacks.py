@@ -1,4 +1,4 @@
-"""Attacks on the verifier itself (HACKS rows 27-34): candidates written by reading
+"""Attacks on the verifier itself (HACKS rows 27-34, issue 27's write flood): candidates written by reading
 kernelproof's source. Each is caught, or gains nothing, for the reason its docstring names.
 
 They run with timing on (short budget): several act only while timed."""
@@ -35,6 +35,7 @@ EXPECTED_CHECKS: dict[str, tuple[str, ...]] = {
     "32_einsum_matmul.py": ("passthrough",),
     "33_numba_threads.py": ("cpu-time",),
     "34_work_while_unwatched.py": (),
+    "42_write_flood.py": ("crash",),
 }
 
 

@@ -26,6 +26,7 @@ from kernelproof.workers.harness import WorkerSpec, worker_main
 from kernelproof.workers.messages import WorkerReply
 from kernelproof.workers.protocol import ExitRequest, ReplyData, WorkerRequest
 from kernelproof.workers.process_tree import Confinement, ProcessTree
+from kernelproof.workers.write_cap import WriteMeter
 
 if TYPE_CHECKING:
     import torch
@@ -96,6 +97,7 @@ class DeathCause(str, Enum):
     SIGNAL = "signal"
     EXIT = "exit"
     OUT_OF_MEMORY = "out-of-memory"
+    WRITE_CAP = "write-cap"
     PROTOCOL = "protocol"
 
 
@@ -167,6 +169,9 @@ class WorkerProcess:
     confinement: Confinement | None = None
     """What /proc showed about the sandboxed worker once it had said hello."""
 
+    writes: WriteMeter | None = None
+    """A candidate's folders, measured against the cap on what it may write."""
+
     def start(self) -> None:
         _LIVE.add(self)
         context = _context()
@@ -179,6 +184,9 @@ class WorkerProcess:
         child.close()
         self.conn = parent
         self.tree = ProcessTree(self.process.pid)
+        if self.spec.role == "candidate":
+            self.writes = WriteMeter([self.spec.workdir,
+                                      *(self.spec.sandbox or {}).get("writable", [])])
 
     @property
     def alive(self) -> bool:
@@ -239,6 +247,11 @@ class WorkerProcess:
                     f"{self.memory_limit_bytes / 2**30:.1f} GiB",
                     log_tail=self.log_tail(),
                 )))
+            over = self.writes.over_cap() if self.writes is not None else None
+            if over is not None:
+                self.kill()
+                return Response(death=self._record(WorkerDeath(
+                    DeathCause.WRITE_CAP, over, log_tail=self.log_tail())))
             if time.monotonic() > deadline:
                 self.kill()
                 return Response(death=self._record(WorkerDeath(

@@ -78,8 +78,9 @@ DENIED_SYSCALLS = (
 #: and stops a descriptor exhaustion attack on the machine.
 MAX_OPEN_FILES = 8192
 
-#: Largest file a candidate may write (its build artifacts and scratch files).
-MAX_FILE_BYTES = 8 << 30
+#: Largest file a candidate may write (its build artifacts and scratch files): the cap on all
+#: it writes (workers/write_cap.py), which the controller enforces across files.
+MAX_FILE_BYTES = 1 << 30
 
 #: Processes a candidate may add to its user's count (compilers, numba/Triton helpers).
 EXTRA_PROCESSES = 512
