@@ -634,6 +634,19 @@ def token_create(name: str, tokens_path: Path) -> None:
     click.echo(create_token(name, tokens_path))
 
 
+@token.command("revoke")
+@click.argument("name")
+@click.option("--tokens", "tokens_path", type=PATH, required=True,
+              help="The tokens file the token was made in.")
+def token_revoke(name: str, tokens_path: Path) -> None:
+    """Revoke the token called NAME: it is removed from the file, and a running server
+    refuses it from its next request on (its submissions and results stay)."""
+    from kernelproof.serve.tokens import revoke_token
+
+    removed = revoke_token(name, tokens_path)
+    click.echo(f"revoked {removed} token(s) named {name!r} in {tokens_path}", err=True)
+
+
 def main() -> None:
     """Console entry point. Usage errors exit with the ``error`` verdict's code (4), not click's
     2, because 2 means ``suspect`` in kernelproof's contract."""

@@ -78,8 +78,9 @@ DENIED_SYSCALLS = (
 #: and stops a descriptor exhaustion attack on the machine.
 MAX_OPEN_FILES = 8192
 
-#: Largest file a candidate may write (its build artifacts and scratch files).
-MAX_FILE_BYTES = 8 << 30
+#: Largest file a candidate may write (its build artifacts and scratch files): the cap on all
+#: it writes (workers/write_cap.py), which the controller enforces across files.
+MAX_FILE_BYTES = 1 << 30
 
 #: Processes a candidate may add to its user's count (compilers, numba/Triton helpers).
 EXTRA_PROCESSES = 512
@@ -241,8 +242,7 @@ def fork_into_pid_namespace() -> None:
     child = os.fork()
     if child:
         _relay(child, reap_all=False)
-    # A: pid 1 of the new namespace, killed with P (and the namespace with A: see
-    # die_with_parent).
+    # A: pid 1 of the new namespace; it dies with P, and every process inside dies with it.
     die_with_parent()
     grandchild = os.fork()
     if grandchild:

@@ -54,6 +54,7 @@ EXPECTED_CHECKS: dict[str, tuple[str, ...]] = {
     "37_helper_when_loaded.py": (),
     "37b_gil_helper.py": (),
     "38_memoise_pool_blocks.py": ("timed-output",),
+    "42_write_flood.py": ("crash",),
 }
 
 #: Row 39 (issue 25, class 4): the cells that catch each attack, by the start of their names.

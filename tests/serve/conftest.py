@@ -234,6 +234,11 @@ class ServerProcess:
     port: int = 0
     process: subprocess.Popen[bytes] | None = None
     token: str = ""
+    environment: dict[str, str] | None = None
+    """Variables added to the server's environment."""
+
+    db_in_environment: bool = False
+    """Give the store's URL as ``$KERNELPROOF_DB`` (as an operator keeps it out of argv)."""
 
     @property
     def base(self) -> str:
@@ -247,11 +252,15 @@ class ServerProcess:
             self.token = create_token("alice", tokens)
         self.port = _free_port()
         log = open(self.folder / f"server-{self.port}.log", "wb")
+        environment = {**os.environ, **(self.environment or {})}
+        store = ["--db", self.database_url]
+        if self.db_in_environment:
+            environment["KERNELPROOF_DB"], store = self.database_url, []
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "kernelproof.cli", "serve", str(SUITE),
-             "--db", self.database_url, "--tokens", str(tokens), "--port", str(self.port),
+            [sys.executable, "-m", "kernelproof.cli", "serve", str(SUITE), *store,
+             "--tokens", str(tokens), "--port", str(self.port),
              "--workers", str(self.workers), *SERVER_FLAGS, *self.extra],
-            stdout=log, stderr=subprocess.STDOUT, cwd=self.folder)
+            stdout=log, stderr=subprocess.STDOUT, cwd=self.folder, env=environment)
         deadline = time.monotonic() + SERVER_START_S
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -269,10 +278,22 @@ class ServerProcess:
 
     def get(self, path: str) -> Any:
         import json
+
+        return json.loads(self.read(path))
+
+    def read(self, path: str, token: str | None = None) -> str:
+        """The body of ``GET path`` as text (a page, a report)."""
         import urllib.request
 
-        with urllib.request.urlopen(self.base + path, timeout=30) as response:
-            return json.loads(response.read())
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        request = urllib.request.Request(self.base + path, headers=headers)
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.read().decode()
+
+    def full_log(self) -> str:
+        """Every log this server's processes wrote, across its restarts."""
+        return "".join(path.read_text(errors="replace")
+                       for path in sorted(self.folder.glob("server-*.log")))
 
     def submit(self, task: str, source: str) -> Any:
         import json
@@ -312,8 +333,9 @@ def server_process(tmp_path: Path) -> Iterator[Callable[..., ServerProcess]]:
     """``server_process(database_url, workers=1)``: a started server, stopped at the end."""
     started: list[ServerProcess] = []
 
-    def start(database_url: str, workers: int = 1, *extra: str) -> ServerProcess:
-        server = ServerProcess(database_url, tmp_path, workers, extra).start()
+    def start(database_url: str, workers: int = 1, *extra: str,
+              **options: Any) -> ServerProcess:
+        server = ServerProcess(database_url, tmp_path, workers, extra, **options).start()
         started.append(server)
         return server
 

@@ -545,10 +545,12 @@ def _start_audit(spec: WorkerSpec) -> Any:
 
 def worker_main(conn: Connection, spec: WorkerSpec) -> None:
     """Entry point of a worker process (started by the forkserver)."""
-    os.setsid()  # own process group: the controller kills the candidate's children with it
     from kernelproof.sandbox import die_with_parent
 
-    die_with_parent()  # a frozen worker cannot see its controller go
+    # Dies with the forkserver, which dies with the controller: a frozen worker cannot see
+    # its controller go, and a hanging one must not outlive it.
+    die_with_parent()
+    os.setsid()  # own process group: the controller kills the candidate's children with it
     os.makedirs(spec.workdir, exist_ok=True)
     log = os.open(spec.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     os.dup2(log, 1)

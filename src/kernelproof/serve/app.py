@@ -7,15 +7,16 @@ with no external assets, served under a Content-Security-Policy that forbids any
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Path, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
@@ -28,8 +29,10 @@ from kernelproof.report import formatting as fmt
 from kernelproof.serve.catalog import SuiteCatalog, UnknownTask
 from kernelproof.serve.config import SERVE_RUN_SOLUTIONS, ServeConfig
 from kernelproof.serve.limits import RateLimiter
+from kernelproof.serve.openapi import errors, html, install_schema, json_body, json_object
 from kernelproof.serve.queue import QueueFull, SubmissionQueue
-from kernelproof.serve.rewards import install_rewards
+from kernelproof.serve.rewards import OpenRLHFRequest, RewardRequest, install_rewards
+from kernelproof.serve.scrub import without_source
 from kernelproof.serve.tables import SubmissionStatus
 from kernelproof.serve.tokens import TokenBook
 from kernelproof.serve.views import (SubmissionView, TaskLeaderboard, TaskSummary,
@@ -48,6 +51,23 @@ PAGE_CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-i
 #: a body beyond this cannot hold a source within the limit, so it is refused unread.
 JSON_OVERHEAD_FACTOR = 6
 JSON_ENVELOPE_BYTES = 4096
+
+#: A client that sends a too-large body at once (``urllib`` does) reads the 413 only once the
+#: server has read what it sent: closing with unread data resets the connection, and the
+#: client sees a reset instead of the answer. Bodies up to this size are read and dropped
+#: before the 413; beyond it the connection is closed unread.
+DRAIN_LIMIT_BYTES = 64 << 20
+
+#: Largest submission id: the ids are PostgreSQL ``integer``s (32 bits). A larger id is
+#: refused as invalid, never looked up (the database would fail on it).
+MAX_ID = (1 << 31) - 1
+
+#: A submission id in a path.
+SubmissionId = Annotated[int, Path(ge=1, le=MAX_ID,
+                                   description="An id from POST /api/submissions")]
+
+#: The operator's log: detail that clients must not see (file paths, exceptions).
+log = logging.getLogger("kernelproof.serve")
 
 #: Rows a history page shows.
 HISTORY_LIMIT = 200
@@ -89,39 +109,64 @@ class Server:
     """The :class:`~kernelproof.serve.supervisor.WorkerPool`, started with the app."""
 
     limiter: RateLimiter = field(init=False)
-    _packets: OrderedDict[int, str] = field(default_factory=OrderedDict)
+    _packets: OrderedDict[tuple[int, bool], str] = field(default_factory=OrderedDict)
     """Rendered packets by verification id: a stored report never changes, and rendering one
     (its plots) costs far more than serving it."""
 
     _packets_lock: threading.Lock = field(default_factory=threading.Lock)
 
     _tokens: TokenBook | None = None
-    _tokens_stamp: float = -1.0
+    _tokens_stamp: tuple[int, int, int] = (-1, -1, -1)
     submit_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
         self.limiter = RateLimiter(self.config.limits.submissions_per_minute,
                                    self.config.limits.burst)
 
-    def packet(self, verification_id: int) -> str:
-        """The review packet of a stored verification, rendered once."""
+    def packet(self, verification_id: int, private_source: str | None = None,
+               public_source: str = "") -> str:
+        """The review packet of a stored verification, rendered once. With
+        ``private_source``, the packet without anything derived from that source (its lines,
+        names, traceback frames, repro scripts) but what ``public_source`` (the reference)
+        shares with it: what a ``--private-code`` server shows others."""
         from kernelproof.report.html import render_html
 
+        key = (verification_id, private_source is not None)
         with self._packets_lock:
-            cached = self._packets.get(verification_id)
+            cached = self._packets.get(key)
         if cached is None:
-            cached = render_html(self.store.report(verification_id))
+            report = self.store.report(verification_id)
+            if private_source is not None:
+                report = without_source(report, private_source, public_source)
+            cached = render_html(report)
             with self._packets_lock:
-                self._packets[verification_id] = cached
+                self._packets[key] = cached
                 while len(self._packets) > PACKET_CACHE_SIZE:
                     self._packets.popitem(last=False)
         return cached
 
+    def reference_source(self, task_key: str) -> str:
+        """The source of a task's reference: the names in it are public."""
+        task = self.catalog.tasks.get(task_key)
+        try:
+            return task.reference.read_text(encoding="utf-8") if task is not None else ""
+        except (OSError, UnicodeDecodeError):
+            return ""  # a folder (GPU MODE) or unreadable: no name counts as public
+
     def tokens(self) -> TokenBook:
-        """The tokens file, read again when it changed (a token made while serving works)."""
-        stamp = self.config.tokens.stat().st_mtime if self.config.tokens.exists() else -1.0
-        if self._tokens is None or stamp != self._tokens_stamp:
-            self._tokens, self._tokens_stamp = TokenBook.load(self.config.tokens), stamp
+        """The tokens file, read again when it changed (a token made or revoked while serving
+        counts at once). A missing or broken file is the operator's to fix: the log says
+        what is wrong with it, clients get a plain 503 that shows nothing of the server."""
+        try:
+            status = self.config.tokens.stat()
+            stamp = (status.st_mtime_ns, status.st_ino, status.st_size)
+            if self._tokens is None or stamp != self._tokens_stamp:
+                self._tokens, self._tokens_stamp = TokenBook.load(self.config.tokens), stamp
+        except (OSError, KernelproofError) as exc:
+            log.error("kernelproof serve: the tokens file cannot be read, so no token is "
+                      "accepted: %s", exc)
+            raise ApiError(503, "the server cannot check tokens right now (its operator has "
+                                "been told); retry later", {"Retry-After": "30"}) from None
         return self._tokens
 
 
@@ -145,10 +190,15 @@ def create_app(server: Server) -> FastAPI:
     pages = _templates()
     _install_error_handlers(app)
     rewards = install_rewards(app, server)  # POST /api/rewards (serve/rewards.py)
+    install_schema(app, [SubmissionRequest, RewardRequest, OpenRLHFRequest])
 
     # -- the API -------------------------------------------------------------------------------
 
-    @app.post("/api/submissions", status_code=202)
+    @app.post("/api/submissions", status_code=202, openapi_extra=json_body(SubmissionRequest),
+              responses={200: {"model": SubmissionView,
+                               "description": "Done at once: an identical verification's result"},
+                         202: {"model": SubmissionView, "description": "Queued"},
+                         **errors(401, 404, 413, 422, 429, 500, 503)})
     async def submit(request: Request) -> JSONResponse:
         name = _authenticated(server, request, required=True)
         body = await _bounded_body(request, server.config.limits.max_source_bytes)
@@ -160,30 +210,36 @@ def create_app(server: Server) -> FastAPI:
         return JSONResponse(view.model_dump(mode="json", exclude_none=True),
                             status_code=200 if view.status is SubmissionStatus.DONE else 202)
 
-    @app.get("/api/submissions/{submission_id}")
-    def submission(submission_id: int, request: Request) -> dict[str, Any]:
+    @app.get("/api/submissions/{submission_id}",
+             responses={200: {"model": SubmissionView}, **errors(401, 404, 422, 503)})
+    def submission(submission_id: SubmissionId, request: Request) -> dict[str, Any]:
         name = _authenticated(server, request, required=False)
         return _view(server, submission_id, name).model_dump(mode="json", exclude_none=True)
 
-    @app.get("/api/submissions/{submission_id}/report")
-    def report(submission_id: int, request: Request) -> Response:
+    @app.get("/api/submissions/{submission_id}/report",
+             responses={**json_object("The verification's report (kernelproof.report/1)"),
+                        **errors(401, 403, 404, 409, 422, 503)})
+    def report(submission_id: SubmissionId, request: Request) -> Response:
         name = _authenticated(server, request, required=False)
         verification_id = _done_verification(server, submission_id, name, "report")
         return Response(server.store.report(verification_id).to_json(),
                         media_type="application/json")
 
-    @app.get("/api/submissions/{submission_id}/packet")
-    def owner_packet(submission_id: int, request: Request) -> HTMLResponse:
+    @app.get("/api/submissions/{submission_id}/packet", response_class=HTMLResponse,
+             responses={**html("The whole review packet, code section included"),
+                        **errors(401, 403, 404, 409, 422, 503)})
+    def owner_packet(submission_id: SubmissionId, request: Request) -> HTMLResponse:
         name = _authenticated(server, request, required=True)
         verification_id = _done_verification(server, submission_id, name, "packet",
                                               owner_only=True)
-        return _packet_response(server, verification_id, private=False)
+        return _packet_response(server, verification_id, None)
 
-    @app.get("/api/tasks")
+    @app.get("/api/tasks", responses={200: {"model": list[TaskSummary]}})
     def tasks() -> list[dict[str, Any]]:
         return [t.model_dump(mode="json") for t in _task_summaries(server)]
 
-    @app.get("/api/leaderboard/{task:path}")
+    @app.get("/api/leaderboard/{task:path}",
+             responses={200: {"model": TaskLeaderboard}, **errors(404)})
     def leaderboard(task: str) -> dict[str, Any]:
         return _leaderboard(server, task).model_dump(mode="json")
 
@@ -205,7 +261,8 @@ def create_app(server: Server) -> FastAPI:
         return page("index.html.j2", layout=server.catalog.layout,
                     tasks=_task_summaries(server), counts=server.queue.status_counts())
 
-    @app.get("/tasks/{task:path}", response_class=HTMLResponse)
+    @app.get("/tasks/{task:path}", response_class=HTMLResponse,
+             responses={**html("The task's leaderboard and bench runs"), **errors(404)})
     def task_page(task: str) -> HTMLResponse:
         board = _leaderboard(server, task)
         runs = {run.id: run for run in server.store.runs()}
@@ -213,15 +270,23 @@ def create_app(server: Server) -> FastAPI:
                  if v.run_id in runs and runs[v.run_id].solutions != SERVE_RUN_SOLUTIONS]
         return page("task.html.j2", board=board, bench=bench, runs=runs)
 
-    @app.get("/submissions/{submission_id}", response_class=HTMLResponse)
-    def submission_page(submission_id: int) -> HTMLResponse:
+    @app.get("/submissions/{submission_id}", response_class=HTMLResponse,
+             responses={**html("The submission's state, or its review packet once done"),
+                        **errors(404, 422)})
+    def submission_page(submission_id: SubmissionId) -> HTMLResponse:
         view = _view(server, submission_id, None)
         if view.result is not None:
-            return _packet_response(server, view.result.verification_id,
-                                    private=server.config.private_code)
+            source = None
+            if server.config.private_code:
+                submission = server.queue.get(submission_id, with_source=True)
+                source = submission.source if submission is not None else ""
+            return _packet_response(server, view.result.verification_id, source,
+                                    server.reference_source(view.task))
         return page("submission.html.j2", view=view)
 
-    @app.get("/history", response_class=HTMLResponse)
+    @app.get("/history", response_class=HTMLResponse,
+             responses={**html("Stored verifications, and two runs compared"),
+                        **errors(404, 422)})
     def history(a: int | None = None, b: int | None = None) -> HTMLResponse:
         from kernelproof.suite.comparison import compare_runs
 
@@ -274,20 +339,32 @@ async def _bounded_body(request: Request, max_source_bytes: int) -> bytes:
     cap = max_source_bytes * JSON_OVERHEAD_FACTOR + JSON_ENVELOPE_BYTES
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > cap:
+        if int(declared) <= DRAIN_LIMIT_BYTES:
+            await _drain(request)
         raise _too_large(int(declared), max_source_bytes, "the request body")
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > cap:
+            await _drain(request, size)
             raise _too_large(size, max_source_bytes, "the request body (so far)")
         chunks.append(chunk)
     return b"".join(chunks)
 
 
+async def _drain(request: Request, read: int = 0) -> None:
+    """Read and drop the rest of the body (up to :data:`DRAIN_LIMIT_BYTES`), so the client,
+    still sending, receives the refusal instead of a connection reset."""
+    async for chunk in request.stream():
+        read += len(chunk)
+        if read > DRAIN_LIMIT_BYTES:
+            return
+
+
 def _too_large(size: int, limit: int, what: str) -> ApiError:
     return ApiError(413, f"{what} is {size} bytes; the source may be at most {limit} bytes of "
                          "UTF-8: submit the kernel's own code only (no data, no vendored "
-                         "libraries)")
+                         "libraries)", {"Connection": "close"})
 
 
 def _validation_message(exc: ValidationError) -> str:
@@ -365,9 +442,12 @@ def _done_verification(server: Server, submission_id: int, name: str | None, wha
 _CODE_SECTION = re.compile(r'<section id="code">.*?</section>', re.DOTALL)
 
 
-def _packet_response(server: Server, verification_id: int, *, private: bool) -> HTMLResponse:
-    html = server.packet(verification_id)
-    if private:
+def _packet_response(server: Server, verification_id: int, private_source: str | None,
+                     public_source: str = "") -> HTMLResponse:
+    """The packet page; with ``private_source`` (a ``--private-code`` server's public view),
+    without the code section and without anything derived from that source."""
+    html = server.packet(verification_id, private_source, public_source)
+    if private_source is not None:
         html, hidden = _CODE_SECTION.subn(
             '<section id="code"><h2>Code facts</h2><p class="muted">Private: this server shows '
             "the code section only to the token that submitted it "
@@ -375,7 +455,7 @@ def _packet_response(server: Server, verification_id: int, *, private: bool) -> 
         if hidden != 1:  # the packet's layout changed: refuse rather than leak
             raise ApiError(500, "the packet's code section could not be hidden; the server "
                                 "refuses to show it publicly (tell the operator)")
-    return HTMLResponse(html)
+    return HTMLResponse(html, headers={"Content-Security-Policy": PAGE_CSP})
 
 
 def _task_summaries(server: Server) -> list[TaskSummary]:
@@ -430,7 +510,10 @@ def _install_error_handlers(app: FastAPI) -> None:
             return _error(404, f"nothing at {request.url.path}: the pages are /, /tasks/TASK, "
                                "/submissions/ID, /history and /queue; the API is under /api")
         if exc.status_code == 405:
-            return _error(405, f"{request.method} is not allowed on {request.url.path}")
+            allowed = _allowed_methods(request)
+            return _error(405, f"{request.method} is not allowed on {request.url.path}; "
+                               f"use {', '.join(allowed) or 'another path'}",
+                          {"Allow": ", ".join(allowed)} if allowed else None)
         return _error(exc.status_code, str(exc.detail))
 
     @app.exception_handler(RequestValidationError)
@@ -445,5 +528,18 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def unexpected(_request: Request, exc: Exception) -> JSONResponse:
+        log.error("kernelproof serve: a request failed", exc_info=exc)
         return _error(500, f"the server failed ({type(exc).__name__}); nothing stored was "
                            "lost. Retry, and tell the operator if it persists")
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """The methods the routes matching the request's path accept (for a 405's ``Allow``)."""
+    from starlette.routing import Match
+
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        match, _ = route.matches(request.scope)
+        if match is not Match.NONE:
+            methods |= set(getattr(route, "methods", None) or ())
+    return sorted(methods)

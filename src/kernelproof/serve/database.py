@@ -16,12 +16,13 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from alembic.util.exc import CommandError
+from sqlalchemy.engine import make_url
 
 from kernelproof.errors import UsageError
 from kernelproof.store import migrations as store_migrations
 from kernelproof.store.results import ResultsStore
 
-__all__ = ["HEAD", "migrate", "open_store", "revision"]
+__all__ = ["HEAD", "migrate", "open_store", "private_sqlite_file", "revision"]
 
 #: Alembic's environment and the store's revisions, shipped inside the package.
 MIGRATIONS = Path(store_migrations.__file__).resolve().parent
@@ -66,7 +67,26 @@ def revision(store: ResultsStore) -> str | None:
 
 
 def open_store(url: str) -> ResultsStore:
-    """The results store at ``url``, migrated to :data:`HEAD`."""
+    """The results store at ``url``, migrated to :data:`HEAD`. A SQLite file it creates is
+    readable by its owner only (mode 0600, as the tokens file): it holds every user's
+    source; SQLite gives its journal files the same mode."""
+    private_sqlite_file(url)
     store = ResultsStore(url, create_tables=False)
     migrate(store)
     return store
+
+
+def private_sqlite_file(url: str) -> None:
+    """Create the SQLite file of ``url`` with mode 0600 when it does not exist yet (before
+    SQLite would create it with the umask's, usually world-readable, mode)."""
+    parsed = make_url(url)
+    database = parsed.database
+    if not parsed.get_backend_name() == "sqlite" or not database or database == ":memory:" \
+            or database.startswith("file:"):
+        return
+    try:
+        os.close(os.open(database, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
+    except OSError:
+        pass  # a folder that does not exist: the store's own error says so

@@ -212,6 +212,7 @@ def install_rewards(app: FastAPI, server: Any) -> RewardService:
     """Add the reward routes to ``app`` (a server's); returns their service (also kept as
     ``app.state.rewards``), which the app closes when it stops."""
     from kernelproof.serve.app import ApiError, _authenticated, _bounded_body
+    from kernelproof.serve.openapi import errors, json_body, json_object
 
     service = RewardService(server)
     app.state.rewards = service
@@ -236,7 +237,9 @@ def install_rewards(app: FastAPI, server: Any) -> RewardService:
                                  for e in exc.errors()[:5])
             raise ApiError(422, f"the body is not a {model.__name__}: {problems}") from None
 
-    @app.post("/api/rewards")
+    @app.post("/api/rewards", openapi_extra=json_body(RewardRequest),
+              responses={**json_object("One reward per completion, in order"),
+                         **errors(401, 413, 422, 429, 503)})
     async def rewards(request: Request) -> dict[str, Any]:
         name = token_name(request)
         payload = await body_of(request, RewardRequest)
@@ -246,7 +249,9 @@ def install_rewards(app: FastAPI, server: Any) -> RewardService:
                 "report_ids": [s.report_id for s in scored],
                 "results": [s.as_dict() for s in scored]}
 
-    @app.post("/api/rewards/openrlhf")
+    @app.post("/api/rewards/openrlhf", openapi_extra=json_body(OpenRLHFRequest),
+              responses={**json_object("OpenRLHF's reward answer"),
+                         **errors(401, 413, 422, 429, 503)})
     async def openrlhf(request: Request) -> dict[str, Any]:
         name = token_name(request)
         payload = await body_of(request, OpenRLHFRequest)
@@ -266,7 +271,9 @@ def install_rewards(app: FastAPI, server: Any) -> RewardService:
                 "verdicts": [s.verdict for s in scored],
                 "reasons": [s.reason for s in scored]}
 
-    @app.get("/api/rewards/reports/{report_id}")
+    @app.get("/api/rewards/reports/{report_id}",
+             responses={**json_object("The reward's report (kernelproof.report/1)"),
+                        **errors(401, 404, 422, 503)})
     def reward_report(report_id: int, request: Request) -> Response:
         name = token_name(request)
         if service.owner(str(report_id)) != name:

@@ -10,6 +10,7 @@ from kernelproof.serve.app import Server, create_app
 from kernelproof.serve.catalog import SuiteCatalog
 from kernelproof.serve.config import SERVE_RUN_SOLUTIONS, ServeConfig
 from kernelproof.serve.database import open_store
+from kernelproof.serve.leftovers import reap_leftovers, workers_root
 from kernelproof.serve.queue import SubmissionQueue
 from kernelproof.serve.supervisor import (LocalWorkers, RayWorkers, WorkerPool,
                                           recover_dead_local_workers)
@@ -37,7 +38,8 @@ def default_pool(server: Server) -> WorkerPool | None:
 def open_server(config: ServeConfig, pool_factory: PoolFactory = default_pool) -> Server:
     """Everything a server needs, checked before it listens: the tokens file, the suite, the
     settings and the database (migrated). Submissions left running by workers that died with
-    an earlier server are requeued (or failed, on their second attempt) now."""
+    an earlier server are requeued now (not counted as an attempt), and what its workers left
+    (candidate processes, scratch folders) is killed and removed."""
     from kernelproof.roofline import machine_fingerprint
     from kernelproof.serve.tokens import TokenBook
 
@@ -52,6 +54,7 @@ def open_server(config: ServeConfig, pool_factory: PoolFactory = default_pool) -
                              device=settings.device, label="serve")
     server = Server(config=config, store=store, queue=queue, catalog=catalog, run_id=run_id)
     recover_dead_local_workers(queue)
+    reap_leftovers(workers_root(config.db_url, catalog.suite))
     server.pool = pool_factory(server)
     return server
 

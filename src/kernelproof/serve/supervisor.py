@@ -25,12 +25,15 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from kernelproof.serve.catalog import SuiteCatalog
+from kernelproof.serve.leftovers import remove_worker_folder, worker_folder, workers_root
 from kernelproof.serve.queue import SubmissionQueue
-from kernelproof.serve.worker import (CONFIG_ENV, STALE_AFTER_S, VerifyFunction, WorkerConfig,
-                                      WorkerLoop, worker_name)
+from kernelproof.serve.scrub import Scrubber, secret_values
+from kernelproof.serve.worker import (STALE_AFTER_S, VerifyFunction, WorkerConfig, WorkerLoop,
+                                      worker_name)
+from kernelproof.store.results import DB_ENV
 
 __all__ = ["LocalWorkers", "RayWorkers", "ThreadWorkers", "WorkerPool", "describe_exit",
-           "recover_dead_local_workers"]
+           "recover_dead_local_workers", "worker_environment"]
 
 #: Seconds between the supervisor's looks at its workers and at stale heartbeats.
 WATCH_S = 0.5
@@ -70,15 +73,18 @@ def describe_exit(code: int) -> str:
 
 def recover_dead_local_workers(queue: SubmissionQueue) -> list[int]:
     """At start: submissions left running by a worker process of this host that no longer
-    exists (the previous server and its workers died) are abandoned now, not after their
-    heartbeat goes stale."""
+    exists (the previous server and its workers died) are requeued now, not after their
+    heartbeat goes stale, and without counting the claim as an attempt: a server that died
+    took its workers with it, which is no fault of the candidates they were verifying (a
+    candidate cannot reach the server's process from its sandbox)."""
     recovered = []
     for _submission, worker in queue.running_workers().items():
         pid = (worker or "").rpartition(":")[2]
         if not pid.isdigit() or worker != worker_name(int(pid)) or _alive(int(pid)):
             continue  # another host's worker, a Ray actor, or alive
-        recovered += queue.abandon(worker, f"its worker {worker} was gone when the server "
-                                           "started (the previous server stopped or died)")
+        recovered += queue.release(worker, f"its worker {worker} was gone when the server "
+                                           "started (the previous server stopped or died; "
+                                           "not counted as an attempt)")
     return recovered
 
 
@@ -97,6 +103,18 @@ def _alive(pid: int) -> bool:
     except (OSError, IndexError):
         return True  # no /proc: kill() is all there is to go on
     return state not in ("Z", "X")
+
+
+def worker_environment(config: WorkerConfig,
+                       environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The server's environment less anything holding the store's URL or password (such as
+    ``$KERNELPROOF_DB``, the way to give the server its URL without putting it in argv, which
+    any local user reads): the worker gets those from its stdin, and whatever it starts
+    inherits its environment."""
+    environ = dict(os.environ if environ is None else environ)
+    store = secret_values(config.db_url, {})
+    return {name: value for name, value in environ.items()
+            if name != DB_ENV and not any(secret in value for secret in store)}
 
 
 @dataclass
@@ -131,11 +149,26 @@ class LocalWorkers:
         self._watcher.start()
 
     def _spawn(self) -> _Process:
-        environment = dict(os.environ)
-        environment[CONFIG_ENV] = self.config.model_dump_json()
+        """Start a worker; its configuration (the store's URL among it) goes down a pipe to
+        its stdin, which it reads once and closes: never into an environment variable, which
+        the worker's verifications (and so the candidates) would inherit."""
         process = subprocess.Popen([sys.executable, "-m", "kernelproof.serve.worker"],
-                                   env=environment, stdin=subprocess.DEVNULL)
+                                   stdin=subprocess.PIPE, env=worker_environment(self.config))
+        root = workers_root(self.config.db_url, self.config.suite)
+        config = self.config.model_copy(update={"scratch": worker_folder(root, process.pid)})
+        assert process.stdin is not None
+        try:
+            process.stdin.write(config.model_dump_json().encode())
+            process.stdin.close()
+        except OSError:
+            pass  # it died at once: the watcher sees the exit
         return _Process(process, worker_name(process.pid), time.monotonic())
+
+    def _forget(self, entry: _Process) -> None:
+        """The worker has exited: kill what it left running and remove its folder (the
+        scratch of every verification it ran, whatever a candidate wrote there)."""
+        remove_worker_folder(workers_root(self.config.db_url, self.config.suite),
+                             entry.process.pid)
 
     def _watch(self) -> None:
         while not self._stopping.wait(WATCH_S):
@@ -148,6 +181,7 @@ class LocalWorkers:
                     code = entry.process.poll()
                     if code is None:
                         continue
+                    self._forget(entry)
                     try:
                         self.queue.abandon(entry.name, f"its worker {entry.name} "
                                                        f"{describe_exit(code)} while verifying it")
@@ -182,6 +216,7 @@ class LocalWorkers:
                 except subprocess.TimeoutExpired:
                     entry.process.kill()
                     entry.process.wait()
+                self._forget(entry)
                 self.queue.release(entry.name, "the server stopped during its verification")
 
     def describe(self) -> list[dict[str, Any]]:
@@ -243,7 +278,8 @@ class _RayWorker:
         store = open_store(config.db_url)
         catalog = SuiteCatalog.read(config.suite, config.profile, config.overrides)
         self.loop = WorkerLoop(SubmissionQueue(store), catalog, config.run_id,
-                               real_verification(config.profile, config.overrides), config.name)
+                               real_verification(config.profile, config.overrides), config.name,
+                               Scrubber.for_server(config.db_url, config.suite))
 
     def run(self) -> None:
         self.loop.run_forever()

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from kernelproof.errors import UsageError
 
-__all__ = ["TOKEN_PREFIX", "TokenBook", "create_token", "token_hash"]
+__all__ = ["TOKEN_PREFIX", "TokenBook", "create_token", "revoke_token", "token_hash"]
 
 #: Prefix of every token: says what the secret is when it turns up in a log or a leak scan.
 TOKEN_PREFIX = "kp_"
@@ -86,3 +86,25 @@ def create_token(name: str, path: Path) -> str:
     with os.fdopen(descriptor, "a", encoding="utf-8") as handle:
         handle.write(json.dumps(entry) + "\n")
     return token
+
+
+def revoke_token(name: str, path: Path) -> int:
+    """Remove every token called ``name`` from ``path``; returns how many were removed. A
+    running server reads the file again at its next request, so the token stops working at
+    once. The file is rewritten atomically (a new 0600 file renamed over it)."""
+    book = TokenBook.load(path)  # refuses a missing or broken file before changing anything
+    if name not in book.names_by_hash.values():
+        raise UsageError(f"{path} has no token named {name!r}; its tokens are: "
+                         f"{', '.join(sorted(set(book.names_by_hash.values()))) or 'none'}")
+    kept, removed = [], 0
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip() and json.loads(line).get("name") == name:
+            removed += 1
+        elif line.strip():
+            kept.append(line)
+    fresh = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    descriptor = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write("".join(line + "\n" for line in kept))
+    os.replace(fresh, path)
+    return removed

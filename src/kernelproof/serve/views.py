@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from datetime import datetime
+from datetime import datetime, timezone
 
 from pydantic import BaseModel, Field
 
@@ -76,6 +76,14 @@ def _result(verification: Verification) -> Result:
                   speedup_ci=record.speedup_ci, verification_id=verification.id)
 
 
+def _utc(moment: datetime | None) -> datetime | None:
+    """A stored time (naive, in UTC: SQLite keeps no zone) with its zone, so the API's times
+    are RFC 3339 (``...Z``/``+00:00``), as its schema says."""
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=timezone.utc)
+
+
 def submission_view(submission: Submission, verification: Verification | None,
                     source: str | None = None) -> SubmissionView:
     done = submission.status == SubmissionStatus.DONE.value and verification is not None
@@ -84,8 +92,9 @@ def submission_view(submission: Submission, verification: Verification | None,
         submitted_by=submission.token_name, attempts=submission.attempts,
         worker=submission.worker if submission.status == SubmissionStatus.RUNNING.value
         else None,
-        created_at=submission.created_at, started_at=submission.started_at,
-        finished_at=submission.finished_at, reused=submission.reused, reason=submission.reason,
+        created_at=_utc(submission.created_at), started_at=_utc(submission.started_at),
+        finished_at=_utc(submission.finished_at), reused=submission.reused,
+        reason=submission.reason,
         result=_result(verification) if done and verification is not None else None,
         packet=f"/submissions/{submission.id}" if done else None, source=source,
     )
@@ -149,7 +158,7 @@ def task_leaderboard(task: str,
     records = []
     for submission, verification in first.values():
         entry = Entry(submission_id=submission.id, submitted_by=submission.token_name,
-                      submitted_at=submission.created_at, result=_result(verification),
+                      submitted_at=_utc(submission.created_at), result=_result(verification),
                       packet=f"/submissions/{submission.id}")
         verdict = entry.result.verdict
         {Verdict.VERIFIED: board.ranked, Verdict.SUSPECT: board.suspect,

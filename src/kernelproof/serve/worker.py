@@ -1,15 +1,15 @@
 """A worker: claims submissions from the queue, verifies each, stores the result.
 
 The same :class:`WorkerLoop` runs in a worker process started by the server
-(``python -m kernelproof.serve.worker``, configured through :data:`CONFIG_ENV`), in a Ray actor,
-or in a thread with an injected verification function (tests of the queue). Each verification
-runs its reference and candidate in their own sandboxed processes, exactly as ``verify`` does;
-the worker only hands it the task and a file holding the source.
+(``python -m kernelproof.serve.worker``, configured through its stdin: see
+:func:`read_config`), in a Ray actor, or in a thread with an injected verification function
+(tests of the queue). Each verification runs its reference and candidate in their own
+sandboxed processes, exactly as ``verify`` does; the worker only hands it the task and a file
+holding the source, and stores the report with the server's secrets and paths taken out.
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import socket
@@ -27,13 +27,13 @@ from kernelproof.schema import Report
 from kernelproof.schema.suite import BenchTask
 from kernelproof.serve.catalog import SuiteCatalog, candidate_file_name
 from kernelproof.serve.queue import Claim, SubmissionQueue
+from kernelproof.serve.scrub import Scrubber
 
-__all__ = ["CONFIG_ENV", "VerifyFunction", "WorkerConfig", "WorkerLoop", "real_verification",
+__all__ = ["VerifyFunction", "WorkerConfig", "WorkerLoop", "read_config", "real_verification",
            "worker_name"]
 
-#: Environment variable carrying a worker process's :class:`WorkerConfig` as JSON. Not argv:
-#: a database URL may hold a password, and argv is world-readable in /proc.
-CONFIG_ENV = "KERNELPROOF_SERVE_WORKER"
+#: Largest configuration a worker reads from its stdin (a few KiB in practice).
+MAX_CONFIG_BYTES = 1 << 20
 
 #: Seconds between a worker's heartbeats. The server treats a submission whose heartbeat is
 #: :data:`STALE_AFTER_S` old as abandoned.
@@ -68,6 +68,10 @@ class WorkerConfig(BaseModel):
     name: str = ""
     """The worker's name in the queue; empty: :func:`worker_name` of its process."""
 
+    scratch: Path | None = None
+    """The worker's own temp folder (its ``TMPDIR``), under which every verification's
+    scratch lives: the server removes it when the worker is gone, whatever killed it."""
+
 
 def worker_name(pid: int | None = None) -> str:
     """``host:pid``: the name a local worker process claims under; the supervisor, which
@@ -91,9 +95,11 @@ class WorkerLoop:
     """Claim, verify, store, until :meth:`stop`."""
 
     def __init__(self, queue: SubmissionQueue, catalog: SuiteCatalog, run_id: int,
-                 verify: VerifyFunction, name: str) -> None:
+                 verify: VerifyFunction, name: str, scrubber: Scrubber | None = None) -> None:
         self.queue, self.catalog, self.run_id = queue, catalog, run_id
         self.verify, self.name = verify, name
+        self.scrubber = scrubber or Scrubber()
+        """Takes the server's secrets and paths out of each report before it is stored."""
         self._stopping = threading.Event()
 
     def stop(self) -> None:
@@ -122,11 +128,13 @@ class WorkerLoop:
         except Exception as exc:  # noqa: BLE001 - the verifier's own failure, kept as a value
             beating.stop()
             self.queue.fail(claim.id, "the verifier failed (not the candidate's fault): "
-                            + "".join(traceback.format_exception_only(type(exc), exc)).strip(),
+                            + self.scrubber.text("".join(
+                                traceback.format_exception_only(type(exc), exc)).strip()),
                             worker=self.name)
             return True
         beating.stop()
-        self.queue.finish(claim, self.name, self.run_id, task.level, task.problem, report)
+        self.queue.finish(claim, self.name, self.run_id, task.level, task.problem,
+                          self.scrubber.report(report))
         return True
 
     def _verify(self, task: BenchTask, claim: Claim) -> Report:
@@ -163,26 +171,57 @@ class _Heartbeat:
 def _die_with_parent() -> None:
     """Ask the kernel to kill this worker when the server dies (Linux), so a restarted server
     finds no orphan still verifying what it requeues."""
-    PR_SET_PDEATHSIG = 1
+    from kernelproof.sandbox import die_with_parent
+
+    die_with_parent()
+
+
+def read_config() -> WorkerConfig:
+    """The worker's configuration, which the server writes to its stdin and then closes. Not
+    the environment, which every process the worker starts inherits, and not argv, which any
+    local user reads in /proc: the store's URL may hold a password. Once read, stdin is
+    /dev/null, so nothing started later can read it again."""
+    data = sys.stdin.buffer.read(MAX_CONFIG_BYTES)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, sys.stdin.fileno())
+    os.close(null)
+    return WorkerConfig.model_validate_json(data)
+
+
+def _own_session() -> None:
+    """Lead a new session: the server finds (and kills) every process this worker started,
+    however deep, by its session id, which they keep across forks and namespaces."""
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (AttributeError, OSError):
-        pass
+        os.setsid()
+    except OSError:
+        pass  # already a session leader
+
+
+def _use_scratch(folder: Path | None) -> None:
+    """Make ``folder`` the temp folder of this worker and everything it starts."""
+    if folder is None:
+        return
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.environ["TMPDIR"] = str(folder)
+    tempfile.tempdir = None  # forget the folder chosen before
 
 
 def main() -> None:
-    """A worker process: read the config from :data:`CONFIG_ENV` and drain the queue until
-    SIGTERM (which lets the current verification finish)."""
+    """A worker process: read the config from stdin and drain the queue until SIGTERM
+    (which lets the current verification finish)."""
     from kernelproof.serve.database import open_store
 
     _die_with_parent()
+    _own_session()
     os.nice(WORKER_NICENESS)
-    config = WorkerConfig.model_validate_json(os.environ[CONFIG_ENV])
+    config = read_config()
+    _use_scratch(config.scratch)
     store = open_store(config.db_url)
     catalog = SuiteCatalog.read(config.suite, config.profile, config.overrides)
     loop = WorkerLoop(SubmissionQueue(store), catalog, config.run_id,
                       real_verification(config.profile, config.overrides),
-                      config.name or worker_name())
+                      config.name or worker_name(),
+                      Scrubber.for_server(config.db_url, config.suite))
     signal.signal(signal.SIGTERM, lambda *_: loop.stop())
     try:
         loop.run_forever()

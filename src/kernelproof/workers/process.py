@@ -33,6 +33,7 @@ from kernelproof.protocol.spec import WorkerSpec, start_worker
 from kernelproof.workers.candidate_environment import trusted_environment
 from kernelproof.workers.freezer import Freezer
 from kernelproof.workers.process_tree import Confinement, ProcessTree
+from kernelproof.workers.write_cap import WriteMeter
 
 if TYPE_CHECKING:
     import torch
@@ -134,6 +135,7 @@ class DeathCause(str, Enum):
     SIGNAL = "signal"
     EXIT = "exit"
     OUT_OF_MEMORY = "out-of-memory"
+    WRITE_CAP = "write-cap"
     PROTOCOL = "protocol"
 
 
@@ -232,6 +234,9 @@ class WorkerProcess:
 
     _sent_at: float = 0.0
 
+    writes: WriteMeter | None = None
+    """A candidate's folders, measured against the cap on what it may write."""
+
     def start(self) -> None:
         _LIVE.add(self)
         context = _context()
@@ -246,6 +251,8 @@ class WorkerProcess:
         self.tree = ProcessTree(self.process.pid)
         if self.spec.role == "candidate":
             self.freezer = Freezer(self.tree, group=self.process.pid)
+            self.writes = WriteMeter([self.spec.workdir,
+                                      *(self.spec.sandbox or {}).get("writable", [])])
 
     @property
     def alive(self) -> bool:
@@ -333,6 +340,11 @@ class WorkerProcess:
                     f"{self.memory_limit_bytes / 2**30:.1f} GiB",
                     log_tail=self.log_tail(),
                 )))
+            over = self.writes.over_cap() if self.writes is not None else None
+            if over is not None:
+                self.kill()
+                return Response(death=self._record(WorkerDeath(
+                    DeathCause.WRITE_CAP, over, log_tail=self.log_tail())))
             if time.monotonic() > deadline:
                 self.kill()
                 return Response(death=self._record(WorkerDeath(
