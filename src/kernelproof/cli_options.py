@@ -85,4 +85,4 @@ def policy_options(command: F) -> F:
                           "suspect. See docs/security.md."),
     )):
         decorated = option(decorated)
-    return decorated  # type: ignore[no-any-return]
+    return decorated
