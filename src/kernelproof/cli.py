@@ -170,14 +170,14 @@ def _present(report: Any, **paths: Path | None) -> None:
     """Print the terminal summary, write the requested files, and annotate located findings
     when running in GitHub Actions (workflow commands go to stdout verbatim)."""
     from kernelproof.report.files import write_outputs
-    from kernelproof.report.github import annotations, running_on_github
+    from kernelproof.report.github import running_on_github, workflow_commands
     from kernelproof.report.terminal import render_report
 
     render_report(report, console)
     for path in write_outputs(report, **paths):
         console.print(Text(f"wrote {path}"))
     if running_on_github():
-        for line in annotations(report):
+        for line in workflow_commands(report):
             click.echo(line)
 
 

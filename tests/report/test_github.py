@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from kernelproof.report.github import annotations, running_on_github
+from kernelproof.report.github import running_on_github, workflow_commands
 from kernelproof.schema import Finding, Severity, SourceLocation, Verdict
 
 
 def test_one_annotation_per_located_finding(full_report):
-    lines = annotations(full_report)
+    lines = workflow_commands(full_report)
     assert lines == [
         "::warning file=examples/softmax/wrong_odd.py,line=16,title=kernelproof "
         "static-introspection,col=9::References `os._exit`: it can take the harness down.",
@@ -19,7 +19,7 @@ def test_one_annotation_per_located_finding(full_report):
 def test_messages_and_properties_are_escaped(build_report):
     finding = Finding(check="tampering", severity=Severity.SUSPECT, message="50%\nnext line",
                       location=SourceLocation(path="dir,x/k:1.py", line=3))
-    (line,) = annotations(build_report(Verdict.SUSPECT, findings=[finding]))
+    (line,) = workflow_commands(build_report(Verdict.SUSPECT, findings=[finding]))
     assert line == ("::error file=dir%2Cx/k%3A1.py,line=3,title=kernelproof tampering::"
                     "50%25%0Anext line")
 

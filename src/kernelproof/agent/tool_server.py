@@ -18,6 +18,7 @@ mcp 1); every verification runs through one warm Session.
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import sys
 import threading
@@ -167,18 +168,20 @@ def _renamed(text: str, names: dict[str, str]) -> str:
     return text
 
 
-def _server_class() -> Any:
-    try:
-        from mcp.server.mcpserver import MCPServer
+#: Where the MCP SDK keeps its server class: mcp 2's MCPServer, else mcp 1's FastMCP. Looked up
+#: by name, since each exists in one major version only (a static import of either is an error
+#: to the type checker under the other).
+_SERVER_CLASSES = (("mcp.server.mcpserver", "MCPServer"), ("mcp.server.fastmcp", "FastMCP"))
 
-        return MCPServer
-    except ImportError:
+
+def _server_class() -> Any:
+    for module, name in _SERVER_CLASSES:
         try:
-            from mcp.server.fastmcp import FastMCP  # mcp 1.x
-        except ImportError:
-            raise ImportError("kernelproof mcp needs the official MCP SDK: pip install "
-                              "'kernelproof[agents]' (or pip install mcp)") from None
-        return FastMCP
+            return getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            continue
+    raise ImportError("kernelproof mcp needs the official MCP SDK: pip install "
+                      "'kernelproof[agents]' (or pip install mcp)")
 
 
 def build_server(tools: AgentTools) -> Any:

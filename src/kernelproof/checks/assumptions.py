@@ -10,7 +10,7 @@ transform. What no rule explains is listed as it is.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Literal
 
 from kernelproof.schema import (
     Assumption,
@@ -26,8 +26,11 @@ from kernelproof.schema import (
 #: divisor that explains every failure is the tightest statement.
 DIVISORS = (2, 4, 8, 16, 32, 64, 128, 256)
 
-_KIND_OF = {TestOutcome.FAILED: "wrong", TestOutcome.RAISED: "raises",
-            TestOutcome.CRASHED: "crashes"}
+#: What a bad cell did, as an :class:`Assumption`'s ``kind`` names it.
+_FailureKind = Literal["wrong", "raises", "crashes"]
+
+_KIND_OF: dict[TestOutcome, _FailureKind] = {
+    TestOutcome.FAILED: "wrong", TestOutcome.RAISED: "raises", TestOutcome.CRASHED: "crashes"}
 
 _VALUE_WORDS = {
     ValueTransform.SCALE_UP: "on inputs scaled by 1e3 (overflow or lost precision)",
@@ -72,7 +75,7 @@ def infer_assumptions(tests: list[CorrectnessTest], default_knobs: dict[str, int
     return assumptions
 
 
-def _explain(kind: str, bad: list[CorrectnessTest], tests: list[CorrectnessTest],
+def _explain(kind: _FailureKind, bad: list[CorrectnessTest], tests: list[CorrectnessTest],
              default_knobs: dict[str, int]) -> list[Assumption]:
     found: list[Assumption] = []
     verb = {"wrong": "wrong", "raises": "raises", "crashes": "crashes"}[kind]
@@ -81,7 +84,7 @@ def _explain(kind: str, bad: list[CorrectnessTest], tests: list[CorrectnessTest]
     for transform, words in transforms:
         hits = [t for t in remaining if transform in (t.variant.value, t.variant.layout)]
         if hits:
-            found.append(Assumption(statement=f"{verb} {words}", kind=kind,  # type: ignore[arg-type]
+            found.append(Assumption(statement=f"{verb} {words}", kind=kind,
                                     variants=[t.variant.name for t in hits]))
             remaining = [t for t in remaining if t not in hits]
     shaped = [t for t in remaining if t.variant.kind is VariantKind.SHAPE]
@@ -91,13 +94,13 @@ def _explain(kind: str, bad: list[CorrectnessTest], tests: list[CorrectnessTest]
     if remaining:
         found.append(Assumption(
             statement=f"{verb} at the benchmark's own shape on some seeds",
-            kind=kind,  # type: ignore[arg-type]
+            kind=kind,
             variants=[t.variant.name for t in remaining],
         ))
     return found
 
 
-def _shape_assumption(verb: str, kind: str, bad: list[CorrectnessTest],
+def _shape_assumption(verb: str, kind: _FailureKind, bad: list[CorrectnessTest],
                       tests: list[CorrectnessTest], default_knobs: dict[str, int]) -> Assumption:
     def knobs(test: CorrectnessTest) -> dict[str, int]:
         return {**default_knobs, **test.variant.knobs}
@@ -108,7 +111,7 @@ def _shape_assumption(verb: str, kind: str, bad: list[CorrectnessTest],
     rules = [r for r in _rules(default_knobs, failing, good) if not any(r.holds(k) for k in good)]
     for rule in rules:
         if all(rule.holds(k) for k in failing):
-            return Assumption(statement=f"{verb} {rule.statement}", kind=kind,  # type: ignore[arg-type]
+            return Assumption(statement=f"{verb} {rule.statement}", kind=kind,
                               variants=[t.variant.name for t in bad])
     # Two conditions together ("batch_size exceeds 64 or in_features exceeds 1024"), each
     # contradicted by no passing cell.
@@ -117,11 +120,11 @@ def _shape_assumption(verb: str, kind: str, bad: list[CorrectnessTest],
             if all(first.holds(k) or second.holds(k) for k in failing):
                 return Assumption(
                     statement=f"{verb} {first.statement} or {second.statement}",
-                    kind=kind,  # type: ignore[arg-type]
+                    kind=kind,
                     variants=[t.variant.name for t in bad],
                 )
     listed = ", ".join(t.variant.name.removeprefix("shape:") for t in bad[:6])
-    return Assumption(statement=f"{verb} at some shapes ({listed})", kind=kind,  # type: ignore[arg-type]
+    return Assumption(statement=f"{verb} at some shapes ({listed})", kind=kind,
                       variants=[t.variant.name for t in bad])
 
 
@@ -130,20 +133,27 @@ def _rules(default: dict[str, int], failing: list[dict[str, int]],
     """Candidate rules, simplest first."""
     rules: list[_Rule] = []
     for name, value in default.items():
-        rules.append(_Rule(f"when {name} is odd", lambda k, n=name: k[n] % 2 == 1))
-        for divisor in DIVISORS[1:]:
-            if value % divisor == 0:
-                rules.append(_Rule(f"when {name} is not a multiple of {divisor}",
-                                   lambda k, n=name, d=divisor: k[n] % d != 0))
-        rules.append(_Rule(f"when {name} is 1", lambda k, n=name: k[n] == 1))
-        passing_values = [k[name] for k in good]
-        if passing_values:
-            top, bottom = max(passing_values), min(passing_values)
-            rules.append(_Rule(f"when {name} exceeds {top}", lambda k, n=name, t=top: k[n] > t))
-            rules.append(_Rule(f"when {name} is below {bottom}",
-                               lambda k, n=name, b=bottom: k[n] < b))
-        rules.append(_Rule(f"unless {name} = {value} (hard-coded to the benchmark's shape)",
-                           lambda k, n=name, v=value: k[n] != v))
+        rules += _knob_rules(name, value, [k[name] for k in good])
     rules.append(_Rule("unless the shape is the benchmark's own (hard-coded)",
                        lambda k: k != default))
+    return rules
+
+
+def _knob_rules(name: str, value: int, passing_values: list[int]) -> list[_Rule]:
+    """The rules about one knob (``value`` at the benchmark's shape), simplest first. A
+    function of its own so that each predicate closes over this knob, not a loop variable."""
+
+    def not_multiple_of(divisor: int) -> _Rule:
+        return _Rule(f"when {name} is not a multiple of {divisor}",
+                     lambda k: k[name] % divisor != 0)
+
+    rules = [_Rule(f"when {name} is odd", lambda k: k[name] % 2 == 1)]
+    rules += [not_multiple_of(divisor) for divisor in DIVISORS[1:] if value % divisor == 0]
+    rules.append(_Rule(f"when {name} is 1", lambda k: k[name] == 1))
+    if passing_values:
+        top, bottom = max(passing_values), min(passing_values)
+        rules.append(_Rule(f"when {name} exceeds {top}", lambda k: k[name] > top))
+        rules.append(_Rule(f"when {name} is below {bottom}", lambda k: k[name] < bottom))
+    rules.append(_Rule(f"unless {name} = {value} (hard-coded to the benchmark's shape)",
+                       lambda k: k[name] != value))
     return rules

@@ -48,7 +48,8 @@ def findings_from_observations(
             continue
         check = FindingCheck(name)
         severity = OBSERVATION_SEVERITY[check]
-        evidence = item.get("evidence") if isinstance(item.get("evidence"), dict) else {}
+        reported = item.get("evidence")
+        evidence: dict[str, Any] = reported if isinstance(reported, dict) else {}
         found.append(Finding(
             check=check,
             severity=severity,
@@ -62,8 +63,8 @@ def findings_from_observations(
 
 def merge_findings(findings: list[Finding]) -> list[Finding]:
     """One finding per (check, message) pair, with the variants it was seen on collected."""
-    merged: dict[tuple[str, str], Finding] = {}
-    variants: dict[tuple[str, str], list[str]] = {}
+    merged: dict[tuple[FindingCheck, str], Finding] = {}
+    variants: dict[tuple[FindingCheck, str], list[str]] = {}
     for finding in findings:
         key = (finding.check, finding.message)
         if key not in merged:

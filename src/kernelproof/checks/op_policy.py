@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernelproof.schema import Finding, OpAudit, Severity
+from kernelproof.schema import Finding, FindingCheck, OpAudit, Severity
 
 #: Ops that move, view, allocate or convert data without computing: they do not make a
 #: candidate "the reference" and are not the work a kernel replaces.
@@ -132,7 +132,7 @@ def audit_ops(
               if not c.candidate.get("aten") and not c.candidate.get("custom")]
     if silent:
         add(Finding(
-            check="op-audit-contradiction", severity=Severity.SUSPECT,
+            check=FindingCheck.OP_AUDIT_CONTRADICTION, severity=Severity.SUSPECT,
             message=f"{len(silent)} of {len(calls)} calls produced outputs while the op audit "
                     "inside the candidate recorded no work at all: the audit was blinded "
                     "(profiling switched off, work on an unprofiled thread), so nothing it "
@@ -141,14 +141,14 @@ def audit_ops(
         ))
     if declared_kernels and not total_custom:
         add(Finding(
-            check="dead-kernel", severity=Severity.SUSPECT,
+            check=FindingCheck.DEAD_KERNEL, severity=Severity.SUSPECT,
             message=f"the source defines custom kernel(s) {', '.join(declared_kernels[:6])} but "
                     f"none ran in {len(calls)} calls: the work was done by other code",
             evidence={"declared": declared_kernels, "calls": len(calls)},
         ))
     if with_custom and without_custom:
         add(Finding(
-            check="fallback", severity=Severity.SUSPECT,
+            check=FindingCheck.FALLBACK, severity=Severity.SUSPECT,
             message=f"custom kernels ran on {len(with_custom)} call(s) but not on "
                     f"{len(without_custom)}: another path (typically PyTorch) answered those: "
                     + ", ".join(without_custom[:6]),
@@ -156,7 +156,7 @@ def audit_ops(
         ))
     if passthrough:
         add(Finding(
-            check="passthrough",
+            check=FindingCheck.PASSTHROUGH,
             severity=Severity.INFO if allow_torch else Severity.SUSPECT,
             message=f"on {len(passthrough)} of {len(calls)} calls the candidate ran every heavy "
                     "op the reference runs"
@@ -171,7 +171,7 @@ def audit_ops(
                                       for c in calls)))
         if shared:
             add(Finding(
-                check="strict-heavy-op", severity=Severity.SUSPECT,
+                check=FindingCheck.STRICT_HEAVY_OP, severity=Severity.SUSPECT,
                 message=f"--strict: the candidate runs the reference's heavy op(s) "
                         f"{', '.join(shared[:6])} instead of a kernel of its own",
                 evidence={"ops": shared},
@@ -179,7 +179,7 @@ def audit_ops(
     low = sum((Counter(c.candidate.get("low_precision", {})) for c in calls), Counter())
     if low:
         add(Finding(
-            check="precision-cast", severity=Severity.WARN,
+            check=FindingCheck.PRECISION_CAST, severity=Severity.WARN,
             message="reduced-precision (fp16/bf16) computation inside a wider-dtype task: "
                     + ", ".join(f"{k} x{v}" for k, v in low.most_common(5)),
             evidence={"ops": dict(low)},
@@ -187,27 +187,27 @@ def audit_ops(
     removed = [c.variant for c in calls if c.candidate.get("hook_removed")]
     if removed:
         add(Finding(
-            check="tampering", severity=Severity.SUSPECT,
+            check=FindingCheck.TAMPERING, severity=Severity.SUSPECT,
             message="the candidate removed the harness's profiling hook during a call",
             evidence={"variants": removed[:20]},
         ))
     if total_custom:
         torch_ops = sorted(candidate_heavy)
         add(Finding(
-            check="custom-kernels", severity=Severity.INFO,
+            check=FindingCheck.CUSTOM_KERNELS, severity=Severity.INFO,
             message="custom kernels ran: " + ", ".join(f"{k} x{v}" for k, v in total_custom.most_common(6))
                     + (f"; torch ops also used: {', '.join(torch_ops[:6])}" if torch_ops else ""),
             evidence={"kernels": dict(total_custom), "torch_ops": torch_ops},
         ))
     elif compiled:
         add(Finding(
-            check="torch-compile", severity=Severity.INFO,
+            check=FindingCheck.TORCH_COMPILE, severity=Severity.INFO,
             message="the candidate runs torch.compile-generated code; its speedup over the "
                     "torch.compile baseline shows whether it adds anything",
         ))
     elif not passthrough and candidate_heavy:
         add(Finding(
-            check="torch-rewrite", severity=Severity.INFO,
+            check=FindingCheck.TORCH_REWRITE, severity=Severity.INFO,
             message="a pure PyTorch rewrite with different ops: "
                     + ", ".join(sorted(candidate_heavy)[:8]),
             evidence={"candidate_ops": dict(candidate_heavy),

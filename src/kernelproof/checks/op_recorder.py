@@ -19,6 +19,7 @@ import sys
 import sysconfig
 import threading
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
@@ -132,7 +133,7 @@ class OpRecorder:
             self.leaves[name] += 1
         if self.working_dtype in (torch.float32, torch.float64):
             dtypes = set(getattr(event, "input_dtypes", None) or ())
-            concrete = getattr(event, "concrete_inputs", None) or ()
+            concrete: Sequence[Any] = getattr(event, "concrete_inputs", None) or ()
             narrowing_cast = name == "aten::_to_copy" and len(concrete) > 1 and (
                 concrete[1] in LOW_PRECISION_SCALAR_TYPES
             )

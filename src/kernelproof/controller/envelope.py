@@ -77,22 +77,23 @@ def _knob_range(knob: str, tests: list[CorrectnessTest], signatures: Mapping[str
     low, high = _grow(default, values, bad)
     span = [v for v in values if low <= v <= high]
     bindings, unbound = _bindings(knob, {v: passed[v] for v in values}, templates)
-    common = dict(knob=knob, values=values, low=low, high=high, bindings=bindings)
+
+    def grown(covered: bool, reason: str) -> KnobRange:
+        return KnobRange(knob=knob, values=values, low=low, high=high, bindings=bindings,
+                         covered=covered, reason=reason)
+
     if unbound:
-        return KnobRange(**common, covered=False, reason=unbound)
+        return grown(False, unbound)
     if not bindings:
-        return KnobRange(**common, covered=False,
-                         reason="no input dimension follows this knob; calls match exactly")
+        return grown(False, "no input dimension follows this knob; calls match exactly")
     if len(span) < MIN_RANGE_VALUES or not any(v % 2 and v > 1 for v in span):
-        return KnobRange(**common, covered=False,
-                         reason=f"only {len(span)} verified value(s) near the default "
-                                f"({', '.join(map(str, span))}); a range needs "
-                                f"{MIN_RANGE_VALUES}, one of them odd, each within "
-                                f"{MAX_RANGE_GAP:g}x of the next")
-    return KnobRange(**common, covered=True,
-                     reason=f"verified at {len(span)} values from {low} to {high}, each within "
-                            f"{MAX_RANGE_GAP:g}x of the next and of an odd one, none failing "
-                            "between them")
+        return grown(False, f"only {len(span)} verified value(s) near the default "
+                            f"({', '.join(map(str, span))}); a range needs "
+                            f"{MIN_RANGE_VALUES}, one of them odd, each within "
+                            f"{MAX_RANGE_GAP:g}x of the next")
+    return grown(True, f"verified at {len(span)} values from {low} to {high}, each within "
+                       f"{MAX_RANGE_GAP:g}x of the next and of an odd one, none failing "
+                       "between them")
 
 
 def _grow(default: int, values: list[int], bad: set[int]) -> tuple[int, int]:

@@ -66,6 +66,7 @@ from kernelproof.workers.pair import WorkerPair, prepare_request, worker_threads
 from kernelproof.workers.reference_memo import TaskMemo, TaskMemos
 from kernelproof.errors import CandidateFormatError, TaskError, UsageError
 from kernelproof.schema.envelope import Envelope
+from kernelproof.schema.pipeline import PipelineStop
 from kernelproof.schema import (
     Artifact,
     Assumption,
@@ -223,7 +224,7 @@ class _Run:
         self.deadline = deadline
         """A ``time.monotonic()`` instant after which no stage starts and no candidate
         request runs (see :func:`verify`)."""
-        self.stopped: str | None = None
+        self.stopped: PipelineStop | None = None
         """Why the stages stopped early: ``fail-fast`` or ``deadline`` (the report's
         ``pipeline.stopped``)."""
         self.loaded = loaded

@@ -27,12 +27,17 @@ def predicted_speedup(rows: list[AmdahlRow], *, at_host_signature: bool = False
                       ) -> float | None:
     """``1 / ((1 - sum p) + sum p / s)`` over the targets; None when a speedup is unknown.
     With ``at_host_signature``, each target's speedup at the host's signature where timed."""
-    speeds = [(r.host_signature_speedup if at_host_signature
-               and r.host_signature_speedup is not None else r.isolated_speedup) for r in rows]
-    if not rows or any(s is None or s <= 0 for s in speeds):
+    if not rows:
         return None
+    speeds: list[float] = []
+    for r in rows:
+        speed = (r.host_signature_speedup if at_host_signature
+                 and r.host_signature_speedup is not None else r.isolated_speedup)
+        if speed is None or speed <= 0:
+            return None
+        speeds.append(speed)
     rest = 1.0 - sum(r.share for r in rows)
-    return 1.0 / (max(rest, 0.0) + sum(r.share / s for r, s in zip(rows, speeds)))  # type: ignore[operator]
+    return 1.0 / (max(rest, 0.0) + sum(r.share / s for r, s in zip(rows, speeds)))
 
 
 def shares_disagree(row: AmdahlRow) -> bool:

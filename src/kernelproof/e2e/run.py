@@ -258,7 +258,7 @@ class _E2ERun:
             init_args=list(trace.instances[0].init_args), isolated_verdict=report.verdict,
             isolated_summary=report.summary,
             isolated_speedup=timing.speedup if timing else None,
-            isolated_speedup_ci=tuple(timing.speedup_ci) if timing else None,
+            isolated_speedup_ci=timing.speedup_ci if timing else None,
             isolated_duration_s=report.duration_s, envelope=report.envelope)
 
     def _coverage(self, substitution: Substitution, trace: TargetTrace) -> None:

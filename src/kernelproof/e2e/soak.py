@@ -27,6 +27,7 @@ from kernelproof.schema.e2e import LatencyCurve, Soak
 from kernelproof.tasks.loaded import LoadedTask
 from kernelproof.workers.pair import WorkerPair, prepare_request
 from kernelproof.protocol.requests import RunRequest
+from kernelproof.workers.process import WorkerProcess
 
 #: Steps a fresh candidate model repeats to look for nondeterminism.
 REPEATED_STEPS = 16
@@ -99,8 +100,8 @@ def run_soak(loaded: LoadedTask, settings: Settings, steps: int, init_seed: int,
                                         f"{step}: {cand.failure}", step=step))
                 break
             soak.steps = step + 1
-            soak.rss_bytes["reference"].append(pair.reference.tree.resident_bytes())
-            soak.rss_bytes["candidate"].append(pair.candidate.tree.resident_bytes())
+            soak.rss_bytes["reference"].append(_resident_bytes(pair.reference))
+            soak.rss_bytes["candidate"].append(_resident_bytes(pair.candidate))
             _record_cuda(soak, {"reference": ref, "candidate": cand})
             times["reference"].append(ref.data.call_s or 0.0)
             times["candidate"].append(cand.data.call_s or 0.0)
@@ -117,6 +118,12 @@ def run_soak(loaded: LoadedTask, settings: Settings, steps: int, init_seed: int,
     findings += drift_findings(soak, repro.format(steps=(soak.first_drift_step or 0) + 1))
     findings += _nondeterminism_findings(soak)
     return SoakOutcome(soak, findings)
+
+
+def _resident_bytes(worker: WorkerProcess | None) -> int:
+    """The resident memory of a worker that has just answered (its whole process tree)."""
+    assert worker is not None and worker.tree is not None, "a worker that answered is running"
+    return worker.tree.resident_bytes()
 
 
 #: Why the soak could not go on, before the candidate's failure.

@@ -9,6 +9,8 @@ hands the kernel a layout or shape where it is slow, that is the evidence.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from kernelproof.e2e.amdahl import judge
 from kernelproof.e2e.envelope import elements
 from kernelproof.e2e.trace_record import TargetTrace, TraceResult
@@ -58,7 +60,7 @@ def amdahl_row(substitution: Substitution, traced: TraceResult, position: int,
         row.host_signature = signature.describe()
         row.host_signature_calls = trace.signature_counts[index]
         row.host_signature_speedup = at_host.timing.speedup
-        row.host_signature_speedup_ci = tuple(at_host.timing.speedup_ci)
+        row.host_signature_speedup_ci = at_host.timing.speedup_ci
     return row
 
 
@@ -68,7 +70,7 @@ def build_speed(traced: TraceResult, rows: list[AmdahlRow], host_report: Report)
                   profiler_error=traced.profiler_error)
     if host_report.timing is not None:
         speed.measured_speedup = host_report.timing.speedup
-        speed.measured_speedup_ci = tuple(host_report.timing.speedup_ci)
+        speed.measured_speedup_ci = host_report.timing.speedup_ci
     return judge(speed)
 
 
@@ -83,5 +85,5 @@ def speed_finding(speed: Speed) -> Finding | None:
                    evidence=speed.model_dump(mode="json", exclude={"explanation"}))
 
 
-def _get(values: list[float | None], position: int) -> float | None:
+def _get(values: Sequence[float | None], position: int) -> float | None:
     return values[position] if position < len(values) else None

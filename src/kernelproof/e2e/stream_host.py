@@ -63,7 +63,7 @@ class _Answered:
             outputs = [o.to(device) if device is not None else o for o in outputs]
             return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
-        module.forward = forward  # type: ignore[method-assign]
+        module.forward = forward
 
 
 def run(request: TraceRequest, protocol: TextIO) -> None:

@@ -220,7 +220,8 @@ def _profile(result: TraceResult, log: _CallLog, host: Any, model: torch.nn.Modu
     (:func:`_profiler_shares`), the figure Amdahl uses."""
     log.recording = False
     inputs = build_inputs(host, variant, device=request.device, dtype=dtype)
-    totals, shares = [], [[] for _ in log.traces]
+    totals: list[float] = []
+    shares: list[list[float]] = [[] for _ in log.traces]
     with torch.no_grad():
         model(*inputs)  # warm
         for _ in range(request.profile_repeats):

@@ -88,7 +88,7 @@ def summarise(path: str | Path) -> DriftSummary:
                            value_coverage=latest.values, problems=problems,
                            windows=[w.end_utc for w in windows])
     totals = {axis.name: DimensionShare() for axis in axes}
-    per_window = {axis.name: [] for axis in axes}
+    per_window: dict[str, list[DimensionShare]] = {axis.name: [] for axis in axes}
     outside: Counter[CallSignature] = Counter()
     for window in windows:
         shares = {axis.name: DimensionShare() for axis in axes}

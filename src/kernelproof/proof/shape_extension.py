@@ -137,7 +137,7 @@ def _size_lines(envelope: Envelope, template: CallSignature) -> dict[tuple[int, 
 
 def _fit(knob: str, points: list[tuple[dict[str, int], int]]) -> Line | None:
     """``(knob, scale, offset)`` when every point's size is exactly scale * knob + offset."""
-    values = {}
+    values: dict[int, int] = {}
     for knobs, size in points:
         if knob not in knobs or values.setdefault(knobs[knob], size) != size:
             return None

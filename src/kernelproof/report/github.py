@@ -18,7 +18,7 @@ def running_on_github(environ: Mapping[str, str] | None = None) -> bool:
     return (environ if environ is not None else os.environ).get(GITHUB_ACTIONS_ENV) == "true"
 
 
-def annotations(report: Report) -> list[str]:
+def workflow_commands(report: Report) -> list[str]:
     """``::warning file=...,line=...::message`` lines for the report's located findings
     (``::error`` for fail and suspect, ``::notice`` for info)."""
     lines = []

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from kernelproof.schema.drift import DriftSummary
     from matplotlib.figure import Figure
+    from matplotlib.typing import RcKeyType
 
 #: Colours of the two implementations, the same in every plot and in the packet's CSS.
 REFERENCE_COLOUR = "#0969da"
@@ -54,7 +55,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 #: The packet's matplotlib style, applied only while a plot is drawn.
-_RC = {
+_RC: dict[RcKeyType, object] = {
     "svg.fonttype": "path",  # glyphs as paths: the plot reads the same without any font
     "svg.hashsalt": SVG_HASH_SALT,
     "font.size": 9,

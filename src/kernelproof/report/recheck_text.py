@@ -60,7 +60,7 @@ def _status(item: RecheckItem) -> str:
     if item.verdict_change is VerdictChange.LOST_VERIFIED:
         return f"[red]{text}: lost verified[/red]"
     if item.verdict_change not in (None, VerdictChange.UNCHANGED):
-        text += f": {item.verdict_change.value}"  # type: ignore[union-attr]
+        text += f": {item.verdict_change.value}"
     if item.speed_change is not None and item.speed_change.value in ("faster", "slower"):
         text += f", {item.speed_change.value}"
     style = STATUS_STYLE.get(item.status)

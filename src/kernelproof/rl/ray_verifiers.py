@@ -53,6 +53,7 @@ class RayVerifiers:
 
     def __init__(self, address: str | None = None, jobs: int | None = None) -> None:
         import ray
+        from ray.actor import ActorHandle
 
         if not ray.is_initialized():
             environment = {k: os.environ[k] for k in FORWARDED_ENVIRONMENT if k in os.environ}
@@ -61,7 +62,12 @@ class RayVerifiers:
                      num_cpus=jobs if address is None else None)
         slots = jobs or int(ray.available_resources().get("CPU", 1)) or 1
         actor = ray.remote(num_cpus=1, max_restarts=1)(RewardActor)
-        self._actors = [actor.remote() for _ in range(max(1, slots))]
+        self._actors: list[ActorHandle[RewardActor]] = []
+        for _ in range(max(1, slots)):
+            handle = actor.remote()
+            # Ray types a remote class's remote() as "a handle or the class"; it is the handle.
+            assert isinstance(handle, ActorHandle)
+            self._actors.append(handle)
         self._next = itertools.cycle(self._actors)
         self._refs: list[Any] = []
 

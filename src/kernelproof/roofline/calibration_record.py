@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -22,7 +22,7 @@ from kernelproof.roofline.fingerprint import machine_fingerprint, resolve_device
 
 log = logging.getLogger(__name__)
 
-CALIBRATION_SCHEMA = "kernelproof.calibration/1"
+CALIBRATION_SCHEMA: Final = "kernelproof.calibration/1"
 
 
 class MatmulMeasurement(BaseModel):

@@ -391,8 +391,8 @@ def count_work(
     breakdown: dict[str, float] = defaultdict(float)
     for packet, flops in flop_counter.get_flop_counts().get("Global", {}).items():
         breakdown[str(packet)] += flops
-    for name, flops in counter.flops.items():
-        breakdown[name] += flops
+    for name, observed in counter.flops.items():
+        breakdown[name] += observed
 
     reads = _distinct_traffic(read)
     modified = [t for t, before in versions if before is not None and _version(t) != before]

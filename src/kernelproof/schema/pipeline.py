@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from kernelproof.schema.verdict import Verdict
 
-__all__ = ["Pipeline", "Stage", "StageRecord", "decisive_stage"]
+__all__ = ["Pipeline", "PipelineStop", "Stage", "StageRecord", "decisive_stage"]
 
 
 class Stage(str, Enum):
@@ -48,13 +48,17 @@ class StageRecord(BaseModel):
     """The verdict the findings implied when the stage ended."""
 
 
+#: Why the stages stopped before the last (:attr:`Pipeline.stopped`).
+PipelineStop = Literal["fail-fast", "deadline"]
+
+
 class Pipeline(BaseModel):
     """How the verification's stages ran."""
 
     decided_by: Stage | None = None
     """The stage whose evidence decided the verdict (for ``verified``: the last stage run)."""
 
-    stopped: Literal["fail-fast", "deadline"] | None = None
+    stopped: PipelineStop | None = None
     """Why the stages stopped before the last: the first decisive failure (``fail_fast``),
     or the caller's deadline; None when every stage that applies ran."""
 

@@ -115,7 +115,9 @@ class AnswerArchive:
                 self._fail("open", exc)
         if self.store is not None and not self._broken:
             try:  # a store made before this module was imported lacks the table
-                ReferenceAnswer.__table__.create(self.store.engine, checkfirst=True)
+                # The Table itself: ``__table__`` is typed as any FROM clause, which has no create.
+                table = ReferenceAnswer.metadata.tables[ReferenceAnswer.__tablename__]
+                table.create(self.store.engine, checkfirst=True)
             except SQLAlchemyError as exc:
                 if "already exists" not in str(exc):  # made by another process meanwhile
                     self._fail("create the table of", exc)

@@ -481,11 +481,12 @@ class ResultsStore:
                 if row.id not in produced:
                     slots[(row.task_key, row.sample)] = row
             newest: dict[int, Recheck] = {}
-            for link in links:
-                newest[link.original_id] = link  # ids ascend: the last one is the newest
+            for recheck in links:
+                newest[recheck.original_id] = recheck  # ids ascend: the last one is the newest
             heads = []
             for key in sorted(slots):
-                row, link = slots[key], None
+                row = slots[key]
+                link: Recheck | None = None
                 seen = {row.id}
                 while row.id in newest and newest[row.id].verification_id not in seen:
                     link = newest[row.id]

@@ -24,7 +24,7 @@ import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from pydantic import ValidationError
 from rich.console import Console
@@ -232,14 +232,23 @@ def _store_proofs(store: ResultsStore, options: RecheckOptions) -> list[_Proof]:
 # -- judging each proof -----------------------------------------------------------------------
 
 
+class _ItemIdentity(TypedDict):
+    """The fields that name a proof, shared by every item ``_judge`` makes for it."""
+
+    key: str
+    candidate: str | None
+    task: str | None
+
+
 def _judge(proof: _Proof, options: RecheckOptions, report: RecheckReport) -> RecheckItem | None:
     """Decide one proof. A proof that needs no re-proof (still valid, re-proved here earlier)
     or cannot have one (its source is gone) gets its item in ``report`` now, and ``None`` is
     returned; an invalidated one returns its pending item, to be re-proved."""
     head = proof.head
     before = verdict_snapshot(head, proof.where)
-    common = dict(key=proof.key, candidate=head.candidate.path if head.candidate else None,
-                  task=head.reference.path if head.reference else None)
+    common = _ItemIdentity(key=proof.key,
+                           candidate=head.candidate.path if head.candidate else None,
+                           task=head.reference.path if head.reference else None)
     try:
         proof.settings, lowered = recheck_settings(head, options.threads,
                                                    options.trust_settings)

@@ -21,9 +21,11 @@ from kernelproof.errors import TaskError
 def _policy_field(name: str) -> tuple[Any, None]:
     """The type of ``Settings.<name>`` with its constraints, made optional (absent: inherit)."""
     field = Settings.model_fields[name]
-    annotation = field.annotation
+    annotation: Any = field.annotation
     if field.metadata:
-        annotation = Annotated[(annotation, *field.metadata)]  # type: ignore[valid-type]
+        # Annotated[type, *constraints], built at run time: mypy sees a value, pydantic a type.
+        parts = (annotation, *field.metadata)
+        annotation = Annotated[parts]
     return Optional[annotation], None  # noqa: UP007 (a runtime type, built from a field)
 
 
@@ -33,6 +35,7 @@ TaskPolicy: type[BaseModel] = create_model(
     "TaskPolicy",
     __config__=ConfigDict(extra="forbid", frozen=True),
     __doc__="The settings a task's ``POLICY`` may set; any other key is an error.",
+    # create_model's overloads type each field by name; these names are only known at run time.
     **{name: _policy_field(name) for name in sorted(TASK_POLICY_KEYS)},  # type: ignore[call-overload]
 )
 

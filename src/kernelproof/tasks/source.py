@@ -182,21 +182,19 @@ def parse_knobs(tree: ast.Module) -> dict[str, Knob]:
 def _find_knobs(tree: ast.Module) -> dict[str, Knob]:
     knobs: dict[str, Knob] = {}
     for target, value in _int_assignments(tree):
-        number = _constant_int(value) if value is not None else None
-        if (
-            target is not None
-            and number is not None
-            and number >= 0
-            and value.lineno == value.end_lineno  # type: ignore[union-attr]
-            and not target.startswith("_")
-            and target not in NOT_KNOBS
-        ):
+        if target is None or value is None or target.startswith("_") or target in NOT_KNOBS:
+            continue
+        number = _constant_int(value)
+        # The parser sets every node's end position (only hand-built nodes lack one).
+        if number is None or number < 0 or value.end_col_offset is None:
+            continue
+        if value.lineno == value.end_lineno:
             knobs[target] = Knob(
                 name=target,
                 value=number,
                 line=value.lineno,
                 col=value.col_offset,
-                end_col=value.end_col_offset,  # type: ignore[arg-type]
+                end_col=value.end_col_offset,
             )
     return knobs
 

@@ -131,9 +131,9 @@ class Context:
     # -- indexing ------------------------------------------------------------------------------
 
     def _index(self) -> None:
-        for node in self.tree.body:
-            if isinstance(node, (ast.Assign, ast.AnnAssign)):
-                for target, _ in assignment_pairs(node):
+        for statement in self.tree.body:
+            if isinstance(statement, (ast.Assign, ast.AnnAssign)):
+                for target, _ in assignment_pairs(statement):
                     if isinstance(target, ast.Name):
                         self.module_names.add(target.id)
         for node in self.nodes:
@@ -528,7 +528,10 @@ class Context:
         facts: dict[str, object] = dict(evidence or {})
         if node is not None and "code" not in facts:
             facts["code"] = self.snippet(node)
-        lineno = line or (getattr(node, "lineno", 1) if node is not None else 1)
+        if line:
+            lineno = line
+        else:
+            lineno = getattr(node, "lineno", 1) if node is not None else 1
         column = (getattr(node, "col_offset", 0) + 1) if node is not None and line is None else 1
         return make_finding(self.path, check, severity, lineno, column, message, facts)
 

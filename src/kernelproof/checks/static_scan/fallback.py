@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 
@@ -118,9 +119,10 @@ class _FallbackAnalysis:
 
 
 #: Statement types with exception handlers (``TryStar`` is ``except*``, Python 3.11+).
-_TRY_NODES: tuple[type[ast.stmt], ...] = tuple(
-    kind for kind in (getattr(ast, "Try", None), getattr(ast, "TryStar", None)) if kind is not None
-)
+if sys.version_info >= (3, 11):
+    _TRY_NODES: tuple[type[ast.Try | ast.TryStar], ...] = (ast.Try, ast.TryStar)
+else:
+    _TRY_NODES: tuple[type[ast.Try], ...] = (ast.Try,)
 
 
 def _walk_all(nodes: Iterable[ast.AST]) -> Iterator[ast.AST]:

@@ -31,13 +31,13 @@ def detect_inheritance(context: Context) -> Iterator[Finding]:
     changed = True
     while changed:
         changed = False
-        for node in classes:
-            if node.name in derived:
+        for class_def in classes:
+            if class_def.name in derived:
                 continue
-            base = _derives_from_reference(context, node.bases, derived)
+            base = _derives_from_reference(context, class_def.bases, derived)
             if base is not None:
-                derived.add(node.name)
-                flagged.append((node, node.name, base))
+                derived.add(class_def.name)
+                flagged.append((class_def, class_def.name, base))
                 changed = True
     for node in context.nodes:
         if isinstance(node, ast.Call) and len(node.args) == 3 and dotted_name(node.func) == "type":

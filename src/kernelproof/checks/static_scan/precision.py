@@ -33,12 +33,12 @@ def detect_precision_flags(context: Context) -> Iterator[Finding]:
 
 def detect_precision(context: Context) -> Iterator[Finding]:
     """Casts to half/bfloat16 in Python, and half types in C++/CUDA source strings (HACKS.md #11)."""
-    for node, name in context.references():
+    for reference, name in context.references():
         parts = name.split(".")
         low = parts[-1] in LOW_PRECISION_DTYPES or parts[-1].startswith("float8")
         if len(parts) > 1 and parts[0] in DTYPE_ROOTS and low:
             yield context.finding(
-                StaticCheck.PRECISION, Severity.INFO, node,
+                StaticCheck.PRECISION, Severity.INFO, reference,
                 f"Uses a reduced-precision dtype: `{name}`.", {"dtype": name},
             )
     for node in context.nodes:

@@ -29,11 +29,12 @@ def match_rule(context: Context, node: ast.AST, name: str) -> Rule | None:
 
 def detect_references(context: Context) -> Iterator[Finding]:
     """Timers, concurrency, dynamic code, introspection and I/O: references to watched names."""
-    for node, name in context.references():
-        rule = match_rule(context, node, name)
+    for reference, name in context.references():
+        rule = match_rule(context, reference, name)
         if rule is not None:
             yield context.finding(
-                rule.check, rule.severity, node, f"References {rule.what}: `{name}`.", {"name": name}
+                rule.check, rule.severity, reference, f"References {rule.what}: `{name}`.",
+                {"name": name}
             )
     for node in context.nodes:
         # Attributes of unnamed objects: ``Path(p).read_text()``, ``e.__traceback__.tb_frame``.
