@@ -487,8 +487,12 @@ def incidents(directory: Path, which: str | None, json_path: Path | None) -> Non
     """List the incidents a guard wrote to DIRECTORY (kernelproof.guard's incident_dir), or
     replay one. Exit code: 0 for a listing; a replay's is its verdict's; 4 for a bad
     directory or incident."""
-    from kernelproof.controller.incident_replay import replay
-    from kernelproof.dispatch.incidents import find_incident, read_incidents, replay_meaning
+    from kernelproof.dispatch.incidents import (
+        check_replayable,
+        find_incident,
+        read_incidents,
+        replay_meaning,
+    )
     from kernelproof.report.incidents import render_incidents
 
     try:
@@ -497,7 +501,10 @@ def incidents(directory: Path, which: str | None, json_path: Path | None) -> Non
             render_incidents(found, directory, console)
             return
         folder, incident = find_incident(found, which)
+        check_replayable(incident)  # before the verifier's machinery is loaded
         console.print(f"replaying {incident.describe()}")
+        from kernelproof.controller.incident_replay import replay
+
         report = replay(folder, incident)
     except KernelproofError as exc:
         _fail(exc)

@@ -44,6 +44,7 @@ class _LiveWorker:
 
     alive = True
     tree = object()
+    freezer = None
 
 
 def _reference(heavy: dict[str, int]) -> NativeProfile:
@@ -91,6 +92,8 @@ class _SchedTree:
 
 
 class _Sampler:
+    process_group = None
+
     def start(self, pid: int) -> None: ...
     def interrupt(self) -> None: ...
 

@@ -133,7 +133,8 @@ class _EmbeddingPair:
                 "bytes": 4.0 * (k["num_embeddings"] * k["embedding_dim"] + output)
                 + 8.0 * k["batch_size"] * k["seq_len"],
                 "largest_tensor_elements": float(output)}
-        return Response(reply=WorkerReply(ok=True, phase=Phase.PREPARE, data=data))
+        return Response(reply=WorkerReply(ok=True, phase=Phase.PREPARE, data=data),
+                        reply_model=request.reply_model)
 
 
 class _RowsPair:
@@ -148,7 +149,8 @@ class _RowsPair:
         elements = k["batch_size"] * k["seq_len"] * k["hidden"]
         data = {"ok": True, "flops": 0.0, "bytes": 8.0 * elements + 4.0 * k["hidden"],
                 "largest_tensor_elements": float(elements)}
-        return Response(reply=WorkerReply(ok=True, phase=Phase.PREPARE, data=data))
+        return Response(reply=WorkerReply(ok=True, phase=Phase.PREPARE, data=data),
+                        reply_model=request.reply_model)
 
 
 EMBEDDING = {"batch_size": 16, "seq_len": 512, "num_embeddings": 131073, "embedding_dim": 512}

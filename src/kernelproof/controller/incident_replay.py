@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kernelproof.controller.verify import verify
-from kernelproof.errors import UsageError
+from kernelproof.dispatch.incidents import check_replayable
 from kernelproof.schema import Report
 from kernelproof.schema.incident import Incident
 
@@ -17,14 +17,7 @@ def replay(folder: Path, incident: Incident) -> Report:
     """Rerun the incident through ``verify``: the report's candidate and reference files at the
     call's knobs, with the saved inputs as one more cell. Raises :class:`UsageError` when the
     incident cannot be replayed (written without a folder, or the report names no files)."""
-    if incident.signature is None:
-        raise UsageError(f"incident {incident.id} is about the environment, not a call: there "
-                         f"is nothing to replay. Re-prove the verdict here instead: "
-                         f"{incident.command}")
-    if not incident.replay_settings or not incident.reference_path or not (
-            incident.candidate_path):
-        raise UsageError(f"incident {incident.id} cannot be replayed: it names no reference "
-                         "and candidate files (the guard's report named none)")
+    check_replayable(incident)
     settings = {**incident.replay_settings,
                 # The folder may have moved since it was written: read the inputs from it.
                 "inputs_file": str(folder / incident.inputs_file)}

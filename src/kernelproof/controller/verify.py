@@ -14,6 +14,7 @@ import shutil
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,7 +27,7 @@ from kernelproof.controller.freeze_evidence import frozen_findings
 from kernelproof.checks.degenerate import DefaultCall, degenerate_findings
 from kernelproof.checks.observations import findings_from_observations, merge_findings
 from kernelproof.checks.op_policy import audit_ops
-from kernelproof.checks.static_scan import scan_source
+from kernelproof.checks.static_scan import StaticScan, scan_source
 from kernelproof.checks.tolerance import TolerancePolicy
 from kernelproof.config import Settings, SettingsOverrides, resolve_settings
 from kernelproof.controller.confinement import sandbox_section
@@ -214,6 +215,17 @@ def _controller_threads() -> Iterator[None]:
                 torch.set_num_threads(_THREADS_STATE["previous"])
 
 
+@dataclass(frozen=True)
+class _MatrixPlan:
+    """What the matrix will run: the fitted default shape, the groups within this machine's
+    budget and those over it, and how outputs are judged."""
+
+    sizing: Sizing
+    runnable: list[ShapeGroup]
+    over_budget: list[ShapeGroup]
+    policy: TolerancePolicy
+
+
 class _Run:
     """The state of one verification while it runs."""
 
@@ -258,17 +270,18 @@ class _Run:
         """The reference's own error per output, learned in the matrix (timed outputs are
         compared with the reference's timed outputs at this tolerance)."""
         self.loaded_at = time.monotonic()
-        self.static = scan_source(self.candidate_text, str(self.candidate))
-        self.findings += self.static.findings
+        self.static: StaticScan | None = None
         self.findings += [Finding(check=FindingCheck.TASK_FORMAT, severity=Severity.INFO,
                                   message=note) for note in loaded.notes]
         self.findings += [Finding(check=FindingCheck.TASK_FORMAT, severity=Severity.WARN,
                                   message=note) for note in loaded.unhonoured]
 
     def execute(self, started: float) -> Report:
+        """The pipeline of DESIGN.md, one named step each: load (done), static scan, build,
+        plan, the correctness matrix with its probes and native audit, assumptions and
+        repros, the op audit, timing; then the verdict and the report."""
         self.stages.ran(Stage.LOAD, self.loaded_at - started, Verdict.VERIFIED)
-        self.stages.ran(Stage.STATIC_SCAN, time.monotonic() - self.loaded_at,
-                        decide_verdict(self.findings))
+        self._scan()
         with WorkerPair(task=self.task, candidate_path=self.loaded.candidate_path,
                         settings=self.settings, readable_paths=self.loaded.readable_paths,
                         memo=self.memo, deadline=self.deadline) as pair:
@@ -331,7 +344,30 @@ class _Run:
                     "(deadline_s) or fewer candidates per scorer",
             evidence={"stages": [r.stage.value for r in self.stages.records]})
 
+    def _scan(self) -> None:
+        """Step 2: the candidate's source, statically (evidence, never a verdict alone)."""
+        scanned_at = time.monotonic()
+        self.static = scan_source(self.candidate_text, str(self.candidate))
+        self.findings += self.static.findings
+        self.stages.ran(Stage.STATIC_SCAN, time.monotonic() - scanned_at,
+                        decide_verdict(self.findings))
+
     def _verify(self, pair: WorkerPair) -> None:
+        self._build(pair)
+        plan = self._plan(pair)
+        result = self._matrix(pair, plan)
+        self._assumptions_and_repros(pair, plan, result)
+        self._op_audit(result)
+        if self.settings.timing and self.stopped is None and decide_verdict(
+                self.findings) in (Verdict.VERIFIED, Verdict.SUSPECT):
+            if self._past_deadline():
+                self.stopped = "deadline"
+                return
+            self.stages.enter(Stage.TIMING, decide_verdict(self.findings))
+            self._time(pair, plan.runnable, plan.policy)
+
+    def _build(self, pair: WorkerPair) -> None:
+        """Step 3: both workers started, the candidate imported in its sandbox."""
         self.stages.enter(Stage.BUILD, decide_verdict(self.findings))
         pair.start_reference()
         built = pair.start_candidate()
@@ -347,6 +383,10 @@ class _Run:
                 f"the candidate does not build or import ({self.candidate})", built,
             ))
         self.findings += candidate_knob_findings(self.task, self.candidate_text)
+
+    def _plan(self, pair: WorkerPair) -> _MatrixPlan:
+        """Step 4's plan: the default shape fitted to the machine, the shape groups, which of
+        them fit the budget, and the tolerance policy."""
         if self.settings.default_knobs:
             unknown = set(self.settings.default_knobs) - set(self.task.knobs)
             if unknown:
@@ -371,6 +411,14 @@ class _Run:
                              past_24_bits=self._past_24_bits(pair, sizing.knobs))
         runnable, over_budget = self._within_budget(pair, groups)
         policy = TolerancePolicy.from_settings(self.settings)
+        return _MatrixPlan(sizing, runnable, over_budget, policy)
+
+    def _matrix(self, pair: WorkerPair, plan: _MatrixPlan) -> MatrixResult:
+        """Steps 4 and 5: the correctness matrix, each call through the integrity probes; the
+        native audit samples both workers' stacks from outside while the default shape runs
+        (its whole lifecycle is here)."""
+        sizing, runnable, over_budget, policy = (plan.sizing, plan.runnable, plan.over_budget,
+                                                 plan.policy)
         self.correctness = Correctness(
             seeds=self.seeds, base_seed=self.base_seed, default_knobs=sizing.knobs,
             task_knobs=self.task.default_knobs, scaled_down=sizing.scaled_down,
@@ -425,6 +473,15 @@ class _Run:
         self.findings += correctness_findings(self.correctness.tests)
         self.findings += self._degenerate_findings(result.default_calls, policy)
         self.findings += _weight_findings(result.weights)
+        self.native_audit = native
+        return result
+
+    def _assumptions_and_repros(self, pair: WorkerPair, plan: _MatrixPlan,
+                                result: MatrixResult) -> None:
+        """Step 8's evidence: the assumptions the matrix's failures imply, each shrunk to its
+        smallest failing input and a repro script."""
+        sizing, policy = plan.sizing, plan.policy
+        assert self.correctness is not None
         self.assumptions = infer_assumptions(self.correctness.tests, sizing.knobs, self.findings)
         if self.settings.shrink and self.assumptions and self.saved is None \
                 and self.stopped is None:
@@ -432,6 +489,12 @@ class _Run:
                                 init_seed=self.init_seed, default_knobs=sizing.knobs,
                                 settings=self.settings, base_seed=self.base_seed)
             self.repros = shrinker.repros(self.correctness.tests, self.assumptions)
+
+    def _op_audit(self, result: MatrixResult) -> None:
+        """Step 5's op audit: the ops the candidate ran against the reference's, from its op
+        records and the native stacks sampled from outside."""
+        assert self.static is not None
+        native = self.native_audit
         self.stages.enter(Stage.OP_AUDIT, decide_verdict(self.findings))
         audit = audit_ops(result.calls, declared_kernels=self.static.custom_kernels,
                           allow_torch=self.settings.allow_torch, strict=self.settings.strict)
@@ -442,14 +505,6 @@ class _Run:
             self.findings += native.findings(self.op_audit.candidate_ops,
                                              self.op_audit.reference_ops,
                                              self.op_audit.custom_kernels)
-        self.native_audit = native
-        if self.settings.timing and self.stopped is None and decide_verdict(
-                self.findings) in (Verdict.VERIFIED, Verdict.SUSPECT):
-            if self._past_deadline():
-                self.stopped = "deadline"
-                return
-            self.stages.enter(Stage.TIMING, decide_verdict(self.findings))
-            self._time(pair, runnable, policy)
 
     def _degenerate_findings(self, calls: list[DefaultCall],
                              policy: TolerancePolicy) -> list[Finding]:
@@ -634,6 +689,7 @@ class _Run:
                                     message="no variant ran to completion"))
             verdict = decide_verdict(findings)
         settings = self.settings.model_dump(mode="json")
+        assert self.static is not None, "the report follows the static scan"
         report = Report(
             verdict=verdict,
             summary=summarize(verdict, findings, self.correctness),
