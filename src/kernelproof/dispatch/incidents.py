@@ -104,15 +104,10 @@ def find_incident(found: list[tuple[Path, Incident]], which: str) -> tuple[Path,
 
 def check_replayable(incident: Incident) -> None:
     """Raise :class:`UsageError` (saying what to do instead) for an incident that cannot be
-    replayed: one about the environment, or one whose report named no files."""
-    if incident.signature is None:
-        raise UsageError(f"incident {incident.id} is about the environment, not a call: there "
-                         f"is nothing to replay. Re-prove the verdict here instead: "
-                         f"{incident.command}")
-    if not incident.replay_settings or not incident.reference_path or not (
-            incident.candidate_path):
-        raise UsageError(f"incident {incident.id} cannot be replayed: it names no reference "
-                         "and candidate files (the guard's report named none)")
+    replayed (:meth:`Incident.replay_refusal`)."""
+    refusal = incident.replay_refusal()
+    if refusal is not None:
+        raise UsageError(refusal)
 
 
 def replay_meaning(incident: Incident, report: Report) -> str:

@@ -113,6 +113,16 @@ class Incident(BaseModel):
     def to_json(self) -> str:
         return self.model_dump_json(by_alias=True, indent=2)
 
+    def replay_refusal(self) -> str | None:
+        """Why this incident cannot be replayed, saying what to do instead; None when it can."""
+        if self.signature is None:
+            return (f"incident {self.id} is about the environment, not a call: there is "
+                    f"nothing to replay. Re-prove the verdict here instead: {self.command}")
+        if not self.replay_settings or not self.reference_path or not self.candidate_path:
+            return (f"incident {self.id} cannot be replayed: it names no reference and "
+                    "candidate files (the guard's report named none)")
+        return None
+
     def describe(self) -> str:
         """One line: id, call, kinds and the detail."""
         kinds = "+".join(k.value for k in self.kinds)
