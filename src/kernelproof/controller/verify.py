@@ -92,7 +92,7 @@ from kernelproof.schema import (
     decide_verdict,
     decisive_stage,
 )
-from kernelproof.tasks.candidate_knobs import candidate_knob_findings
+from kernelproof.tasks.candidate_knobs import candidate_knob_findings, imported_source
 from kernelproof.tasks.formats import load_task
 from kernelproof.tasks.loaded import LoadedTask
 from kernelproof.tasks.saved_inputs import load_arguments
@@ -382,7 +382,7 @@ class _Run:
                 FindingCheck.BUILD,
                 f"the candidate does not build or import ({self.candidate})", built,
             ))
-        self.findings += candidate_knob_findings(self.task, self.candidate_text)
+        self.findings += candidate_knob_findings(self.task, imported_source(self.loaded))
 
     def _plan(self, pair: WorkerPair) -> _MatrixPlan:
         """Step 4's plan: the default shape fitted to the machine, the shape groups, which of

@@ -8,6 +8,7 @@ integrity findings with their evidence in one line each. The speed follows when 
 
 from __future__ import annotations
 
+from kernelproof.report.sentences import shorten
 from kernelproof.report.summary_text import speed_sentence, summary_paragraph
 from kernelproof.schema import Report, Severity, TestOutcome, Verdict
 
@@ -116,7 +117,7 @@ def _failing_input(report: Report) -> list[str]:
     if not failed:
         return []
     first = min(failed, key=lambda t: (len(t.variant.name), t.variant.name))
-    detail = " ".join((first.message or "").split())[:MESSAGE_CHARS]
+    detail = shorten(" ".join((first.message or "").split()), MESSAGE_CHARS)
     return [f"- first failing input: {first.variant.name} (seed {first.seed}): {detail}"]
 
 
@@ -124,7 +125,8 @@ def _repro_line(repro) -> str:  # noqa: ANN001 - a schema Repro
     knobs = ", ".join(f"{k}={v}" for k, v in repro.knobs.items())
     extra = "".join(f", {name} {value}" for name, value in (("value", repro.value),
                                                            ("layout", repro.layout)) if value)
-    return (f"{knobs} (seed {repro.seed}{extra}): {' '.join(repro.failure.split())[:300]}; "
+    failure = shorten(" ".join(repro.failure.split()), 300)
+    return (f"{knobs} (seed {repro.seed}{extra}): {failure}; "
             f"reproduce with: {repro.command}")
 
 
@@ -133,7 +135,7 @@ def _failed_cells(report: Report) -> list[str]:
            if t.outcome in (TestOutcome.FAILED, TestOutcome.CRASHED, TestOutcome.RAISED)]
     lines = [f"- {t.variant.name}: {t.outcome.value}"
              + (f", error ratio {t.error_ratio:.3g}" if t.error_ratio is not None else "")
-             + (f": {' '.join((t.message or '').split())[:200]}" if t.message else "")
+             + (f": {shorten(' '.join((t.message or '').split()), 200)}" if t.message else "")
              for t in bad[:EXPLAIN_CELLS]]
     if len(bad) > EXPLAIN_CELLS:
         lines.append(f"- ... and {len(bad) - EXPLAIN_CELLS} more")

@@ -31,6 +31,7 @@ from kernelproof import python_ast
 from kernelproof.schema.checks import FindingCheck
 from kernelproof.schema.finding import Finding
 from kernelproof.schema.verdict import Severity
+from kernelproof.tasks.loaded import LoadedTask
 from kernelproof.tasks.source import TaskSource, parse_knobs
 
 
@@ -45,6 +46,18 @@ def shared_knobs(task: TaskSource, candidate_text: str) -> dict[str, int]:
     own = parse_knobs(tree)
     return {name: knob.value for name, knob in own.items()
             if name in task.knobs and task.knobs[name].value == knob.value}
+
+
+def imported_source(loaded: LoadedTask) -> str:
+    """The text of the file the candidate's worker imports (and re-renders): the candidate
+    itself, or the wrapper a format generated around it (GPU MODE, an e2e host); empty when
+    it cannot be read."""
+    if loaded.candidate_path.resolve() == loaded.candidate_file.resolve():
+        return loaded.candidate_text
+    try:
+        return loaded.candidate_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 def candidate_knob_findings(task: TaskSource, candidate_text: str) -> list[Finding]:
