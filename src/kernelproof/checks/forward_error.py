@@ -13,10 +13,11 @@ Algorithms*, ch. 3-4; Higham & Mary, SIAM J. Sci. Comput. 41(5), 2019):
   product, ``sum |x|`` for a reduction): where a sum cancels, ``M`` stays large;
 * ``K``: how many roundings an element passes through at most (a reduction over ``n`` terms
   adds ``n``), one integer per tensor;
-* ``S``: a running bound on the systematic error, in units of the unit roundoff ``u``: every
-  rounding may be off by ``u`` times the value it rounds in the same direction (the sequential
-  sum of equal values does exactly that), so each op adds its rounding count times ``|out|``
-  to what its inputs carry.
+* ``S``: a running bound on the systematic error, in units of the unit roundoff ``u``: the
+  roundings of a sum go the same way step after step only when the terms repeat (the
+  sequential sum of equal values does exactly that), so a reduction or a product adds
+  ``|out|`` for each term equal to the one before it (plus one rounding) to what its inputs
+  carry; an elementwise op adds its own roundings times ``|out|``.
 
 The allowance of one element is ``u * (S + lam * (M + sqrt(K) |out|))``: the systematic part,
 plus a random part for independent roundings (Higham and Mary's model: mean-zero, independent
