@@ -37,6 +37,11 @@ def test_an_honest_order_is_verified_through_the_cli(name: str, tmp_path: Path) 
     report = json.loads(report_path.read_text())
     findings = [f"[{f['severity']}] {f['check']}: {f['message'][:300]}"
                 for f in report["findings"] if f["severity"] != "info"]
+    numeric = [f for f in report["findings"]
+               if f["check"] in ("correctness", "timed-output") and f["severity"] == "fail"]
+    assert not numeric, "\n".join(f["message"][:600] for f in numeric)
+    # Then the whole verdict: under heavy machine load the timing checks (issue 25 class 6)
+    # are what can still turn this red, and the findings say so.
     assert report["verdict"] == "verified", "\n".join([result.stdout[-1500:], *findings])
     timing = report.get("timing") or {}
     assert timing.get("verified_timed_calls", 0) > 0

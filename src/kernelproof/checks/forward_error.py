@@ -13,10 +13,11 @@ Algorithms*, ch. 3-4; Higham & Mary, SIAM J. Sci. Comput. 41(5), 2019):
   product, ``sum |x|`` for a reduction): where a sum cancels, ``M`` stays large;
 * ``K``: how many roundings an element passes through at most (a reduction over ``n`` terms
   adds ``n``), one integer per tensor;
-* ``S``: a running bound on the systematic error, in units of the unit roundoff ``u``: every
-  rounding may be off by ``u`` times the value it rounds in the same direction (the sequential
-  sum of equal values does exactly that), so each op adds its rounding count times ``|out|``
-  to what its inputs carry.
+* ``S``: a running bound on the systematic error, in units of the unit roundoff ``u``: the
+  roundings of a sum go the same way step after step only when the terms repeat (the
+  sequential sum of equal values does exactly that), so a reduction or a product adds
+  ``|out|`` for each term equal to the one before it (plus one rounding) to what its inputs
+  carry; an elementwise op adds its own roundings times ``|out|``.
 
 The allowance of one element is ``u * (S + lam * (M + sqrt(K) |out|))``: the systematic part,
 plus a random part for independent roundings (Higham and Mary's model: mean-zero, independent
@@ -294,9 +295,26 @@ def _product(op: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> Callab
         x, y = args[0], args[1]
         a, b = mode.e(x), mode.e(y)
         k = x.shape[-1]
-        s = _carried(op, x, y, a, b) + k * out.abs()
+        s = _carried(op, x, y, a, b) + (1 + _repeated_terms(x, y, out)) * out.abs()
         return _Err(s, op(a.m.expand(x.shape), b.m.expand(y.shape)), a.k + b.k + k)
     return rule
+
+
+def _repeated_terms(x: torch.Tensor, y: torch.Tensor, out: torch.Tensor) -> "torch.Tensor | int":
+    """Per output element of ``x @ y``, at least as many products repeat the one before them
+    along the contraction as this: a product repeats when both its factors do, so the fewer
+    of its row's and its column's repeats bounds it from above (systematic rounding needs
+    repeated terms, as in :func:`_reduce`). The contraction's length where the shapes are
+    unusual."""
+    try:
+        tx = _repeats(x, -1).sum(-1)
+        contraction = 0 if y.dim() == 1 else -2
+        ty = _repeats(y, contraction).sum(contraction)
+        if x.dim() >= 2 and y.dim() >= 2:
+            tx, ty = tx.unsqueeze(-1), ty.unsqueeze(-2)
+        return torch.minimum(tx, ty).expand(out.shape)
+    except RuntimeError:
+        return x.shape[-1]
 
 
 def _addmm(op: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> Callable[..., _Err]:
@@ -306,7 +324,8 @@ def _addmm(op: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> Callable
         alpha = abs(float(kwargs.get("alpha", 1)))
         ec, a, b = mode.e(c), mode.e(x), mode.e(y)
         k = x.shape[-1]
-        s = beta * ec.s + alpha * _carried(op, x, y, a, b) + (k + 1) * out.abs()
+        s = (beta * ec.s + alpha * _carried(op, x, y, a, b)
+             + (2 + _repeated_terms(x, y, out)) * out.abs())
         m = beta * ec.m + alpha * op(a.m.expand(x.shape), b.m.expand(y.shape))
         return _Err(s, m, max(ec.k, a.k + b.k + k) + 1)
     return rule
