@@ -204,3 +204,10 @@ def test_a_table_past_2_to_the_31_rows_is_tried_with_the_other_knobs_at_1():
     assert "2**31 rows" in found.skipped_text()
     roomy = resolve_settings(overrides={"memory_limit_gib": 64.0})
     assert rows_past_31_bits(_EmbeddingPair(), knobs, "num_embeddings", roomy).fits  # type: ignore[arg-type, union-attr]
+
+
+def test_a_fitted_size_can_be_held_to_a_smaller_share_of_the_budget():
+    settings = resolve_settings()
+    small = fit_around(_EmbeddingPair(), EMBEDDING, "num_embeddings", settings,  # type: ignore[arg-type]
+                       max_bytes=settings.max_call_bytes / 16)
+    assert small == {**EMBEDDING, "embedding_dim": 4}  # 131073 rows of 8 are just over 4 MiB

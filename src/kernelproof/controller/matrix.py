@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import time
 from dataclasses import dataclass, field, replace
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
@@ -51,6 +52,13 @@ EXTREME_VALUE_SLACK = 30.0
 #: variant's magnitudes in part of its elements).
 EXTREME_VALUE_TRANSFORMS = frozenset({ValueTransform.DENORMAL, ValueTransform.LARGEST,
                                       ValueTransform.WIDE_RANGE})
+
+
+#: Share of the per-call timeout a cell sized by memory (past 2**24 or 2**31 elements) may be
+#: predicted to take before it is skipped: such a cell exists to test an index width, and a
+#: candidate that runs an interpreter (Triton's on CPU: about a millisecond per block) would
+#: hang there for minutes and be called broken for being honest but slow.
+MEMORY_SIZED_CALL_SHARE = 0.25
 
 
 #: One checked call in this many runs without the op recorder (see MatrixRunner._run_variant).
@@ -137,6 +145,14 @@ class MatrixRunner:
 
     stopped: bool = False
     """The matrix ended early because :attr:`stop_after` said so."""
+
+    call_timeout_s: float = 120.0
+    """The per-call timeout the workers run under (``call_timeout_s``)."""
+
+    slowness: tuple[float, float, str] | None = None
+    """How many times the reference's call time the candidate's calls take, on the
+    controller's own clock (a request's round trip, probes included), measured at the shape
+    cell where the reference's call took longest so far: (reference's call s, ratio, cell)."""
 
     def run(self, groups: list[ShapeGroup]) -> MatrixResult:
         try:
@@ -297,9 +313,13 @@ class MatrixRunner:
                                                                                     weights):
             self._record(variant, TestOutcome.SKIPPED, "not run: the candidate crashed too often")
             return
-        delay = 2 * (reference.data.call_s or 0.0)
+        reference_s = reference.data.call_s or 0.0
+        if group.device_sized and self._too_slow_for(variant, reference_s):
+            return
+        delay = 2 * reference_s
         # The candidate's profiler runs on most calls but not on all: with it off on some
         # checked calls too, "profiler off" no longer tells a candidate it is being timed.
+        asked = time.monotonic()
         submitted = self.pair.submit_candidate(RunRequest(variant=variant, threads=threads,
                                                           record_ops=_recorded(variant),
                                                           stability_delay_s=delay, given=given,
@@ -309,11 +329,40 @@ class MatrixRunner:
             self._compare_held()
         finally:  # the reply is collected whatever the comparison did: replies come in order
             candidate = self.pair.collect_candidate(submitted)
+        if variant.kind is VariantKind.SHAPE and candidate.ok:
+            self._learn_slowness(variant, reference_s, time.monotonic() - asked)
         self._observe(candidate, variant.name)
         if not candidate.ok:
             self._candidate_failed(group, variant, candidate)
             return
         self.held_comparison = partial(self._compare, variant, reference, candidate, group)
+
+    def _learn_slowness(self, variant: InputVariant, reference_s: float, wall_s: float) -> None:
+        if reference_s > 0 and (self.slowness is None or reference_s >= self.slowness[0]):
+            self.slowness = (reference_s, wall_s / reference_s, variant.name)
+
+    def _too_slow_for(self, variant: InputVariant, reference_s: float) -> bool:
+        """Whether a cell sized by memory would take the candidate more than
+        :data:`MEMORY_SIZED_CALL_SHARE` of the call timeout, predicted from its slowness at the
+        largest shape cell that ran (the controller's clock, not the candidate's word). Such a
+        cell is skipped with a ``warn`` naming the prediction, never silently."""
+        if self.slowness is None:
+            return False
+        _, ratio, where = self.slowness
+        predicted = reference_s * ratio
+        limit = MEMORY_SIZED_CALL_SHARE * self.call_timeout_s
+        if predicted <= limit:
+            return False
+        message = (f"not run: the candidate took {ratio:.3g}x the reference's time at {where} "
+                   f"(the controller's clock), so this call would take ~{predicted:.0f} s, over "
+                   f"{limit:.0f} s ({MEMORY_SIZED_CALL_SHARE:.0%} of call_timeout_s)")
+        self._record(variant, TestOutcome.SKIPPED, message)
+        self.result.findings.append(Finding(
+            check=FindingCheck.SIZING, severity=Severity.WARN, variant=variant.name,
+            message=f"{variant.name} (sized past 2**24 or 2**31 elements) {message}: the "
+                    "index widths there are not judged",
+            evidence={"predicted_s": predicted, "slowness": ratio, "measured_at": where}))
+        return True
 
     # -- outcomes --------------------------------------------------------------------------
 

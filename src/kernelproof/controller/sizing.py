@@ -131,15 +131,20 @@ def _describe(estimate: PlanReply) -> str:
     return text + (f" and {flops / 1e9:.1f} GFLOP" if flops else "")
 
 
+#: A size past 16 bits that does not fit the budget as the task has it is fitted into this
+#: share of ``max_call_bytes``: the cell tests an index width, which small other dims test as
+#: well, and an interpreted kernel (Triton's on CPU) took minutes on a full budget's call.
+FITTED_SHARE = 16
+
 #: Share of a call's bytes one halving of a knob must save for the knob to count as sizing the
 #: call's big tensor: halving an embedding's ids saves 3% of a call dominated by its table.
 SIGNIFICANT_SAVING = 0.25
 
 
 def fit_around(pair: WorkerPair, knobs: dict[str, int], pinned: str,
-               settings: Settings) -> dict[str, int] | None:
-    """``knobs`` with ``pinned`` kept and the other knobs halved until the call fits the budget,
-    or ``None`` when nothing shrinkable is left (or the task cannot be sized there).
+               settings: Settings, *, max_bytes: float | None = None) -> dict[str, int] | None:
+    """``knobs`` with ``pinned`` kept and the other knobs halved until the call fits the budget
+    (``max_bytes`` instead of ``max_call_bytes`` where given), or ``None`` when nothing shrinkable is left (or the task cannot be sized there).
 
     A size past 16 bits matters for the knob that counts rows to index (a vocabulary, a
     table): at the task's other sizes its call can need hundreds of MiB (level-1 Embedding's
@@ -155,7 +160,7 @@ def fit_around(pair: WorkerPair, knobs: dict[str, int], pinned: str,
     for _ in range(MAX_HALVINGS):
         if estimate is None:
             return None
-        if _fits(estimate, settings):
+        if _fits(estimate, settings) and (max_bytes is None or _bytes(estimate) <= max_bytes):
             return current
         if chosen is not None and current[chosen] > 1:
             # The knob chosen last goes on halving while it keeps saving: one estimate a step

@@ -52,6 +52,7 @@ from kernelproof.controller.sizing import (
     fit_default_shape,
     fit_around,
     largest_fitting,
+    FITTED_SHARE,
     past_24_bits,
     past_32_bits,
     rows_past_31_bits,
@@ -427,7 +428,8 @@ class _Run:
             if self.settings.device == "cpu" else None,
         )
         runner = MatrixRunner(pair=pair, policy=policy, init_seed=self.init_seed,
-                              saved_arguments=self.saved, stop_after=self._stop_after)
+                              saved_arguments=self.saved, stop_after=self._stop_after,
+                              call_timeout_s=self.settings.call_timeout_s)
         native = NativeAudit(pair.reference, pair.candidate,
                              reference_stacks=self.memo.reference_stacks if self.memo else None,
                              ) if self.settings.native_audit else None
@@ -667,7 +669,8 @@ class _Run:
             if group.grows and not group.device_sized and not within_budget(
                     pair, group.knobs, self.settings, unknown_fits=not group.stress):
                 # A size past 16 bits is kept by shrinking the task's other knobs around it.
-                fitted = (fit_around(pair, group.knobs, group.pinned, self.settings)
+                fitted = (fit_around(pair, group.knobs, group.pinned, self.settings,
+                                     max_bytes=self.settings.max_call_bytes / FITTED_SHARE)
                           if group.pinned is not None else None)
                 if fitted is None:
                     skipped.append(group)
