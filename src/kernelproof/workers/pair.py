@@ -42,6 +42,9 @@ WORKER_ENVIRONMENT = WORKER_DEFAULTS
 #: CI machine under load), and single-threaded kernels deserve a single-threaded baseline.
 DEFAULT_CPU_THREADS = 1
 
+#: Requests that call the candidate's model (its first may compile lazily).
+CALL_OPS = frozenset({"run", "time", "work", "settle"})
+
 #: The shortest timeout a candidate request gets at its caller's deadline: long enough to
 #: send the request and see it refused, never long enough to run past the deadline by much.
 MIN_DEADLINE_TIMEOUT_S = 0.05
@@ -174,6 +177,8 @@ class WorkerPair:
     per candidate worker started, restarts included)."""
 
     _replay: ReferenceReplay | None = None
+    _candidate_answered: bool = False
+    """Whether the current candidate worker has answered a call (its first call may compile)."""
 
     def __post_init__(self) -> None:
         if self.memo is not None:
@@ -265,6 +270,7 @@ class WorkerPair:
         if self.candidate is not None:
             self.candidate.close(graceful=False)
         self.candidate_starts += 1
+        self._candidate_answered = False
         self.candidate = self._start("candidate")
         response = self.candidate.request(
             BuildRequest(), timeout_s=self._candidate_timeout(self.settings.build_timeout_s))
@@ -319,19 +325,33 @@ class WorkerPair:
                       tensors: Sequence[Any] = ()) -> Response[ReplyT]:
         """Ask the candidate worker (a dead one answers with its death)."""
         assert self.candidate is not None
-        return self.candidate.request(request, tensors,
-                                      timeout_s=self._candidate_timeout(self._timeout(request)))
+        return self._answered(request.op, self.candidate.request(
+            request, tensors, timeout_s=self._candidate_timeout(self._candidate_call_timeout())))
 
     def submit_candidate(self, request: Request[ReplyT],
                          tensors: Sequence[Any] = ()) -> Submitted[ReplyT]:
         """Send the candidate worker a request whose reply :meth:`collect_candidate` waits for."""
         assert self.candidate is not None
-        return self.candidate.submit(request, tensors,
-                                     timeout_s=self._candidate_timeout(self._timeout(request)))
+        return self.candidate.submit(
+            request, tensors, timeout_s=self._candidate_timeout(self._candidate_call_timeout()))
 
     def collect_candidate(self, submitted: Submitted[ReplyT]) -> Response[ReplyT]:
         assert self.candidate is not None
-        return self.candidate.collect(submitted)
+        return self._answered(submitted.op, self.candidate.collect(submitted))
+
+    def _candidate_call_timeout(self) -> float:
+        """The call timeout, or the build timeout until the candidate answered a call: a
+        candidate that compiles lazily (``torch.compile``, Triton's JIT, numba without a
+        signature) builds its kernels in its first call. Inductor's first compile took over
+        120 s on a loaded 2-core machine, which made an honest kernel ``broken``."""
+        if self._candidate_answered:
+            return self.settings.call_timeout_s
+        return max(self.settings.call_timeout_s, self.settings.build_timeout_s)
+
+    def _answered(self, op: str, response: Response) -> Response:
+        if response.reply is not None and op in CALL_OPS:
+            self._candidate_answered = True
+        return response
 
     def _timeout(self, request: Request[Any]) -> float:
         return self.settings.call_timeout_s
