@@ -145,3 +145,13 @@ def test_a_helper_beside_a_starved_main_thread_is_seen_at_any_load():
                          _batch(2, 60, 10, main_ms=6, wait_ms=54))
     cores, beside = evidence.too_many_cores(1)
     assert beside == pytest.approx(0.4)
+
+
+def test_work_done_while_outputs_are_fetched_is_seen_and_fetch_noise_is_not():
+    from kernelproof.controller.timing_session import fetch_work
+
+    # Attack 36e: half of each 300 us call finished inside the fetch, in every round.
+    assert fetch_work([150e-6, 140e-6, 160e-6, 155e-6], 300e-6) is not None
+    # An honest fetch: the harness answers on its main thread; its other threads idle.
+    assert fetch_work([30e-6, -20e-6, 60e-6, 10e-6, 400e-6], 300e-6) is None
+    assert fetch_work([150e-6, 140e-6, 160e-6], 300e-6) is None  # too few rounds
