@@ -12,10 +12,12 @@ covers frozen intervals, but a fetch is a request too.
 
 It tells timed calls apart as 36 does (profiler off, one thread, three calls in a row).
 
-What catches it: the controller accounts the CPU time of every request of the timing phase,
-not only the timed batches. A fetch sends outputs the reference's fetch sends too, so the
-candidate's fetches may cost no more CPU than the reference's; CPU beyond that, per fetched
-call, is work done outside the timed calls (``untimed-work``, ``suspect``).
+What catches it: the controller accounts the CPU time of the fetches too, not only of the
+timed batches. The harness answers a fetch on its main thread, at one thread; CPU time of the
+candidate's other threads and processes during its fetches (beyond the reference's, over 1 ms
+a fetch in most rounds) is work done outside the timed calls (``untimed-work``, ``suspect``).
+When the round is not verified, the helper works in the next batch instead, holding the GIL
+against the timed calls: its speedup only shrinks.
 """
 
 import queue
