@@ -35,6 +35,7 @@ def test_an_unpinned_artifact_is_not_trusted(cache):
 def test_a_calibration_with_ceilings_raised_a_thousandfold_is_not_used(cache, monkeypatch):
     """HACKS row 29: a candidate rewrote the calibration so that every floor vanished."""
     monkeypatch.setattr(calibration_record, "NOISY_COPY_SPREAD", float("inf"))  # cache it, however busy
+    monkeypatch.setattr(calibration, "STARVED_WAIT_SHARE", float("inf"))
     calibration.calibrate("cpu", threads=1, force=True, repeats=1, copy_bytes=8 << 20,
                           matmul_size=128)
     path = next(cache.glob("calibration-*.json"))

@@ -51,6 +51,7 @@ EXPECTED_CHECKS: dict[str, tuple[str, ...]] = {
     "36b_spin_while_reference_timed.py": ("cpu-time",),
     "36c_deferred_subclass.py": ("output-type",),
     "36d_forked_helper.py": (),
+    "36e_work_while_fetched.py": (),
     "37_helper_when_loaded.py": (),
     "37b_gil_helper.py": (),
     "38_memoise_pool_blocks.py": ("timed-output",),
@@ -77,6 +78,10 @@ EITHER: dict[str, set[Verdict]] = {
     # (an unfinished output, incorrect) or the next batch (a second thread busy, suspect).
     "36_finish_between_requests.py": {Verdict.INCORRECT, Verdict.SUSPECT},
     "36d_forked_helper.py": {Verdict.INCORRECT, Verdict.SUSPECT},
+    # Its work in the fetch (untimed-work, suspect), or in the next batch when the round was
+    # not verified (its GIL-holding helper stretches that batch's calls; cpu-time or an
+    # unfinished output).
+    "36e_work_while_fetched.py": {Verdict.INCORRECT, Verdict.SUSPECT},
     # Honest on an idle machine (verified at its true speed), cheating when loaded.
     "37_helper_when_loaded.py": {Verdict.VERIFIED, Verdict.INCORRECT, Verdict.SUSPECT},
     # untimed-work (suspect), or on a busy machine timing-inconclusive with the speedup void

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kernelproof.roofline import calibration_record
+from kernelproof.roofline import calibration, calibration_record
 import torch
 
 from kernelproof.errors import UsageError
@@ -31,6 +31,7 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # These tests are about caching; on a loaded test machine the tiny copies are noisy and
     # would not be cached (tests/test_pins.py tests that rule).
     monkeypatch.setattr(calibration_record, "NOISY_COPY_SPREAD", float("inf"))
+    monkeypatch.setattr(calibration, "STARVED_WAIT_SHARE", float("inf"))
     return folder
 
 
@@ -186,3 +187,17 @@ def test_cuda_calibration_runs(cache: Path) -> None:
     assert ceilings.peak_flops > 0 and ceilings.peak_bytes_per_s > 0
     record = load_calibration("cuda")
     assert record is not None and {"float32", "tf32", "bfloat16"} <= set(record.matmul)
+
+
+def test_a_calibration_starved_of_cpu_is_not_cached(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 25 class 6: a steady load slows every copy sample alike (no spread to see), so
+    the calibrating thread's own wait for a CPU (/proc schedstat) decides."""
+    monkeypatch.setenv("KERNELPROOF_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(calibration_record, "NOISY_COPY_SPREAD", float("inf"))
+    monkeypatch.setattr(calibration, "STARVED_WAIT_SHARE", -1.0)  # any wait at all is starved
+    waits = iter([0.0, 0.5])
+    monkeypatch.setattr(calibration, "own_wait_s", lambda: next(waits))
+    ceilings = calibrate(**SMALL)
+    assert "waited for a CPU" in ceilings.source and "not cached" in ceilings.source
+    assert not list(tmp_path.glob("calibration-*.json"))

@@ -145,3 +145,14 @@ def test_a_helper_beside_a_starved_main_thread_is_seen_at_any_load():
                          _batch(2, 60, 10, main_ms=6, wait_ms=54))
     cores, beside = evidence.too_many_cores(1)
     assert beside == pytest.approx(0.4)
+
+
+def test_work_done_while_outputs_are_fetched_is_seen_and_fetch_noise_is_not():
+    from kernelproof.controller.timing_session import fetch_work
+
+    # Attack 36e at a load of ~20 on 2 cores: 0.8-2.1 ms per fetch on its helper thread.
+    assert fetch_work([1.26e-3, 1.23e-3, 1.32e-3, 0.79e-3, 2.08e-3]) is not None
+    # The honest softmax there: 34-191 us per fetch (the sandbox's waiting processes).
+    assert fetch_work([165e-6, 191e-6, 34e-6, 108e-6, 60e-6]) is None
+    assert fetch_work([1.3e-3, 1.2e-3, 1.4e-3]) is None  # too few rounds
+    assert fetch_work([5e-3, 0.0, 0.0, 0.0]) is None  # one burst is not a habit

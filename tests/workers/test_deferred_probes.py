@@ -13,7 +13,7 @@ from kernelproof.config import resolve_settings
 from kernelproof.schema.variant import InputVariant, VariantKind
 from kernelproof.tasks.source import read_task
 from kernelproof.workers.pair import WorkerPair, prepare_request
-from kernelproof.protocol.requests import PrepareReply, RunRequest, SettleRequest
+from kernelproof.protocol.requests import RunRequest, SettleRequest
 
 pytestmark = pytest.mark.slow
 
@@ -49,7 +49,7 @@ def _prepared_pair(examples: Path, candidate: Path) -> tuple[WorkerPair, Any]:
     pair.start_reference()
     reference = pair.ask_reference(prepare_request(task.default_knobs, 0))
     assert reference.ok, reference.failure
-    names = reference.data_as(PrepareReply).state_names
+    names = reference.data.state_names
     assert pair.ask_candidate(prepare_request(task.default_knobs, 0, names),
                               reference.tensors).ok
     return pair, task
@@ -144,7 +144,7 @@ def test_a_prepare_settles_the_last_call_around_itself(examples: Path, tmp_path:
             defer_probes=True))
         reference = pair.ask_reference(prepare_request(task.default_knobs, 0))
         prepared = pair.ask_candidate(prepare_request(
-            task.default_knobs, 0, reference.data_as(PrepareReply).state_names),
+            task.default_knobs, 0, reference.data.state_names),
             reference.tensors)
         settled = pair.ask_candidate(SettleRequest())
     assert run.ok and prepared.ok and settled.ok
@@ -200,7 +200,7 @@ def test_a_later_shape_is_warmed_up_only_for_a_candidate_that_may_compile(
         first = pair.ask_candidate(RunRequest(variant=variant))
         reference = pair.ask_reference(prepare_request(task.default_knobs, 0))
         assert pair.ask_candidate(prepare_request(
-            task.default_knobs, 0, reference.data_as(PrepareReply).state_names),
+            task.default_knobs, 0, reference.data.state_names),
             reference.tensors).ok
         second = pair.ask_candidate(RunRequest(variant=variant))
     assert first.ok and second.ok

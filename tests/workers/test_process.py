@@ -13,7 +13,7 @@ from kernelproof.config import resolve_settings
 from kernelproof.tasks.source import read_task
 from kernelproof.workers.pair import WorkerPair
 from kernelproof.workers.process import DeathCause, kill_all_workers
-from kernelproof.protocol.requests import BuildReply, PlanReply, PlanRequest
+from kernelproof.protocol.requests import PlanRequest
 
 pytestmark = pytest.mark.slow
 
@@ -42,7 +42,7 @@ def test_the_reference_answers_a_plan_request(examples, tmp_path):
         pair.start_reference()
         response = pair.ask_reference(PlanRequest(knobs=pair.task.default_knobs))
         assert response.ok, response.failure
-        plan = response.data_as(PlanReply)
+        plan = response.data
         assert plan.ok and plan.bytes and plan.bytes > 0
 
 
@@ -50,7 +50,7 @@ def test_a_candidate_builds_and_says_how_long_its_import_took(examples, tmp_path
     with _pair(examples, tmp_path, prelude="") as pair:
         built = pair.start_candidate()
         assert built.ok, built.failure
-        assert built.data_as(BuildReply).import_s is not None
+        assert built.data.import_s is not None
         assert pair.build_s is not None
 
 

@@ -49,6 +49,11 @@ class SchedulerSample:
     controller_wait_s: float
     """Seconds the controller's thread waited for a CPU."""
 
+    @property
+    def side_cpu_s(self) -> float:
+        """CPU seconds of every thread and process but the main thread."""
+        return max(0.0, self.cpu_s - self.main_run_s)
+
     def since(self, start: "SchedulerSample") -> "SchedulerSample":
         return SchedulerSample(*(max(0.0, a - b) for a, b in zip(
             (self.cpu_s, self.main_run_s, self.main_wait_s, self.controller_wait_s),

@@ -71,20 +71,16 @@ class NativeAudit:
         for sampler, worker in self.samplers.values():
             assert worker.tree is not None
             sampler.start(worker.tree.server())
-            group = sampler.process_group
-            if worker.freezer is not None and group is not None:
-                # Frozen with the candidate: a sampler attaching to stopped threads would
-                # wake them in the kernel, and a stopped process has no stacks worth sampling.
-                worker.freezer.watch(group)
+            # Frozen with the candidate: a sampler attaching to stopped threads would wake
+            # them in the kernel, and a stopped process has no stacks worth sampling.
+            _freeze_with(sampler, worker, True)
         self._schedstat_started = self._reference_schedstat()
         self.running = True
 
     def interrupt(self) -> None:
         """End the sampled window; the samplers write their profiles until :meth:`finish`."""
         for sampler, worker in self.samplers.values():
-            group = sampler.process_group
-            if worker.freezer is not None and group is not None:
-                worker.freezer.unwatch(group)  # resumed, so that it can take its SIGINT
+            _freeze_with(sampler, worker, False)  # resumed, so that it can take its SIGINT
             sampler.interrupt()
         ended = self._reference_schedstat()
         if ended is not None and self._schedstat_started is not None:
@@ -118,9 +114,7 @@ class NativeAudit:
         """Stop sampling; the report's ``op_audit.native`` section."""
         self.running = False
         for sampler, worker in self.samplers.values():
-            group = sampler.process_group
-            if worker.freezer is not None and group is not None:
-                worker.freezer.unwatch(group)
+            _freeze_with(sampler, worker, False)
         profiles = {role: sampler.collect() for role, (sampler, _) in self.samplers.items()}
         if self.unsampled:
             profiles["candidate"] = NativeProfile(available=False, reason=self.unsampled)
@@ -164,6 +158,18 @@ class NativeAudit:
                     + ("" if seen else "; the op audit inside the candidate saw no op that "
                                        "runs this kernel"),
         )]
+
+
+def _freeze_with(sampler: StackSampler, worker: WorkerProcess, frozen: bool) -> None:
+    """Have the worker's freezer stop (or no longer stop) the sampler's process group."""
+    freezer = getattr(worker, "freezer", None)
+    group = getattr(sampler, "process_group", None)
+    if freezer is None or group is None:
+        return
+    if frozen:
+        freezer.watch(group)
+    else:
+        freezer.unwatch(group)
 
 
 def _summary(profile: NativeProfile) -> dict[str, Any]:

@@ -99,6 +99,15 @@ VERIFY_SHARE = 0.25
 #: the reference in 2 runs of 4.
 LOADED_WAIT_SHARE = 0.25
 
+#: Verified rounds needed before the fetches' CPU time is judged.
+MIN_FETCH_ROUNDS = 4
+
+#: CPU seconds per fetch the candidate's threads besides the main one may take while its
+#: outputs are fetched. Measured at a load of about 20 on 2 cores: an honest softmax's
+#: fetches took 34-191 us there (the sandbox's waiting processes, woken by the thaw), attack
+#: 36e's 0.8-2.1 ms.
+FETCH_WORK_FLOOR_S = 1e-3
+
 #: What a calibration's source says when it was taken on a busy machine and not cached
 #: (roofline/calibration.py): its ceilings read low.
 NOISY_CALIBRATION = "taken on a noisy machine"
@@ -184,6 +193,9 @@ class TimingSession:
     _last_stop: str = ""
     _flush_method: str = ""
     _output_bytes_per_call: int = 0
+    _fetch_excess: list[float] = field(default_factory=list)
+    """Per verified round of the shape being timed: CPU seconds of the candidate's threads
+    other than the main one while its outputs were fetched, beyond the reference's."""
 
     def run(self, groups: list[ShapeGroup]) -> Timing | None:
         """Time every group (the default first). None when the default cannot be timed.
@@ -240,6 +252,7 @@ class TimingSession:
         per_call_costs: list[float] = []
         reference, candidate = participants[0], participants[1]
         evidence = BatchEvidence()
+        self._fetch_excess = []
         estimate = None
         while True:
             seeds = [self.rng.randrange(2**31) for _ in range(batch)]
@@ -281,6 +294,8 @@ class TimingSession:
             self.stacks.interrupt()  # py-spy writes its profiles while later shapes run
         if estimate is None:
             self._suspect_rounds(evidence, group)
+            calls = [b.reported_s / b.calls for b in evidence.candidate if b.calls]
+            self._judge_cpu_time(evidence, group, statistics.median(calls) if calls else 0.0)
             return None, None
         compiled = participants[2] if compile_baseline else None
         shape = ShapeTiming(
@@ -331,17 +346,11 @@ class TimingSession:
         wall_started = time.monotonic()
         response = self._ask(participant, self._header(participant, seeds))
         wall_s = time.monotonic() - wall_started
-        if worker is not None and worker.scheduler_at_send is not None \
-                and worker.scheduler_at_reply is not None and worker.last_request_wall_s > 0:
+        request = request_facts(worker)
+        if request is not None:
             # From sending the request to reading its reply, without the freeze (and thaw)
             # around it: the window in which the worker could run.
-            wall_s = worker.last_request_wall_s
-            sched = worker.scheduler_at_reply.since(worker.scheduler_at_send)
-            if worker.freezer is not None and worker.freezer.frozen:
-                # CPU up to the moment the freeze landed, not only until the reply was read:
-                # a helper that works between its reply and its stop is counted in the batch.
-                landed = worker.freezer.baseline_cpu_s - worker.scheduler_at_send.cpu_s
-                sched = dataclasses.replace(sched, cpu_s=max(sched.cpu_s, landed))
+            wall_s, sched = request
         else:
             sched = SchedulerSample(0.0, 0.0, 0.0, 0.0)
         if not response.ok:
@@ -417,21 +426,7 @@ class TimingSession:
                           "kept": len(evidence.reference) - evidence.stolen_rounds},
                 variant=f"timing:{shape.variant}",
             ))
-        allowed = worker_threads(self.settings) if self.settings.device == "cpu" else None
-        parallel = evidence.too_many_cores(allowed)
-        if parallel is not None:
-            cores, beside = parallel
-            self.comparable = False
-            self._suspect(
-                FindingCheck.CPU_TIME,
-                f"while it was timed at {allowed} thread(s), the candidate used {cores:.2f} "
-                f"cores per batch, and {beside:.0%} of its CPU time ran off its main thread "
-                "while the main thread itself ran or waited for a CPU (per-thread CPU and "
-                "wait times from /proc against the controller's wall clock): it works on "
-                "threads of its own beside the timed calls or behind the reported thread "
-                "count, so its speedup is not comparable",
-                group, cores=cores, beside_main_thread_share=beside, allowed_threads=allowed,
-            )
+        self._judge_cpu_time(evidence, group, shape.candidate.median_s)
         excess = evidence.untimed_work(shape.candidate.median_s)
         wait_share = evidence.wait_share()
         if excess is not None and wait_share > LOADED_WAIT_SHARE:
@@ -455,6 +450,38 @@ class TimingSession:
                 "(during the cache flush or input generation) or under-reports its call times",
                 group, excess_per_call_s=excess, candidate_median_s=shape.candidate.median_s,
             )
+
+    def _judge_cpu_time(self, evidence: BatchEvidence, group: ShapeGroup,
+                        candidate_median_s: float) -> None:
+        """Findings from CPU time alone (threads beside the main thread, work while fetched):
+        the machine's load stretches wall times, not CPU times, so these are judged even when
+        every round was void for the speedup."""
+        allowed = worker_threads(self.settings) if self.settings.device == "cpu" else None
+        parallel = evidence.too_many_cores(allowed)
+        if parallel is not None:
+            cores, beside = parallel
+            self.comparable = False
+            self._suspect(
+                FindingCheck.CPU_TIME,
+                f"while it was timed at {allowed} thread(s), the candidate used {cores:.2f} "
+                f"cores per batch, and {beside:.0%} of its CPU time ran off its main thread "
+                "while the main thread itself ran or waited for a CPU (per-thread CPU and "
+                "wait times from /proc against the controller's wall clock): it works on "
+                "threads of its own beside the timed calls or behind the reported thread "
+                "count, so its speedup is not comparable",
+                group, cores=cores, beside_main_thread_share=beside, allowed_threads=allowed,
+            )
+        fetched = fetch_work(self._fetch_excess)
+        if fetched is not None:
+            self._suspect(
+                FindingCheck.UNTIMED_WORK,
+                f"while its timed outputs were fetched, threads other than the harness's took "
+                f"{fetched * 1e6:.0f} us of CPU time per fetch (median over "
+                f"{len(self._fetch_excess)} rounds, /proc; its median call: "
+                f"{candidate_median_s * 1e6:.0f} us): it finishes its work while its "
+                "outputs are fetched, outside the timed calls",
+                group, fetch_side_cpu_s=fetched,
+                rounds=len(self._fetch_excess), candidate_median_s=candidate_median_s)
 
     def _suspect_rounds(self, evidence: BatchEvidence, group: ShapeGroup) -> None:
         self.deaths.append(f"every one of the {evidence.stolen_rounds} rounds at {group.label} "
@@ -526,9 +553,17 @@ class TimingSession:
                 self._timed_output_failure(group, seeds[chosen[0]], [
                     f"the candidate did not hand over its timed outputs: {fetched.failure}"])
             return
+        candidate_fetch = request_facts(self.pair.candidate)
         reference = self.pair.ask_reference(fetch)
         if not reference.ok:
             return
+        reference_fetch = request_facts(self.pair.reference)
+        if candidate_fetch is not None and reference_fetch is not None:
+            # The harness answers a fetch on its main thread, in both workers alike: CPU time
+            # of the candidate's other threads and processes beyond the reference's is work
+            # done while it was asked for nothing but its outputs.
+            self._fetch_excess.append(candidate_fetch[1].side_cpu_s
+                                      - reference_fetch[1].side_cpu_s)
         candidate_calls = _split(fetched.tensors, fetched.data.counts)
         reference_calls = _split(reference.tensors, reference.data.counts)
         self._output_bytes_per_call = max(1, max(
@@ -712,6 +747,38 @@ def below_floor_findings(per_shape: list[ShapeTiming], *, hot: bool,
     ]
 
 
+def fetch_work(excess_s: list[float]) -> float | None:
+    """The median CPU seconds per fetch that the candidate's threads besides the main one
+    took beyond the reference's, when it is work and not noise: at least
+    :data:`MIN_FETCH_ROUNDS` verified rounds, the median past :data:`FETCH_WORK_FLOOR_S` and
+    three quarters of the fetches past half of it. CPU time, not wall time: a loaded machine
+    stretches a fetch's wall time, not its CPU time."""
+    if len(excess_s) < MIN_FETCH_ROUNDS:
+        return None
+    median = statistics.median(excess_s)
+    above = sum(e > FETCH_WORK_FLOOR_S / 2 for e in excess_s)
+    if median > FETCH_WORK_FLOOR_S and above >= 0.75 * len(excess_s):
+        return median
+    return None
+
+
+def request_facts(worker: Any) -> tuple[float, SchedulerSample] | None:
+    """(wall seconds, scheduler facts) of the worker's last request, from sending it to
+    reading its reply; for a frozen worker its CPU time counts until the freeze landed, not
+    only until the reply was read (a helper working between its reply and its stop is in it).
+    None when the worker has no such facts."""
+    if worker is None or worker.scheduler_at_send is None \
+            or worker.scheduler_at_reply is None or worker.last_request_wall_s <= 0:
+        return None
+    sched = worker.scheduler_at_reply.since(worker.scheduler_at_send)
+    frozen = getattr(worker, "scheduler_at_freeze", None)
+    if frozen is not None:
+        landed = frozen.since(worker.scheduler_at_send)
+        sched = dataclasses.replace(sched, cpu_s=max(sched.cpu_s, landed.cpu_s),
+                                    main_run_s=max(sched.main_run_s, landed.main_run_s))
+    return worker.last_request_wall_s, sched
+
+
 def _split(tensors: list[Any], counts: list[Any]) -> list[list[Any]]:
     calls, offset = [], 0
     for count in counts:
@@ -735,5 +802,6 @@ def _batch_size(per_call_s: float, output_bytes: int) -> int:
     bound = OUTPUT_BOUND_BATCH if output_bytes <= 0 else min(
         MAX_BATCH, max(OUTPUT_BOUND_BATCH, MAX_BATCH_OUTPUT_BYTES // output_bytes))
     return max(MIN_BATCH, min(bound, int(TARGET_BATCH_S / max(per_call_s, 1e-7))))
+
 
 

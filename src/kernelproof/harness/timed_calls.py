@@ -154,7 +154,13 @@ class TimedCalls:
                            stream=not request.hot and request.cache_flush == "data")
 
     def op_fetch(self, request: FetchRequest, tensors: list[Any]) -> tuple[FetchReply, list[Any]]:
-        """The outputs of chosen calls of the last timed batch (of the named baseline)."""
+        """The outputs of chosen calls of the last timed batch (of the named baseline), sent
+        at one thread: the controller counts CPU time off the main thread during a fetch as
+        the candidate's own work, and intra-op pool threads copying outputs would read so."""
+        with thread_count(1):
+            return self._fetch(request)
+
+    def _fetch(self, request: FetchRequest) -> tuple[FetchReply, list[Any]]:
         import torch
 
         batch = self.timed_outputs.get(request.baseline, [])

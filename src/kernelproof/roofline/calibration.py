@@ -17,6 +17,7 @@ library's), which is why a floor from a calibration reads "this fast is implausi
 from __future__ import annotations
 
 import datetime as _dt
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -45,6 +46,7 @@ from kernelproof.roofline.calibration_record import (
     read_record,
     write_record,
 )
+from kernelproof.checks.schedstat import own_wait_s
 from kernelproof.config import cache_dir
 from kernelproof.roofline.devices import DTYPES, PeakFlops, canonical_dtype, find_device
 from kernelproof.roofline.fingerprint import fingerprint_fields, machine_fingerprint, resolve_device
@@ -141,6 +143,7 @@ def calibrate(
         fingerprint = machine_fingerprint(name)
         path = cache_path(fingerprint, name, record_threads)
         record = None if force else (read_record(path) or UNCACHED.get(path))
+        started, waited = time.monotonic(), own_wait_s()
         if record is not None and copy_bytes is not None and record.copy_bytes != copy_bytes:
             record = None  # explicit sizes must match the cached ones
         if record is None:
@@ -175,6 +178,8 @@ def calibrate(
                 changed = True
         noise = copy_noise(record.copy_samples_s) if changed or not path.exists() else None
         if noise is None and (changed or not path.exists()):
+            noise = _starved(time.monotonic() - started, own_wait_s() - waited)
+        if noise is None and (changed or not path.exists()):
             write_record(path, record)
             UNCACHED.pop(path, None)
         elif noise is not None:
@@ -187,6 +192,20 @@ def calibrate(
     if noise is not None:
         source += f" (taken on a noisy machine: {noise}; not cached)"
     return Ceilings(peak_flops=peak, peak_bytes_per_s=record.bytes_per_s, source=source)
+
+
+#: A calibration whose thread waited for a CPU longer than this share of its measuring time
+#: (/proc schedstat) ran on a busy machine: a steady load slows every sample alike, which the
+#: samples' own spread cannot show, and its ceilings would read low for every later run (a
+#: 3.2 GB/s bandwidth cached at a load of 18 on 2 cores made honest kernels "below the floor").
+STARVED_WAIT_SHARE = 0.1
+
+
+def _starved(elapsed_s: float, waited_s: float) -> str | None:
+    """Why a calibration is too starved to cache, or None."""
+    if elapsed_s <= 0 or waited_s <= STARVED_WAIT_SHARE * elapsed_s:
+        return None
+    return f"its thread waited for a CPU {waited_s / elapsed_s:.0%} of the time"
 
 
 def ceilings_for(

@@ -121,6 +121,11 @@ class Freezer:
             return
         for group in self.companions:
             _signal_group(group, signal.SIGSTOP)
+        if self.group is not None:
+            # One signal to the whole process group first: the kernel delivers it to every
+            # member at once, and a fork racing it is restarted after the stop, so the
+            # group needs no rescan; only a process that left the group (setsid) does.
+            _signal_group(self.group, signal.SIGSTOP)
         known: set[int] = set()
         for _ in range(MAX_RESCANS):
             found = [pid for pid in self._scan() if pid not in known]
@@ -129,6 +134,8 @@ class Freezer:
             for pid in found:
                 self._signal(pid, signal.SIGSTOP)
             known.update(found)
+            if self.group is not None and all(_group_of(pid) == self.group for pid in found):
+                break
         self._members = sorted(known)
         # The stop lands only once a thread of each process has run to take it: on a loaded
         # machine that thread may wait milliseconds for a CPU while the others still run.
@@ -236,6 +243,13 @@ def _command(pid: int) -> str:
             return handle.read().strip()
     except OSError:
         return "?"
+
+
+def _group_of(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return None
 
 
 def _parent(pid: int) -> int | None:

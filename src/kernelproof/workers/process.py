@@ -232,6 +232,9 @@ class WorkerProcess:
     """The worker's CPU accounting (/proc) just before the last request was sent and just
     after its reply was read: the same window as :attr:`last_request_wall_s`."""
 
+    scheduler_at_freeze: SchedulerSample | None = None
+    """The same, once the freeze after the last reply had landed (a frozen worker only)."""
+
     _sent_at: float = 0.0
 
     writes: WriteMeter | None = None
@@ -283,7 +286,7 @@ class WorkerProcess:
                              request.reply_model)
         assert self.conn is not None
         self.thaw()
-        self.scheduler_at_reply = None
+        self.scheduler_at_reply = self.scheduler_at_freeze = None
         self.scheduler_at_send = scheduler_sample(self)
         self._sent_at = time.monotonic()
         try:
@@ -306,6 +309,7 @@ class WorkerProcess:
         self.scheduler_at_reply = scheduler_sample(self)
         if self.freezer is not None and self.death is None and self.alive:
             self.freezer.freeze()
+            self.scheduler_at_freeze = scheduler_sample(self)
 
     def collect(self, submitted: "Submitted[ReplyT]") -> Response[ReplyT]:
         """The reply to a submitted request, the worker's death, or the timeout."""

@@ -122,6 +122,19 @@ class ProcessTree:
                 return pid
         return self.root
 
+    def _serving(self) -> int:
+        """:meth:`server`, remembered once it is not the root. A sandboxed worker asked before
+        its pid namespace has a serving process answers with its root, which only waits: its
+        main thread read as the harness's would put every CPU second of the harness off the
+        main thread. (An unsandboxed worker's root is its server; finding it again costs two
+        readlinks.)"""
+        if self._server:
+            return self._server
+        server = self.server()
+        if server != self.root:
+            self._server = server
+        return server
+
     def cpu_s(self) -> float:
         """CPU seconds of every live member, all threads."""
         total = 0.0
@@ -136,8 +149,7 @@ class ProcessTree:
         serving process's main thread, which runs the harness and the calls). What the first
         has beyond the second was done by threads or processes the candidate started: a pool
         behind the reported thread count, or a helper working between timed calls."""
-        server = self._server or self.server()
-        self._server = server
+        server = self._serving()
         try:
             with open(f"/proc/{server}/task/{server}/schedstat") as handle:
                 main = int(handle.read().split()[0]) / 1e9
@@ -149,8 +161,7 @@ class ProcessTree:
         """(seconds on a CPU, seconds runnable but waiting for one) of the serving process's
         main thread, from the scheduler's own accounting: what a neighbour that starves the
         worker of CPU cannot hide."""
-        server = self._server or self.server()
-        self._server = server
+        server = self._serving()
         try:
             with open(f"/proc/{server}/task/{server}/schedstat") as handle:
                 running, waiting = handle.read().split()[:2]
