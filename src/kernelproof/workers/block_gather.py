@@ -159,7 +159,10 @@ int kp_pool_use(int64_t *mine, int64_t *theirs, int64_t count, int64_t traded,
         char *to = dst + i * width;
 #if defined(__x86_64__)
         if (kind == 1 && width % 16 == 0) {
-            kp_copy_perturbed32(to, from, width, (uint32_t)(32 - bits),
+            /* Unstreamed, the block is copied first and perturbed where it landed: storing
+               the perturbed lines straight into fresh pages cost twenty times the copy. */
+            if (!streamed) memcpy(to, from, (size_t)width);
+            kp_copy_perturbed32(to, streamed ? from : to, width, (uint32_t)(32 - bits),
                                 KP_DRAW(i, (uint32_t)key), streamed);
             continue;
         }
