@@ -15,6 +15,12 @@ suite task's 16 MiB it took 3.5 ms a call against 2.5 ms for ``index_select`` an
 flush, and its samples per side fell from ~120 to ~65; larger sets are copied plainly here
 and flushed as before.
 
+Each block is perturbed on its way (:func:`kernelproof.workers.input_pool.perturb`, HACKS row
+38): float32 in the copy loop itself, eight elements a step with AVX2 (four with SSE2), so that
+a streamed 1 MiB use still took 24 us (53 us with SSE2 alone, 26 us without perturbing:
+a C driver over this source at -O2, best of 50, on the shared development machine); other
+floating dtypes through a scalar loop on a copy in the first-level cache.
+
 The arithmetic is the torch path's (:meth:`~kernelproof.workers.input_pool.PooledBlocks.change`),
 position for position, so both workers' sets stay equal whichever path each takes. Streaming
 needs x86-64 and 16-byte aligned blocks; elsewhere the blocks are copied plainly, and the call
