@@ -137,12 +137,16 @@ def _canned(lines: str) -> NativeProfile:
 
 
 #: The reference's profile: most library time in MKL's sgemm (a linear layer).
-GEMM_REFERENCE = "thread (1): fwd (x.py:1);mkl_blas_sgemm_kernel (libtorch_cpu.so) 90\n"
+GEMM_REFERENCE = ("thread (1): fwd (x.py:1);Module._call_impl (torch/nn/modules/module.py:1);"
+                  "mkl_blas_sgemm_kernel (libtorch_cpu.so) 90\n")
 #: A candidate's calls that run the same GEMM.
-GEMM_CALLS = "thread (1): fwd (c.py:1);mkl_blas_sgemm_kernel (libtorch_cpu.so) 80\n"
+GEMM_CALLS = ("thread (1): fwd (c.py:1);Module._call_impl (torch/nn/modules/module.py:1);"
+              "mkl_blas_sgemm_kernel (libtorch_cpu.so) 80\n")
 #: A candidate's calls that compute with element-wise products and sums (no GEMM).
-PRODUCT_CALLS = ("thread (1): fwd (c.py:1);at::native::mul_kernel (libtorch_cpu.so) 50\n"
-                 "thread (1): fwd (c.py:1);at::native::sum_kernel_impl (libtorch_cpu.so) 40\n")
+PRODUCT_CALLS = ("thread (1): fwd (c.py:1);Module._call_impl (torch/nn/modules/module.py:1);"
+                 "at::native::mul_kernel (libtorch_cpu.so) 50\n"
+                 "thread (1): fwd (c.py:1);Module._call_impl (torch/nn/modules/module.py:1);"
+                 "at::native::sum_kernel_impl (libtorch_cpu.so) 40\n")
 
 
 def test_a_gemm_only_while_timed_is_told_apart_from_a_gemm_used_throughout() -> None:
@@ -211,3 +215,15 @@ def test_a_passthrough_of_any_op_s_kernel_is_evidence_but_data_movement_never_is
     # reference's kernels.
     mixed = _canned(SOFTMAX_CALLS + WRITTEN_OUT.replace(" 40\n", " 10\n"))
     assert kernel_passthrough_evidence(reference, mixed) is None
+
+
+def test_a_checked_window_starved_of_kernel_samples_accuses_nothing() -> None:
+    """A loaded machine left the checked calls' window with almost no samples inside the
+    calls: "it barely used the routine while checked" cannot be read from that, so a candidate
+    that runs the reference's kernel in both windows is not said to switch while timed."""
+    reference = _canned(SOFTMAX_REFERENCE)
+    starved = _canned("thread (1): harness (h.py:1);read (libc.so.6) 300\n"
+                      f"{IN_CALL}at::native::softmax_lastdim_kernel<float> (libtorch_cpu.so) 3\n")
+    assert timed_passthrough(reference, starved, _canned(SOFTMAX_CALLS)) is None
+    gemm = timed_passthrough(_canned(GEMM_REFERENCE), starved, _canned(GEMM_CALLS))
+    assert gemm is not None and gemm.checked_share is None and not gemm.only_while_timed

@@ -132,9 +132,10 @@ def _profile(lines: str) -> NativeProfile:
     return profile
 
 
-GEMM = "thread (1): fwd (c.py:1);mkl_blas_sgemm_kernel (libtorch_cpu.so) 80\n"
-PRODUCTS = ("thread (1): fwd (c.py:1);at::native::mul_kernel (libtorch_cpu.so) 50\n"
-            "thread (1): fwd (c.py:1);at::native::sum_kernel_impl (libtorch_cpu.so) 40\n")
+IN_CALL = "thread (1): fwd (c.py:1);Module._call_impl (torch/nn/modules/module.py:1);"
+GEMM = f"{IN_CALL}mkl_blas_sgemm_kernel (libtorch_cpu.so) 80\n"
+PRODUCTS = (f"{IN_CALL}at::native::mul_kernel (libtorch_cpu.so) 50\n"
+            f"{IN_CALL}at::native::sum_kernel_impl (libtorch_cpu.so) 40\n")
 
 
 def _timed(checked: str | None, timed: str) -> "TimedStacks":

@@ -54,6 +54,9 @@ EXPECTED_CHECKS: dict[str, tuple[str, ...]] = {
     "36e_work_while_fetched.py": (),
     "37_helper_when_loaded.py": (),
     "37b_gil_helper.py": (),
+    "35_passthrough_while_timed.py": ("native-stacks",),
+    "35b_softmax_passthrough_while_timed.py": ("native-stacks",),
+    "35c_passthrough_forged_op_records.py": ("native-stacks",),
     "38_memoise_pool_blocks.py": ("timed-output",),
     "42_write_flood.py": ("crash",),
 }
@@ -149,3 +152,24 @@ def test_cache_poisoning_leaves_the_cache_as_the_controller_wrote_it(verified):
     for data in after.values():
         record = json.loads(data)
         assert record.get("bytes_per_s", 0) < 1e13, "ceilings raised a thousandfold"
+
+
+EXAMPLES = ATTACKS.parents[1]
+
+#: Honest candidates whose timed rounds are sampled from outside like the attacks' (row 35):
+#: written-out softmax (its own kernels), a linear layer that keeps torch's GEMM (the
+#: reference's routine, in checked and timed calls alike), a C++ extension.
+HONEST_SAMPLED = ["softmax/correct.py", "linear_relu/correct.py", "honest/cpp_inline.py"]
+
+
+@pytest.mark.parametrize("name", HONEST_SAMPLED)
+def test_sampling_the_timed_rounds_accuses_no_honest_candidate(verified, name):
+    report = verified(EXAMPLES / name, **SETTINGS)
+    accusing = [f for f in report.findings
+                if f.check == "native-stacks" and f.severity.value == "suspect"]
+    assert not accusing, _describe(report)
+    assert report.op_audit is not None
+    timed = report.op_audit.native.get("timed", {})
+    if report.timing is not None and report.op_audit.native.get("candidate", {}).get("samples"):
+        # The candidate was sampled in the matrix, so its timed rounds were sampled too.
+        assert timed.get("candidate", {}).get("samples", 0) > 0, report.op_audit.native

@@ -644,6 +644,14 @@ def kernel_passthrough_evidence(reference: NativeProfile,
             "reference's kernel")
 
 
+#: Kernel samples inside the model's calls a window needs before its shares are compared: a
+#: timed window's share of one kernel (at 35% or more), and a checked window's (below half
+#: that and a quarter of the timed share) at these counts is off by chance in well under one
+#: verification in a hundred where both windows ran the same code.
+MIN_TIMED_KERNEL_SAMPLES = 20
+MIN_CHECKED_KERNEL_SAMPLES = 30
+
+
 @dataclass
 class TimedPassthrough:
     """What the candidate's timed calls showed from outside (:func:`timed_passthrough`)."""
@@ -653,17 +661,20 @@ class TimedPassthrough:
     timed_share: float
     checked_share: float | None
     """The routine's share in the checked calls' profile; None when that profile cannot say
-    (not sampled, too few samples, no native frames)."""
+    (not sampled, or too few kernel samples inside the calls: a machine that starved the
+    window, or calls too short to be caught computing)."""
 
     @property
     def only_while_timed(self) -> bool:
-        """Whether the checked calls, sampled at the same shape, did not use the routine."""
-        return self.checked_share is not None and self.checked_share < CHECKED_SHARE_SAME
+        """Whether the checked calls, sampled at the same shape, barely used the routine:
+        under half the dominant share and under a quarter of the timed calls' share."""
+        return (self.checked_share is not None
+                and self.checked_share < min(CHECKED_SHARE_SAME, self.timed_share / 4))
 
 
 def _known(profile: NativeProfile | None) -> bool:
     return (profile is not None and profile.available and profile.native
-            and profile.samples >= PASSTHROUGH_MIN_SAMPLES)
+            and sum(_kernels(profile).values()) >= MIN_CHECKED_KERNEL_SAMPLES)
 
 
 def timed_passthrough(reference: NativeProfile, checked: NativeProfile | None,
@@ -680,19 +691,21 @@ def timed_passthrough(reference: NativeProfile, checked: NativeProfile | None,
     the checked calls' profile shows the change, as honest torch code shares such kernels."""
     known = _known(checked)
     message = passthrough_evidence(reference, timed)
-    if message is not None:
+    if message is not None and sum(_routines(timed.heavy_functions).values()) \
+            >= MIN_TIMED_KERNEL_SAMPLES:
         routine, _ = _routines(timed.heavy_functions).most_common(1)[0]
         return TimedPassthrough(message=message, routine=routine,
                                 timed_share=_share(timed, routine),
                                 checked_share=_share(checked, routine) if known and checked
                                 else None)
     symbol = dominant_kernel(reference)
-    if symbol is None or not known or checked is None or not _usable_calls(timed):
+    if symbol is None or not known or checked is None or not _usable_calls(timed) \
+            or sum(_kernels(timed).values()) < MIN_TIMED_KERNEL_SAMPLES:
         return None
     timed_share, checked_share = _kernel_share(timed, symbol), _kernel_share(checked, symbol)
     custom_share = timed.custom_samples / max(_call_samples(timed), 1)
     if timed_share < CANDIDATE_DOMINANT_SHARE or custom_share > CUSTOM_SHARE_MAX \
-            or checked_share >= CHECKED_SHARE_SAME:
+            or checked_share >= min(CHECKED_SHARE_SAME, timed_share / 4):
         return None
     return TimedPassthrough(
         message=f"of the candidate's {timed.samples} on-CPU samples, {timed_share:.0%} of "

@@ -242,8 +242,9 @@ def perturbation_bits(count: int, width: int, key: int, bits: int,
 
 def perturb(x: torch.Tensor, bits: int, key: int, width: int) -> None:
     """XOR, in place, the low ``bits`` bits of the mantissa of every element of the contiguous
-    floating tensor ``x``, gathered in blocks of ``width`` elements, whose exponent is neither all zeros (zero, subnormal) nor all ones
-    (Inf, NaN) with :func:`perturbation_bits`: the compiled gather's ``kp_perturb``, bit for bit.
+    floating tensor ``x`` (gathered in blocks of ``width`` elements) whose exponent is neither
+    all zeros (zero, subnormal) nor all ones (Inf, NaN) with :func:`perturbation_bits`: the
+    compiled gather's ``kp_perturb``, bit for bit.
 
     This is what makes a pooled input new (HACKS row 38): the blocks the pool moves had all
     been seen before, so an element-wise candidate could replay the outputs it remembered for
