@@ -185,7 +185,7 @@ class WorkerProcess:
         self.conn = parent
         self.tree = ProcessTree(self.process.pid)
         if self.spec.role == "candidate":
-            self.writes = WriteMeter([self.spec.workdir,
+            self.writes = WriteMeter([self.spec.workdir, self.spec.log_path,
                                       *(self.spec.sandbox or {}).get("writable", [])])
 
     @property
