@@ -135,13 +135,21 @@ class Scrubber:
         for secret in self.secrets:
             value = value.replace(secret, REDACTED)
         for secret in self.secrets:
-            value = _truncated_secret(secret).sub(REDACTED, value)
+            cut = _truncated_secret(secret)
+            if cut is not None:
+                value = cut.sub(REDACTED, value)
         for path, label in self.paths:
             value = re.sub(re.escape(path) + r"(?=/|\b|$)", label, value)
         return value
 
     def report(self, report: Report) -> Report:
-        return _map_report(report, self.text)
+        try:
+            return _map_report(report, self.text)
+        except ValidationError:
+            # A secret equal to a value the schema fixes (an odd variable's value such as
+            # "verified"): that word is no secret in the report; scrub the sentences.
+            return _map_report(report, lambda value: value if TOKEN.fullmatch(value)
+                               else self.text(value))
 
 
 def without_source(report: Report, source: str, public_source: str = "") -> Report:
@@ -218,11 +226,13 @@ def _source_lines(source: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=256)
-def _truncated_secret(secret: str) -> re.Pattern[str]:
+def _truncated_secret(secret: str) -> re.Pattern[str] | None:
     """A secret's beginning at the end of a string (or before an ellipsis): what is left of
     it where a long message was cut short."""
     prefixes = [re.escape(secret[:n]) for n in range(min(len(secret) - 1, MAX_PREFIX_CHARS),
                                                        MIN_PREFIX_CHARS - 1, -1)]
+    if not prefixes:
+        return None  # too short to leave a telling beginning
     return re.compile(f"(?:{'|'.join(prefixes)})(?=(?:\\.\\.\\.|\u2026)?['\"]?\\s*$)")
 
 
