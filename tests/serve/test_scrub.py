@@ -76,3 +76,16 @@ def test_a_worker_gets_no_variable_that_holds_the_store_url():
                                           "PGPASSWORD": "Pa55-w0rd-xyz", "PATH": "/usr/bin"})
     assert "KERNELPROOF_DB" not in environ and "PGPASSWORD" not in environ
     assert environ["PATH"] == "/usr/bin" and environ["LANG"] == "C.UTF-8"
+
+
+def test_a_private_name_that_is_also_a_verdict_or_check_keeps_the_report_valid():
+    source = "import torch\nbroken = crash = 1\nclass ModelNew(torch.nn.Module):\n    pass\n"
+    public = without_source(_report("the worker crashed: broken pipe in crash handler"), source)
+    assert public.verdict is Verdict.BROKEN and public.findings[0].check == "crash"
+    assert "broken" not in public.findings[0].message
+
+
+def test_a_secret_equal_to_a_schema_value_leaves_the_report_valid():
+    scrub = Scrubber(secrets=("broken",))
+    report = scrub.report(_report("the worker is broken"))
+    assert report.verdict is Verdict.BROKEN and report.findings[0].message == f"the worker is {REDACTED}"

@@ -3,6 +3,7 @@ exposure refused where the sandbox does not hold, the address printed, then the 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from kernelproof.errors import UsageError
 from kernelproof.serve.config import ServeConfig
 from kernelproof.serve.exposure import check_exposure, is_loopback, sandbox_gaps
 from kernelproof.serve.limits import Limits
-from kernelproof.store.results import default_url
+from kernelproof.store.results import DB_ENV, default_url
 
 __all__ = ["serve_from_cli"]
 
@@ -36,6 +37,9 @@ def serve_from_cli(suite: Path, *, db_url: str | None, host: str, port: int, wor
     settings = resolve_settings(profile=profile, overrides=overrides)
     gaps = None if is_loopback(host) else sandbox_gaps()
     check_exposure(host, gaps, sandboxed=settings.sandbox)
+    # Nothing the server starts (its workers, a local Ray cluster, their candidates) inherits
+    # the store's URL: the workers get it down their stdin.
+    os.environ.pop(DB_ENV, None)
     server = open_server(config)  # the store's URL is valid from here on
     store = make_url(config.db_url).render_as_string(hide_password=True)
     console.print(f"kernelproof serve: http://{host}:{port}/ ({workers} worker(s)"

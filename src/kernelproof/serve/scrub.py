@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from sqlalchemy.engine import make_url
 
 from kernelproof.schema import Report
@@ -48,8 +49,8 @@ SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|PASSPHRASE|CREDENTIAL|AUTH|COO
 MIN_SECRET_CHARS = 6
 
 #: A truncated string keeps at least this many characters of a secret's start before its end:
-#: those are redacted too.
-MIN_PREFIX_CHARS = 4
+#: those are redacted too (fewer tell next to nothing, and would hit ordinary words).
+MIN_PREFIX_CHARS = 6
 
 #: Longer beginnings of a secret are still redacted, at their first this many characters.
 MAX_PREFIX_CHARS = 256
@@ -69,6 +70,9 @@ MIN_PRIVATE_NAME_CHARS = 4
 #: Names every candidate uses, beyond Python's and torch's own.
 PUBLIC_NAMES = ("ModelNew", "Model", "forward", "self", "torch", "numpy", "triton", "numba",
                 "get_inputs", "get_init_inputs", "load_inline", "cpp_extension")
+
+#: One word: a value the report's schema may fix (a verdict, a check id, a variant's name).
+TOKEN = re.compile(r"[\w:./-]*")
 
 #: A traceback frame: ``File "...", line N, in NAME``.
 FRAME = re.compile(r'File "[^"]*", line \d+')
@@ -131,13 +135,21 @@ class Scrubber:
         for secret in self.secrets:
             value = value.replace(secret, REDACTED)
         for secret in self.secrets:
-            value = _truncated_secret(secret).sub(REDACTED, value)
+            cut = _truncated_secret(secret)
+            if cut is not None:
+                value = cut.sub(REDACTED, value)
         for path, label in self.paths:
             value = re.sub(re.escape(path) + r"(?=/|\b|$)", label, value)
         return value
 
     def report(self, report: Report) -> Report:
-        return _map_report(report, self.text)
+        try:
+            return _map_report(report, self.text)
+        except ValidationError:
+            # A secret equal to a value the schema fixes (an odd variable's value such as
+            # "verified"): that word is no secret in the report; scrub the sentences.
+            return _map_report(report, lambda value: value if TOKEN.fullmatch(value)
+                               else self.text(value))
 
 
 def without_source(report: Report, source: str, public_source: str = "") -> Report:
@@ -156,14 +168,21 @@ def without_source(report: Report, source: str, public_source: str = "") -> Repo
                                  "detail": PRIVATE_LINE if repro.detail else ""})
         for repro in report.repros]})
 
-    def hide(value: str) -> str:
+    def hide(value: str, *, free_text_only: bool = False) -> str:
         if "\n" in value or FRAME.search(value) or any(line in value for line in lines):
             value = "\n".join(PRIVATE_LINE if FRAME.search(part)
                               or any(line in part for line in lines) else part
                               for part in value.split("\n"))
-        return named.sub(PRIVATE_NAME, value) if named is not None else value
+        if named is None or (free_text_only and TOKEN.fullmatch(value)):
+            return value
+        return named.sub(PRIVATE_NAME, value)
 
-    return _map_report(cleaned, hide)
+    try:
+        return _map_report(cleaned, hide)
+    except ValidationError:
+        # A private name equal to a value the schema fixes (a verdict, a check id: a source
+        # may name a variable ``broken``): leave single words alone, hide names in sentences.
+        return _map_report(cleaned, lambda value: hide(value, free_text_only=True))
 
 
 def private_names(source: str, public_source: str = "") -> set[str]:
@@ -206,11 +225,14 @@ def _source_lines(source: str) -> list[str]:
                   key=len, reverse=True)
 
 
-def _truncated_secret(secret: str) -> re.Pattern[str]:
+@functools.lru_cache(maxsize=256)
+def _truncated_secret(secret: str) -> re.Pattern[str] | None:
     """A secret's beginning at the end of a string (or before an ellipsis): what is left of
     it where a long message was cut short."""
     prefixes = [re.escape(secret[:n]) for n in range(min(len(secret) - 1, MAX_PREFIX_CHARS),
                                                        MIN_PREFIX_CHARS - 1, -1)]
+    if not prefixes:
+        return None  # too short to leave a telling beginning
     return re.compile(f"(?:{'|'.join(prefixes)})(?=(?:\\.\\.\\.|\u2026)?['\"]?\\s*$)")
 
 

@@ -254,7 +254,7 @@ class WorkerProcess:
         self.tree = ProcessTree(self.process.pid)
         if self.spec.role == "candidate":
             self.freezer = Freezer(self.tree, group=self.process.pid)
-            self.writes = WriteMeter([self.spec.workdir,
+            self.writes = WriteMeter([self.spec.workdir, self.spec.log_path,
                                       *(self.spec.sandbox or {}).get("writable", [])])
 
     @property

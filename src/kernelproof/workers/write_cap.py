@@ -31,7 +31,8 @@ MAX_ENTRIES = 200_000
 
 @dataclass
 class WriteMeter:
-    """Measures the folders a candidate may write, at most every :data:`MEASURE_EVERY_S`."""
+    """Measures the folders (and files: its log) a candidate may write, at most every
+    :data:`MEASURE_EVERY_S`."""
 
     folders: list[str]
     cap_bytes: int = WRITE_CAP_BYTES
@@ -43,7 +44,17 @@ class WriteMeter:
         if now < self._next:
             return None
         self._next = now + MEASURE_EVERY_S
+        return self.measure()
+
+    def measure(self) -> str | None:
+        """Why the candidate is over the cap now, or None."""
         size, entries = 0, 0
+        for path in self.folders:
+            if os.path.isfile(path):
+                try:
+                    size += os.stat(path).st_blocks * 512
+                except OSError:
+                    pass
         stack = [folder for folder in self.folders if os.path.isdir(folder)]
         while stack:
             try:
@@ -65,6 +76,6 @@ class WriteMeter:
                 continue
             if size > self.cap_bytes:
                 return (f"the candidate wrote over {size / 2**30:.1f} GiB to its scratch and "
-                        f"build folders, over the sandbox's cap of "
+                        f"build folders and its log, over the sandbox's cap of "
                         f"{self.cap_bytes / 2**30:.1f} GiB")
         return None
