@@ -358,7 +358,8 @@ class _E2ERun:
         alone = all(s.isolated_verdict is Verdict.VERIFIED for s in substitutions)
         if not alone or host_report.verdict is not Verdict.INCORRECT:
             return
-        failed = [t for t in host_report.correctness.tests  # type: ignore[union-attr]
+        # An incorrect verdict comes from the matrix: the report has its correctness section.
+        failed = [t for t in host_report.correctness.tests  # type: ignore[union-attr]  # ^
                   if t.outcome is TestOutcome.FAILED]
         repro = host_report.repros[0].command if host_report.repros else None
         local = attribution.max_local_error_ratio

@@ -82,7 +82,7 @@ def _styled(draw: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(draw)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         if not available():
-            return None  # type: ignore[return-value]
+            return None  # type: ignore[return-value]  # every drawing's result may be None
         from matplotlib import rc_context
 
         with rc_context(_RC):
