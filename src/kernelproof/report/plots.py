@@ -94,7 +94,7 @@ def _styled(draw: Callable[P, R]) -> Callable[P, R]:
 def available() -> bool:
     """Whether matplotlib can be imported (it is a dependency; this guards broken installs)."""
     try:
-        import matplotlib  # noqa: F401
+        import matplotlib  # noqa: F401 - importing it is the test
     except ImportError:
         return False
     return True
