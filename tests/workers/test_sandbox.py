@@ -31,7 +31,7 @@ def _probe(plan: sandbox.SandboxPlan, probes: dict[str, Callable[[], Any]]) -> d
             for name, probe in probes.items():
                 try:
                     results[name] = {"ok": repr(probe())[:200]}
-                except BaseException as exc:  # noqa: BLE001
+                except BaseException as exc:  # noqa: BLE001 - a probe's failure is its result
                     results[name] = {"error": f"{type(exc).__name__}: {exc}"[:200]}
             os.write(write, json.dumps(results).encode())
         finally:

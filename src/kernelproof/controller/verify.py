@@ -570,7 +570,8 @@ class _Run:
         because a worker died is run once more with fresh workers; if that fails too, the
         speed is unmeasured (and a reward built on it is 0), never taken from what remains."""
         ceilings = _ceilings(self.settings)
-        tested = {t.variant.name for t in self.correctness.tests  # type: ignore[union-attr]
+        # Timing runs only after the matrix, which set self.correctness.
+        tested = {t.variant.name for t in self.correctness.tests  # type: ignore[union-attr]  # ^
                   if t.outcome is TestOutcome.PASSED}
         timed = [g for g in groups if g.is_default or (g.label in tested and not g.stress)]
         causes: list[str] = []

@@ -235,8 +235,17 @@ class GuardedModule(torch.nn.Module):
             self.drift.flush()
 
     def extra_repr(self) -> str:
+        envelope = self.report.envelope
+        described = envelope.describe() if envelope is not None else None  # never None: __init__
         return (f"shadow_rate={self.shadow_rate}, on_mismatch={self.on_mismatch!r}, "
-                f"envelope={self.report.envelope.describe()!r}")  # type: ignore[union-attr]
+                f"envelope={described!r}")
+
+    def _tolerance(self) -> dict[str, Any]:
+        """The tolerance the report was verified at, for an incident (``guard`` refused a
+        report without its correctness section)."""
+        correctness = self.report.correctness
+        assert correctness is not None
+        return dict(correctness.tolerance)
 
     # -- shadow checks ---------------------------------------------------------------------
 
@@ -347,7 +356,7 @@ class GuardedModule(torch.nn.Module):
             id=folder.name if folder is not None else "environment",
             kinds=[IncidentKind.ENVIRONMENT], call_index=None, signature=None,
             detail=detail, policy=self.on_mismatch,
-            tolerance=dict(self.report.correctness.tolerance),  # type: ignore[union-attr]
+            tolerance=self._tolerance(),
             created_utc=utc_now(), inputs_file="", candidate_output_file=None,
             reference_output_file="",
             reference_path=reference.path if reference else None,
@@ -399,7 +408,7 @@ class GuardedModule(torch.nn.Module):
             kinds=outcome.kinds, call_index=index, signature=signature, knobs=knobs,
             error_ratio=outcome.error_ratio, outputs=outcome.comparisons,
             detail=outcome.detail or "disagreement", policy=self.on_mismatch,
-            tolerance=dict(self.report.correctness.tolerance),  # type: ignore[union-attr]
+            tolerance=self._tolerance(),
             created_utc=utc_now(),
             candidate_output_file=None if call.raised is not None else "candidate_output.pt",
             reference_path=reference.path if reference else None,

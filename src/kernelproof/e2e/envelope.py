@@ -89,7 +89,8 @@ def check_uncovered(target: str, host: HostFiles, trace: TargetTrace,
             (r.signature, inits.get(r.signature, trace.instances[0].init_repr)) for r in batch])
         report = verify_at(f"signatures_{number}.py", text, {**SETTINGS, "seeds": seeds})
         for row, first in _apply_cells(batch, report, seeds):
-            failing.setdefault(row.verdict, []).append((row, first))  # type: ignore[arg-type]
+            # _apply_cells gave every row it returns a verdict.
+            failing.setdefault(row.verdict, []).append((row, first))  # type: ignore[arg-type]  # ^
         # What is not about one cell (integrity, a crash that stopped the run) is reported too.
         findings += [f.model_copy(update={
             "message": f"at the host's signatures ({target}): {f.message}",

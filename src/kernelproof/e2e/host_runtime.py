@@ -50,8 +50,9 @@ def recorded_constructions(classes: Sequence[type]) -> Iterator[dict[int, tuple[
         def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
             records.setdefault(id(self), (args, kwargs))
             original(self, *args, **kwargs)
-        __init__.__wrapped__ = original  # type: ignore[attr-defined]
-        __init__.__signature__ = inspect.signature(original)  # type: ignore[attr-defined]
+        # What inspect reads to show the original's signature (functions take any attribute).
+        __init__.__wrapped__ = original  # type: ignore[attr-defined]  # see above
+        __init__.__signature__ = inspect.signature(original)  # type: ignore[attr-defined]  # idem
         return __init__
 
     for cls in classes:

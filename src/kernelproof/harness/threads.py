@@ -38,14 +38,14 @@ def thread_count(threads: int | None) -> Iterator[None]:
 
 def _numba_threads(numba: object) -> int | None:
     try:
-        return int(numba.get_num_threads())  # type: ignore[attr-defined]
+        return int(numba.get_num_threads())  # type: ignore[attr-defined]  # a module, untyped
     except Exception:  # noqa: BLE001 - numba absent, or its threading layer not started
         return None
 
 
 def _set_numba_threads(numba: object, threads: int) -> None:
     try:
-        limit = int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
-        numba.set_num_threads(max(1, min(threads, limit)))  # type: ignore[attr-defined]
+        limit = int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]  # idem
+        numba.set_num_threads(max(1, min(threads, limit)))  # type: ignore[attr-defined]  # idem
     except Exception:  # noqa: BLE001 - a numba without a threading layer: nothing to narrow
         pass

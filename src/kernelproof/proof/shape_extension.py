@@ -124,8 +124,9 @@ def _size_lines(envelope: Envelope, template: CallSignature) -> dict[tuple[int, 
         if not isinstance(entry, TensorSignature):
             continue
         for dim in range(len(entry.shape)):
-            points = [(knobs, s.args[arg].shape[dim]) for s, knobs in cells  # type: ignore[union-attr]
-                      ]
+            # Each cell has the template's structure: a tensor where the template has one.
+            points = [(knobs, s.args[arg].shape[dim])  # type: ignore[union-attr]  # ^
+                      for s, knobs in cells]
             sizes = {size for _, size in points}
             if len(sizes) == 1:
                 lines[(arg, dim)] = (None, 0, sizes.pop())
@@ -189,8 +190,13 @@ def _knobs_of(signature: CallSignature, template: CallSignature,
 def _same_structure(a: CallSignature, b: CallSignature) -> bool:
     if len(a.args) != len(b.args):
         return False
-    return all(type(x) is type(y) and (not isinstance(x, TensorSignature) or len(x.shape) == len(
-        y.shape)) for x, y in zip(a.args, b.args))  # type: ignore[union-attr]
+    for x, y in zip(a.args, b.args):
+        if type(x) is not type(y):
+            return False
+        if (isinstance(x, TensorSignature) and isinstance(y, TensorSignature)
+                and len(x.shape) != len(y.shape)):
+            return False
+    return True
 
 
 def _shapes_assignment(text: str) -> tuple[int, int] | None:

@@ -82,7 +82,7 @@ def _styled(draw: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(draw)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         if not available():
-            return None  # type: ignore[return-value]
+            return None  # type: ignore[return-value]  # every drawing's result may be None
         from matplotlib import rc_context
 
         with rc_context(_RC):
@@ -94,7 +94,7 @@ def _styled(draw: Callable[P, R]) -> Callable[P, R]:
 def available() -> bool:
     """Whether matplotlib can be imported (it is a dependency; this guards broken installs)."""
     try:
-        import matplotlib  # noqa: F401
+        import matplotlib  # noqa: F401 - importing it is the test
     except ImportError:
         return False
     return True

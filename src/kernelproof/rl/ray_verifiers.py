@@ -103,5 +103,5 @@ class RayVerifiers:
         for actor in self._actors:
             try:
                 ray.kill(actor)
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - dead or gone already
                 pass

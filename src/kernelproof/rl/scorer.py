@@ -180,7 +180,7 @@ class BatchScorer:
                 results[index] = self._scored(report, job, extractions[index], elapsed,
                                               deadline_s or self.deadline_s, future)
         assert all(r is not None for r in results)
-        return results  # type: ignore[return-value]
+        return results  # type: ignore[return-value]  # every slot is filled: asserted above
 
     def rewards(self, items: Sequence[tuple[str, Any]], **kwargs: Any) -> list[float]:
         """Only the rewards of :meth:`score`."""

@@ -53,7 +53,7 @@ class Finding(BaseModel):
     location: SourceLocation | None = None
     """Where in the candidate's source it points (static evidence only)."""
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # pydantic's form; mypy wants @property alone
     @property
     def basis(self) -> EvidenceBasis:
         """What the finding rests on: ``outside`` the candidate's process (unforgeable),

@@ -11,8 +11,11 @@ A store whose version is newer than this kernelproof's is refused before anythin
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import JSON, Engine, String, inspect, text
 from sqlalchemy.exc import DatabaseError, IntegrityError
+from sqlalchemy.types import TypeEngine
 
 from kernelproof.errors import UsageError
 
@@ -30,13 +33,13 @@ VERSION_KEY = "schema_version"
 
 #: Columns added to existing tables, per version: (table, column, type). Version 2 binds each
 #: verification to its environment (the digest of its binding components, and the components).
-ADDED_COLUMNS: dict[int, list[tuple[str, str, object]]] = {
+ADDED_COLUMNS: dict[int, list[tuple[str, str, TypeEngine[Any]]]] = {
     2: [("kernelproof_verifications", "environment_digest", String(16)),
         ("kernelproof_verifications", "environment", JSON())],
 }
 
 
-def added_columns(up_to: int = STORE_SCHEMA_VERSION) -> list[tuple[str, str, object]]:
+def added_columns(up_to: int = STORE_SCHEMA_VERSION) -> list[tuple[str, str, TypeEngine[Any]]]:
     """Every column added after version 1, up to ``up_to``."""
     return [column for version in sorted(ADDED_COLUMNS) if version <= up_to
             for column in ADDED_COLUMNS[version]]
@@ -82,10 +85,11 @@ def upgrade(engine: Engine, url: str) -> None:
     _write_version(engine)
 
 
-def _add_column(engine: Engine, url: str, table: str, column: str, kind: object) -> None:
+def _add_column(engine: Engine, url: str, table: str, column: str, kind: TypeEngine[Any]
+                ) -> None:
     if column in {c["name"] for c in inspect(engine).get_columns(table)}:
         return
-    type_sql = kind.compile(dialect=engine.dialect)  # type: ignore[attr-defined]
+    type_sql = kind.compile(dialect=engine.dialect)
     try:
         with engine.begin() as connection:
             connection.execute(text(f"ALTER TABLE {table} ADD COLUMN {column} {type_sql}"))

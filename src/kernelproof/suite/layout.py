@@ -22,6 +22,12 @@ _LEVEL = re.compile(r"^level(\d+)$")
 _PROBLEM = re.compile(r"^(\d+)_.+\.py$")
 
 
+def _level_number(folder: Path) -> int | None:
+    """N of a KernelBench ``levelN`` folder; None for any other folder."""
+    match = _LEVEL.match(folder.name)
+    return int(match.group(1)) if match else None
+
+
 class SuiteLayout(Protocol):
     name: str
 
@@ -43,9 +49,9 @@ class KernelBenchLayout:
 
     def tasks(self, suite: Path, solutions: Path) -> list[BenchTask]:
         found = []
-        for level_dir in sorted((d for d in suite.iterdir() if d.is_dir() and _LEVEL.match(d.name)),
-                                key=lambda d: int(_LEVEL.match(d.name).group(1))):  # type: ignore[union-attr]
-            level = int(_LEVEL.match(level_dir.name).group(1))  # type: ignore[union-attr]
+        levels = [(number, d) for d in suite.iterdir()
+                  if d.is_dir() and (number := _level_number(d)) is not None]
+        for level, level_dir in sorted(levels, key=lambda pair: pair[0]):
             for task in sorted(level_dir.glob("*.py"), key=_problem_number):
                 match = _PROBLEM.match(task.name)
                 if not match:

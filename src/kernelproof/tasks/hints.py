@@ -36,7 +36,8 @@ TaskPolicy: type[BaseModel] = create_model(
     __config__=ConfigDict(extra="forbid", frozen=True),
     __doc__="The settings a task's ``POLICY`` may set; any other key is an error.",
     # create_model's overloads type each field by name; these names are only known at run time.
-    **{name: _policy_field(name) for name in sorted(TASK_POLICY_KEYS)},  # type: ignore[call-overload]
+    **{name: _policy_field(name)  # type: ignore[call-overload]  # ^
+       for name in sorted(TASK_POLICY_KEYS)},
 )
 
 #: A knob value in ``SHAPES``: a literal integer (``True`` is not a size), never negative.

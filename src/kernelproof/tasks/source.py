@@ -269,7 +269,9 @@ def _value_variant_names(tree: ast.Module, path: Path) -> list[str]:
                 f"{path}:{node.lineno}: `VALUE_VARIANTS` must be a dict literal with string "
                 "keys, e.g. `VALUE_VARIANTS = {\"ties\": make_ties}` where "
                 "`make_ties(inputs, generator)` returns the changed inputs")
-        return [k.value for k in value.keys]  # type: ignore[union-attr]
+        # Every key is a string constant (checked above): the filter only says so to the types.
+        return [k.value for k in value.keys
+                if isinstance(k, ast.Constant) and isinstance(k.value, str)]
     return []
 
 
@@ -302,8 +304,10 @@ def _literal_value(node: ast.expr) -> Any:
     if isinstance(node, ast.Tuple):
         return tuple(_literal_value(e) for e in node.elts)
     if isinstance(node, ast.Dict):
+        if any(k is None for k in node.keys):  # ``{**other}``: a name, not a literal
+            raise ValueError("** unpacking in a dict literal")
         return {
-            _literal_value(k): _literal_value(v)  # type: ignore[arg-type]
-            for k, v in zip(node.keys, node.values)
+            _literal_value(k): _literal_value(v)
+            for k, v in zip(node.keys, node.values) if k is not None
         }
     return ast.literal_eval(node)

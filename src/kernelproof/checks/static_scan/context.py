@@ -528,10 +528,7 @@ class Context:
         facts: dict[str, object] = dict(evidence or {})
         if node is not None and "code" not in facts:
             facts["code"] = self.snippet(node)
-        if line:
-            lineno = line
-        else:
-            lineno = getattr(node, "lineno", 1) if node is not None else 1
+        lineno = line if line else (getattr(node, "lineno", 1) if node is not None else 1)
         column = (getattr(node, "col_offset", 0) + 1) if node is not None and line is None else 1
         return make_finding(self.path, check, severity, lineno, column, message, facts)
 

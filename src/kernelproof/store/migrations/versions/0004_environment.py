@@ -34,7 +34,7 @@ def upgrade() -> None:
     tables = set(inspector.get_table_names())
     for table, column, kind in added_columns(2):
         if column not in {c["name"] for c in inspector.get_columns(table)}:
-            op.add_column(table, sa.Column(column, kind, nullable=True))  # type: ignore[arg-type]
+            op.add_column(table, sa.Column(column, kind, nullable=True))
     if "kernelproof_rechecks" not in tables:
         op.create_table(
             "kernelproof_rechecks",
