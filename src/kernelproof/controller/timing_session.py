@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kernelproof.checks.schedstat import SchedulerSample
+from kernelproof.schedstat import SchedulerSample
 from kernelproof.checks.tolerance import TolerancePolicy, compare_output
 from kernelproof.config import Settings
 from kernelproof.workers.pair import WorkerPair, prepare_request, worker_threads

@@ -46,7 +46,7 @@ from kernelproof.roofline.calibration_record import (
     read_record,
     write_record,
 )
-from kernelproof.checks.schedstat import own_wait_s
+from kernelproof.schedstat import own_wait_s
 from kernelproof.config import cache_dir
 from kernelproof.roofline.devices import DTYPES, PeakFlops, canonical_dtype, find_device
 from kernelproof.roofline.fingerprint import fingerprint_fields, machine_fingerprint, resolve_device

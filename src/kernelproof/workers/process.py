@@ -24,8 +24,8 @@ from multiprocessing.connection import Connection
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
-from kernelproof.checks.schedstat import SchedulerSample
-from kernelproof.checks.schedstat import sample as scheduler_sample
+from kernelproof.schedstat import SchedulerSample
+from kernelproof.schedstat import sample as scheduler_sample
 from kernelproof.protocol import transport
 from kernelproof.protocol.messages import WorkerReply
 from kernelproof.protocol.requests import ExitRequest, ReplyData, ReplyT, Request
