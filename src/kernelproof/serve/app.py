@@ -26,6 +26,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from kernelproof.errors import CandidateFormatError, KernelproofError, TaskError
 from kernelproof.report import formatting as fmt
+from kernelproof.serve.access import ApiError, authenticated, bounded_body, too_large
 from kernelproof.serve.catalog import SuiteCatalog, UnknownTask
 from kernelproof.serve.config import SERVE_RUN_SOLUTIONS, ServeConfig
 from kernelproof.serve.limits import RateLimiter
@@ -47,17 +48,6 @@ PAGE_CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-i
             "img-src data:; font-src data:; connect-src 'self'; form-action 'self'; "
             "base-uri 'none'; frame-ancestors 'none'")
 
-#: JSON escaping can make a source up to six times longer (``\\u0000``), plus the envelope:
-#: a body beyond this cannot hold a source within the limit, so it is refused unread.
-JSON_OVERHEAD_FACTOR = 6
-JSON_ENVELOPE_BYTES = 4096
-
-#: A client that sends a too-large body at once (``urllib`` does) reads the 413 only once the
-#: server has read what it sent: closing with unread data resets the connection, and the
-#: client sees a reset instead of the answer. Bodies up to this size are read and dropped
-#: before the 413; beyond it the connection is closed unread.
-DRAIN_LIMIT_BYTES = 64 << 20
-
 #: Largest submission id: the ids are PostgreSQL ``integer``s (32 bits). A larger id is
 #: refused as invalid, never looked up (the database would fail on it).
 MAX_ID = (1 << 31) - 1
@@ -74,14 +64,6 @@ HISTORY_LIMIT = 200
 
 #: Rendered packets kept in memory (each a few hundred KiB with its plots).
 PACKET_CACHE_SIZE = 64
-
-
-class ApiError(Exception):
-    """An error answered as JSON with ``status``; the message says what to fix."""
-
-    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
-        super().__init__(message)
-        self.status, self.message, self.headers = status, message, headers or {}
 
 
 class SubmissionRequest(BaseModel):
@@ -200,8 +182,8 @@ def create_app(server: Server) -> FastAPI:
                          202: {"model": SubmissionView, "description": "Queued"},
                          **errors(401, 404, 413, 422, 429, 500, 503)})
     async def submit(request: Request) -> JSONResponse:
-        name = _authenticated(server, request, required=True)
-        body = await _bounded_body(request, server.config.limits.max_source_bytes)
+        name = authenticated(server.tokens, request, required=True)
+        body = await bounded_body(request, server.config.limits.max_source_bytes)
         try:
             payload = SubmissionRequest.model_validate_json(body)
         except ValidationError as exc:
@@ -213,14 +195,14 @@ def create_app(server: Server) -> FastAPI:
     @app.get("/api/submissions/{submission_id}",
              responses={200: {"model": SubmissionView}, **errors(401, 404, 422, 503)})
     def submission(submission_id: SubmissionId, request: Request) -> dict[str, Any]:
-        name = _authenticated(server, request, required=False)
+        name = authenticated(server.tokens, request, required=False)
         return _view(server, submission_id, name).model_dump(mode="json", exclude_none=True)
 
     @app.get("/api/submissions/{submission_id}/report",
              responses={**json_object("The verification's report (kernelproof.report/1)"),
                         **errors(401, 403, 404, 409, 422, 503)})
     def report(submission_id: SubmissionId, request: Request) -> Response:
-        name = _authenticated(server, request, required=False)
+        name = authenticated(server.tokens, request, required=False)
         verification_id = _done_verification(server, submission_id, name, "report")
         return Response(server.store.report(verification_id).to_json(),
                         media_type="application/json")
@@ -229,7 +211,7 @@ def create_app(server: Server) -> FastAPI:
              responses={**html("The whole review packet, code section included"),
                         **errors(401, 403, 404, 409, 422, 503)})
     def owner_packet(submission_id: SubmissionId, request: Request) -> HTMLResponse:
-        name = _authenticated(server, request, required=True)
+        name = authenticated(server.tokens, request, required=True)
         verification_id = _done_verification(server, submission_id, name, "packet",
                                               owner_only=True)
         return _packet_response(server, verification_id, None)
@@ -312,61 +294,6 @@ def create_app(server: Server) -> FastAPI:
 
 # -- route helpers -----------------------------------------------------------------------------
 
-def _authenticated(server: Server, request: Request, *, required: bool) -> str | None:
-    """The name of the request's bearer token; ``None`` for an anonymous request that may be
-    one. A token that is sent must be valid, even where none is required."""
-    header = request.headers.get("authorization")
-    if header is None:
-        if required:
-            raise ApiError(401, "no token: send 'Authorization: Bearer TOKEN' (the server's "
-                                "operator makes tokens with `kernelproof token create NAME "
-                                "--tokens FILE`)", {"WWW-Authenticate": "Bearer"})
-        return None
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        raise ApiError(401, f"the Authorization header must be 'Bearer TOKEN', not "
-                            f"{scheme!r} ...", {"WWW-Authenticate": "Bearer"})
-    name = server.tokens().name_of(token.strip())
-    if name is None:
-        raise ApiError(401, "this token is not known to the server: check it was copied whole "
-                            "(it starts with 'kp_'), or ask the operator for a new one",
-                       {"WWW-Authenticate": "Bearer"})
-    return name
-
-
-async def _bounded_body(request: Request, max_source_bytes: int) -> bytes:
-    """The request body, refused with 413 as soon as it cannot hold a source within the limit."""
-    cap = max_source_bytes * JSON_OVERHEAD_FACTOR + JSON_ENVELOPE_BYTES
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > cap:
-        if int(declared) <= DRAIN_LIMIT_BYTES:
-            await _drain(request)
-        raise _too_large(int(declared), max_source_bytes, "the request body")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > cap:
-            await _drain(request, size)
-            raise _too_large(size, max_source_bytes, "the request body (so far)")
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-async def _drain(request: Request, read: int = 0) -> None:
-    """Read and drop the rest of the body (up to :data:`DRAIN_LIMIT_BYTES`), so the client,
-    still sending, receives the refusal instead of a connection reset."""
-    async for chunk in request.stream():
-        read += len(chunk)
-        if read > DRAIN_LIMIT_BYTES:
-            return
-
-
-def _too_large(size: int, limit: int, what: str) -> ApiError:
-    return ApiError(413, f"{what} is {size} bytes; the source may be at most {limit} bytes of "
-                         "UTF-8: submit the kernel's own code only (no data, no vendored "
-                         "libraries)", {"Connection": "close"})
-
-
 def _validation_message(exc: ValidationError) -> str:
     problems = "; ".join(
         f"{'.'.join(str(p) for p in err['loc']) or 'body'}: {err['msg']}" for err in exc.errors())
@@ -378,7 +305,7 @@ def _submit(server: Server, name: str, payload: SubmissionRequest) -> Submission
     limits = server.config.limits
     size = len(payload.source.encode("utf-8"))
     if size > limits.max_source_bytes:
-        raise _too_large(size, limits.max_source_bytes, "the source")
+        raise too_large(size, limits.max_source_bytes, "the source")
     wait = server.limiter.take(name)
     if wait:
         raise ApiError(429, f"token {name!r} is over its rate limit of "

@@ -37,6 +37,7 @@ from kernelproof.rl.completion import MAX_COMPLETION_CHARS, Extraction
 from kernelproof.rl.scorer import BatchScorer, Scored
 from kernelproof.rl.tasks import TaskBook, TaskRef
 from kernelproof.schema import Report
+from kernelproof.serve.access import ApiError, authenticated, bounded_body
 from kernelproof.serve.limits import RateLimiter
 
 __all__ = ["RewardLimits", "RewardService", "install_rewards"]
@@ -150,8 +151,6 @@ class RewardService:
     def score(self, name: str, pairs: list[tuple[str, Any]],
               deadline_s: float | None) -> list[Scored]:
         """Score one batch for token ``name``, within its limits."""
-        from kernelproof.serve.app import ApiError
-
         limits = self.limits
         if len(pairs) > limits.max_batch:
             raise ApiError(413, f"the batch has {len(pairs)} completions; at most "
@@ -211,7 +210,6 @@ def response_of(pair: tuple[str, str]) -> tuple[str | None, str]:
 def install_rewards(app: FastAPI, server: Any) -> RewardService:
     """Add the reward routes to ``app`` (a server's); returns their service (also kept as
     ``app.state.rewards``), which the app closes when it stops."""
-    from kernelproof.serve.app import ApiError, _authenticated, _bounded_body
     from kernelproof.serve.openapi import errors, json_body, json_object
 
     service = RewardService(server)
@@ -225,11 +223,11 @@ def install_rewards(app: FastAPI, server: Any) -> RewardService:
                 raise ApiError(401, "this token is not known to the server: check it was "
                                     "copied whole (it starts with 'kp_')")
             return name
-        return _authenticated(server, request, required=True)  # type: ignore[return-value]
+        return authenticated(server.tokens, request, required=True)  # type: ignore[return-value]
 
     async def body_of(request: Request, model: type[BaseModel]) -> Any:
         cap = service.limits.max_body_bytes
-        body = await _bounded_body(request, max(1, cap // 6 - 4096))
+        body = await bounded_body(request, max(1, cap // 6 - 4096))
         try:
             return model.model_validate_json(body)
         except ValidationError as exc:
