@@ -162,3 +162,12 @@ def test_private_code_pages_show_nothing_derived_from_the_source_to_others(serve
         headers = client.auth(name) if name else {}
         assert client.http.get(f"/api/submissions/{submission_id}/report",
                                headers=headers).status_code == 403
+
+
+def test_a_reward_task_naming_an_unknown_home_is_an_answer_not_a_server_error(serve_with,
+                                                                              tmp_path):
+    client = serve_with(f"sqlite:///{tmp_path / 'kp.db'}")
+    response = client.http.post("/api/rewards", headers=client.auth("alice"), json={
+        "items": [{"task": "~no-such-user-kp/x", "completion": "x"}]})
+    assert response.status_code in (200, 422), response.text  # found by schemathesis: a 500
+    assert "Could not determine home" not in response.text

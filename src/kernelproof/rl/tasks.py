@@ -86,9 +86,13 @@ class TaskBook:
             return TaskRef(key=f"source:{digest}", source=value)
         if value in self._keys:
             return self._path_ref(value, self._keys[value])
-        path = Path(value).expanduser()
-        if self.allow_paths and path.exists():
-            return self._path_ref(str(path), path.resolve())
+        if self.allow_paths:
+            try:
+                path = Path(value).expanduser()
+            except RuntimeError:  # "~nobody-known": no home to expand, so no such path
+                path = Path(value)
+            if path.exists():
+                return self._path_ref(str(path), path.resolve())
         accepted = [f"a key of the suite {self.suite}" if self.suite else
                     "one of the named tasks" if self._keys else None,
                     "the reference's source text" if self.allow_source else None,
