@@ -147,3 +147,42 @@ def test_a_candidate_worker_is_frozen_between_requests(examples, tmp_path):
         assert response.ok, response.failure
         ledger = pair.freeze_ledgers[-1]
         assert ledger.intervals >= 1 and not ledger.ran
+
+
+def test_a_process_that_entered_from_outside_is_not_counted_as_the_worker_s():
+    """py-spy joins the sandbox's pid namespace to sample the candidate's stacks; its CPU time
+    must not read as the candidate's (``cpu-time``). Only the root's descendants count."""
+    import subprocess
+    import sys
+
+    from kernelproof.workers.process_tree import descendants
+
+    root = subprocess.Popen([sys.executable, "-c",
+                             "import subprocess, sys, time; "
+                             "subprocess.Popen([sys.executable, '-c', 'import time; "
+                             "time.sleep(30)']); time.sleep(30)"])
+    outsider = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    grandchild: list[int] = []
+    try:
+        import time
+
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not grandchild:
+            with open(f"/proc/{root.pid}/task/{root.pid}/children") as handle:
+                grandchild = [int(p) for p in handle.read().split()]
+            time.sleep(0.05)
+        assert grandchild, "the root's child did not start"
+        assert descendants(root.pid, [root.pid, *grandchild, outsider.pid]) == [
+            root.pid, *grandchild]
+    finally:
+        import os
+        import signal
+
+        for pid in grandchild:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for process in (root, outsider):
+            process.kill()
+            process.wait()

@@ -112,7 +112,7 @@ class ProcessTree:
         for entry in entries:
             if entry.isdigit() and _namespace(int(entry), "pid") == self._pid_namespace:
                 found.append(int(entry))
-        return found
+        return descendants(self.root, found)
 
     def server(self) -> int:
         """The process that serves requests: the root, or pid 2 of its pid namespace (pid 1
@@ -192,6 +192,24 @@ class ProcessTree:
             no_new_privs=status.get("NoNewPrivs", "0").strip() == "1",
             capabilities=status.get("CapEff", "").strip(),
         )
+
+
+def descendants(root: int, pids: list[int]) -> list[int]:
+    """``root`` and those of ``pids`` descended from it. A process that entered the sandbox's
+    pid namespace from outside (py-spy, which the controller runs there through ``nsenter`` to
+    sample the candidate's stacks) is in the namespace but not the candidate's: its CPU time is
+    not the candidate's, and counted as such it read as work off the candidate's main thread
+    (``cpu-time``). The candidate cannot enter a namespace itself (seccomp refuses ``setns``)."""
+    parents = {pid: _status(pid).get("PPid", "") for pid in pids}
+    kept = {root}
+    changed = True
+    while changed:
+        changed = False
+        for pid, parent in parents.items():
+            if pid not in kept and parent.isdigit() and int(parent) in kept:
+                kept.add(pid)
+                changed = True
+    return [pid for pid in pids if pid in kept]
 
 
 def _inner_pid(pid: int) -> int:
