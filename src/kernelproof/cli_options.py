@@ -201,7 +201,7 @@ def setting_options(*settings: str) -> Callable[[F], F]:
         decorated: Any = with_overrides
         for flag in reversed(flags):
             decorated = flag.option()(decorated)
-        return decorated  # type: ignore[no-any-return]  # click's decorators are untyped
+        return decorated  # type: ignore[no-any-return,unused-ignore]  # click decorators: untyped in some releases
 
     return decorate
 

@@ -101,7 +101,7 @@ class OpRecorder:
         # A candidate that removed our hook mid-call hid its kernels from us: say so.
         self.hook_removed = sys.getprofile() is not self._installed_hook
         sys.setprofile(self._previous_hook)
-        threading.setprofile(None)  # type: ignore[arg-type]
+        threading.setprofile(None)  # type: ignore[arg-type,unused-ignore]  # typeshed: the hook is not Optional on every Python
         _ACTIVE[0] = None
         self._profiler.__exit__(None, None, None)
         for event in self._profiler.events():

@@ -456,7 +456,8 @@ class _Lazy:
     """A value computed on first use."""
 
     def __init__(self, compute: Callable[[], torch.Tensor]) -> None:
-        self.compute, self.computed = compute, None
+        self.compute = compute
+        self.computed: torch.Tensor | None = None
 
     def value(self) -> torch.Tensor:
         if self.computed is None:

@@ -145,7 +145,7 @@ class NativeAudit:
         if not self.passthrough:
             return []
         families = set(kernel_families(Counter(candidate_ops))) & set(KERNEL_FAMILIES.values())
-        seen = families or set(candidate_ops) & set(reference_ops)
+        seen = bool(families or set(candidate_ops) & set(reference_ops))
         if self.kernel_level:
             # Any op's kernel: only the reference's own ops run it, and a record of custom
             # kernels contradicts stacks that show (almost) no code of the candidate's own

@@ -4,6 +4,7 @@ the submission API (``app``) and the reward endpoints (``rewards``)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Literal, overload
 
 from fastapi import Request
 
@@ -32,6 +33,12 @@ class ApiError(Exception):
         self.status, self.message, self.headers = status, message, headers or {}
 
 
+@overload
+def authenticated(tokens: Callable[[], TokenBook], request: Request, *,
+                  required: Literal[True]) -> str: ...
+@overload
+def authenticated(tokens: Callable[[], TokenBook], request: Request, *,
+                  required: bool) -> str | None: ...
 def authenticated(tokens: Callable[[], TokenBook], request: Request, *,
                   required: bool) -> str | None:
     """The name of the request's bearer token; ``None`` for an anonymous request that may be

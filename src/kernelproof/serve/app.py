@@ -11,7 +11,7 @@ import logging
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Annotated, Any
@@ -156,7 +156,7 @@ def create_app(server: Server) -> FastAPI:
     """The app over ``server``; its worker pool starts and stops with the app."""
 
     @asynccontextmanager
-    async def lifespan(_app: FastAPI) -> Iterator[None]:  # type: ignore[misc]
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         if server.pool is not None:
             server.pool.start()
         try:

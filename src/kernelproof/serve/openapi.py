@@ -69,7 +69,8 @@ def install_schema(app: FastAPI, bodies: list[type[BaseModel]]) -> None:
             document = get_openapi(title=app.title, version=app.version, routes=app.routes,
                                    description=app.description)
             components = document.setdefault("components", {}).setdefault("schemas", {})
-            for model in [ErrorBody, *bodies]:
+            models: list[type[BaseModel]] = [ErrorBody, *bodies]
+            for model in models:
                 body = model.model_json_schema(ref_template="#/components/schemas/{model}")
                 components.update(body.pop("$defs", {}))
                 components[model.__name__] = body

@@ -154,7 +154,7 @@ class SubmissionQueue:
                     .where(Submission.id == candidate, Submission.status == _QUEUED)
                     .values(status=_RUNNING, worker=worker, attempts=Submission.attempts + 1,
                             heartbeat_at=now, started_at=now)
-                ).rowcount
+                ).rowcount  # type: ignore[attr-defined]  # an UPDATE's result is a CursorResult
                 if taken != 1:
                     continue  # another worker was first: try the next one
                 row = session.scalars(select(Submission).options(undefer(Submission.source))
@@ -172,7 +172,7 @@ class SubmissionQueue:
                 .where(Submission.id == submission_id, Submission.worker == worker,
                        Submission.status == _RUNNING)
                 .values(heartbeat_at=utcnow())
-            ).rowcount == 1
+            ).rowcount == 1  # type: ignore[attr-defined]  # an UPDATE's result is a CursorResult
 
     def finish(self, claim: Claim, worker: str, run_id: int, level: int | None, problem: str,
                report: Report) -> bool:
@@ -190,7 +190,7 @@ class SubmissionQueue:
                     .where(Submission.id == claim.id, Submission.worker == worker,
                            Submission.status == _RUNNING)
                     .values(status=_DONE, verification_id=row.id, finished_at=now)
-                ).rowcount
+                ).rowcount  # type: ignore[attr-defined]  # an UPDATE's result is a CursorResult
                 if owned != 1:
                     raise _NotOwned  # rolls the stored row back with the transaction
                 session.execute(
@@ -212,7 +212,7 @@ class SubmissionQueue:
             if worker is not None:
                 condition += [Submission.worker == worker, Submission.status == _RUNNING]
             changed = session.execute(update(Submission).where(*condition).values(
-                status=_FAILED, reason=reason, finished_at=utcnow())).rowcount
+                status=_FAILED, reason=reason, finished_at=utcnow())).rowcount  # type: ignore[attr-defined]  # an UPDATE's result is a CursorResult
             if changed:
                 session.execute(
                     update(Submission)
@@ -264,8 +264,9 @@ class SubmissionQueue:
     def running_workers(self) -> dict[int, str]:
         """The worker of each running submission, by submission id."""
         with self.store.transaction() as session:
-            return dict(session.execute(select(Submission.id, Submission.worker)
-                                        .where(Submission.status == _RUNNING)).all())
+            rows = session.execute(select(Submission.id, Submission.worker)
+                                   .where(Submission.status == _RUNNING)).all()
+            return {submission_id: worker for submission_id, worker in rows if worker}
 
     def _abandon_one(self, submission_id: int, worker: str | None, why: str) -> None:
         submission = self.get(submission_id)
@@ -279,7 +280,7 @@ class SubmissionQueue:
                                          Submission.attempts < MAX_ATTEMPTS)
                 .values(status=_QUEUED, worker=None, heartbeat_at=None,
                         reason=f"requeued after attempt {submission.attempts}: {why}")
-            ).rowcount
+            ).rowcount  # type: ignore[attr-defined]  # an UPDATE's result is a CursorResult
         if not requeued:
             self.fail(submission_id, f"failed on every one of its {MAX_ATTEMPTS} attempts; "
                       f"the last: {why}", worker=worker)

@@ -223,7 +223,7 @@ def install_rewards(app: FastAPI, server: Any) -> RewardService:
                 raise ApiError(401, "this token is not known to the server: check it was "
                                     "copied whole (it starts with 'kp_')")
             return name
-        return authenticated(server.tokens, request, required=True)  # type: ignore[return-value]
+        return authenticated(server.tokens, request, required=True)
 
     async def body_of(request: Request, model: type[BaseModel]) -> Any:
         cap = service.limits.max_body_bytes

@@ -306,7 +306,7 @@ class RayWorkers:
                    else None)._connect()
         resources = ({"num_gpus": 1} if self.config.overrides.get("device") == "cuda"
                      else {"num_cpus": 1})
-        self._actor_class = ray.remote(max_restarts=0, **resources)(_RayWorker)
+        self._actor_class = ray.remote(max_restarts=0, **resources)(_RayWorker)  # type: ignore[call-overload]  # ray's overloads take each resource by name
         for _ in range(self.count):
             self._start_actor()
         self._watcher = threading.Thread(target=self._watch, daemon=True,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from datetime import datetime, timezone
+from typing import overload
 
 from pydantic import BaseModel, Field
 
@@ -76,6 +77,10 @@ def _result(verification: Verification) -> Result:
                   speedup_ci=record.speedup_ci, verification_id=verification.id)
 
 
+@overload
+def _utc(moment: datetime) -> datetime: ...
+@overload
+def _utc(moment: None) -> None: ...
 def _utc(moment: datetime | None) -> datetime | None:
     """A stored time (naive, in UTC: SQLite keeps no zone) with its zone, so the API's times
     are RFC 3339 (``...Z``/``+00:00``), as its schema says."""
