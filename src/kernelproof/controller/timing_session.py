@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import random
 import statistics
 import time
@@ -124,6 +125,12 @@ BELOW_FLOOR_MARGIN = 0.8
 #: that calibrates the FLOP ceiling (an honest ResNet block ran at 0.77x such a floor).
 BELOW_CALIBRATED_FLOOR_MARGIN = 0.5
 
+
+#: A batch whose worker ran for no more CPU than this many times what its clock reported (per
+#: thread), plus :data:`CPU_EXCUSE_S` of the harness's own work (IPC, flushes), did no work its
+#: clock missed: a wall-time gap beyond it is the machine's delay, not the candidate's.
+CPU_EXCUSE_FACTOR = 1.5
+CPU_EXCUSE_S = 0.01
 
 @dataclass
 class Participant:
@@ -498,6 +505,16 @@ class TimingSession:
         ratio = controller_cross_check(reported, wall_s)
         if not implausibly_fast(ratio, wall_s):
             return
+        if participant.role != "candidate" and not math.isnan(ratio):
+            # The candidate cannot reach another worker's clock (its sandbox, its frozen tree):
+            # a gap there is the machine's doing, never evidence against the candidate.
+            self._inconclusive(
+                group, "timer-cross-check", f"the {participant.label} worker's clock accounted "
+                f"for {ratio:.1%} of a {wall_s * 1e3:.0f} ms batch; the candidate cannot reach "
+                "that worker, so the gap is the machine's (a loaded machine also delays a "
+                "process it does not make wait for a CPU: page faults, I/O), and the "
+                "cross-check is void for that batch", wall_s=wall_s, ratio=ratio)
+            return
         running_s = facts.wall_s - facts.excusable_wait_s
         if running_s < MIN_CROSS_CHECK_WALL_S or not implausibly_fast(
                 controller_cross_check(reported, running_s), running_s):
@@ -508,6 +525,15 @@ class TimingSession:
                 "schedstat), which explains the gap: the cross-check is void for that batch",
                 wall_s=wall_s, wait_s=facts.excusable_wait_s, ratio=ratio)
             return
+        if self._ran_no_more_than_reported(reported, facts) and not math.isnan(ratio):
+            self._inconclusive(
+                group, "timer-cross-check", f"the {participant.label} worker's clock accounted "
+                f"for {ratio:.1%} of a {wall_s * 1e3:.0f} ms batch, but its processes ran for "
+                f"only {facts.cpu_s * 1e3:.0f} ms of CPU in it (/proc), no more than its clock "
+                "reported: it was not running for the rest (blocked or descheduled by the "
+                "machine), so no work escaped its clock; the cross-check is void for that batch",
+                wall_s=wall_s, cpu_s=facts.cpu_s, ratio=ratio)
+            return
         self._suspect(
             "timer-cross-check",
             f"the {participant.label} worker's clock accounts for {ratio:.1%} of the "
@@ -516,6 +542,15 @@ class TimingSession:
             "its timer does not measure real time", group, ratio=ratio, wall_s=wall_s,
             wait_s=facts.excusable_wait_s,
         )
+
+    def _ran_no_more_than_reported(self, reported: list[float], facts: BatchFacts) -> bool:
+        """Whether, on CPU, the worker's processes (every thread) ran for no more CPU time in
+        the batch than its clock reported, times its threads, plus the harness's own work: a
+        patched clock or work outside the timed calls needs CPU the clock did not count."""
+        if self.settings.device != "cpu" or facts.cpu_s <= 0:
+            return False  # no CPU facts to go by (a GPU's work is not CPU time)
+        threads = worker_threads(self.settings) or os.cpu_count() or 1
+        return facts.cpu_s <= CPU_EXCUSE_FACTOR * threads * sum(reported) + CPU_EXCUSE_S
 
     def _inconclusive(self, group: ShapeGroup, rule: str, message: str,
                       **evidence: Any) -> None:
