@@ -4,7 +4,7 @@ audit inside the candidate missed the op that runs that library kernel."""
 from __future__ import annotations
 
 from kernelproof.checks.native_stacks import NativeProfile
-from kernelproof.controller.native_audit import NativeAudit
+from kernelproof.controller.native_audit import NativeAudit, TimedStacks
 from kernelproof.schema import Severity
 
 PASSTHROUGH = "of the candidate's 935 on-CPU samples, 100% ... went to dnnl"
@@ -138,7 +138,7 @@ PRODUCTS = (f"{IN_CALL}at::native::mul_kernel (libtorch_cpu.so) 50\n"
             f"{IN_CALL}at::native::sum_kernel_impl (libtorch_cpu.so) 40\n")
 
 
-def _timed(checked: str | None, timed: str) -> "TimedStacks":
+def _timed(checked: str | None, timed: str) -> TimedStacks:
     from kernelproof.controller.native_audit import TimedStacks
 
     audit = NativeAudit(None, None)

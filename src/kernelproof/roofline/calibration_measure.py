@@ -273,7 +273,6 @@ def measure_copy(
         samples = time_calls(stream, kind, repeats)
         if moved / min(samples) > best_rate:
             best_rate, best_samples = moved / min(samples), samples
-    streams.clear()  # the buffers go with the closures that hold them, before the next stream
     return best_rate, best_samples
 
 
