@@ -20,7 +20,7 @@ from pathlib import Path
 from kernelproof.config import resolve_settings
 from kernelproof.tasks.source import read_task
 from kernelproof.workers.pair import WorkerPair
-from kernelproof.workers.protocol import PlanRequest
+from kernelproof.protocol.requests import PlanRequest
 
 ROOT = Path(__file__).resolve().parents[1]
 CANDIDATE = """import torch

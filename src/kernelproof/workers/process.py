@@ -54,7 +54,6 @@ PRELOAD = ["torch", "numpy", "kernelproof.harness.warmup", "kernelproof.harness.
 LOG_TAIL_BYTES = 3000
 
 _CONTEXT: Any = None
-_Data = TypeVar("_Data", bound=ReplyData)
 _MAIN_SWAP = threading.Lock()
 _LIVE: "weakref.WeakSet[WorkerProcess]" = weakref.WeakSet()
 
@@ -192,12 +191,6 @@ class Response(Generic[ReplyT]):
             return f"{self.reply.error.type}: {self.reply.error.message}"
         return "unknown failure"
 
-    def data_as(self, model: type[_Data]) -> _Data:
-        """The reply's ``data`` read as ``model``, which must be the request's reply model
-        (prefer :attr:`data`)."""
-        assert model is self.reply_model or self.reply_model is ReplyData, (model, self.reply_model)
-        assert self.reply is not None, "no reply: the worker died"
-        return model.model_validate(self.reply.data)
 
 
 @dataclass(eq=False)
