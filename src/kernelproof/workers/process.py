@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from multiprocessing.connection import Connection
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, cast
 
 from kernelproof.schedstat import SchedulerSample
 from kernelproof.schedstat import sample as scheduler_sample
