@@ -64,8 +64,9 @@ def main() -> None:
         for task in _tasks(args.tasks, args.limit):
             candidate = Path(scratch) / f"{task.stem}_same.py"
             candidate.write_text(task.read_text() + "\n\nModelNew = Model\n")
-            report = verify(task, candidate, profile=args.profile, base_seed=args.seed,
-                            allow_torch=True)
+            report = verify(
+                task, candidate, profile=args.profile, base_seed=args.seed, allow_torch=True
+            )
             timing = report.timing
             label = f"{task.parent.name}/{task.stem}"
             if timing is None:
@@ -76,11 +77,22 @@ def main() -> None:
                 spread = shape.process_spread or 0.0
                 spreads.append(spread)
                 raw_low, raw_high = _unwidened(shape.speedup, low, high, spread)
-                rows.append((label, shape.variant, shape.speedup, low, high,
-                             low <= 1.0 <= high, raw_low <= 1.0 <= raw_high))
-                console.print(f"{label} {shape.variant}: {shape.speedup:.3f} "
-                              f"[{low:.3f}, {high:.3f}] (rounds alone [{raw_low:.3f}, "
-                              f"{raw_high:.3f}])")
+                rows.append(
+                    (
+                        label,
+                        shape.variant,
+                        shape.speedup,
+                        low,
+                        high,
+                        low <= 1.0 <= high,
+                        raw_low <= 1.0 <= raw_high,
+                    )
+                )
+                console.print(
+                    f"{label} {shape.variant}: {shape.speedup:.3f} "
+                    f"[{low:.3f}, {high:.3f}] (rounds alone [{raw_low:.3f}, "
+                    f"{raw_high:.3f}])"
+                )
     elapsed = time.monotonic() - started
     # An interval the bootstrap could not compute ([0, inf]: too few samples in the budget)
     # says nothing; it is counted apart, never as covering 1.0.
@@ -92,23 +104,32 @@ def main() -> None:
     for column in ("task", "shape", "speedup", "95% CI", "contains 1.0"):
         table.add_column(column)
     for row in sorted(rows, key=lambda r: -abs(math.log(r[2])) if r[2] > 0 else 0)[:12]:
-        table.add_row(row[0], row[1], f"{row[2]:.3f}", f"[{row[3]:.3f}, {row[4]:.3f}]",
-                      "yes" if row[5] else "NO")
+        table.add_row(
+            row[0],
+            row[1],
+            f"{row[2]:.3f}",
+            f"[{row[3]:.3f}, {row[4]:.3f}]",
+            "yes" if row[5] else "NO",
+        )
     console.print(table)
     if rows:
-        console.print(f"pairs: {len(rows)}; coverage with the between-pair spread "
-                      f"({min(spreads):.4f}-{max(spreads):.4f} by call time): "
-                      f"{covered}/{len(rows)} = {covered / len(rows):.1%}; "
-                      f"from rounds alone: {covered_raw}/{len(rows)} = "
-                      f"{covered_raw / len(rows):.1%}; {len(unmeasured)} more pair(s) had too few "
-                      f"samples for an interval; {elapsed:.0f} s")
+        console.print(
+            f"pairs: {len(rows)}; coverage with the between-pair spread "
+            f"({min(spreads):.4f}-{max(spreads):.4f} by call time): "
+            f"{covered}/{len(rows)} = {covered / len(rows):.1%}; "
+            f"from rounds alone: {covered_raw}/{len(rows)} = "
+            f"{covered_raw / len(rows):.1%}; {len(unmeasured)} more pair(s) had too few "
+            f"samples for an interval; {elapsed:.0f} s"
+        )
         # The bias left on identical code: how far from 1.0 the point estimates land.
         bias = sorted(abs(math.log(r[2])) for r in rows if r[2] > 0)
         if bias:
-            console.print(f"remaining bias |ln speedup| on identical code: median "
-                          f"{statistics.median(bias):.4f}, 95th percentile "
-                          f"{bias[min(len(bias) - 1, int(0.95 * len(bias)))]:.4f}, "
-                          f"largest {bias[-1]:.4f}")
+            console.print(
+                f"remaining bias |ln speedup| on identical code: median "
+                f"{statistics.median(bias):.4f}, 95th percentile "
+                f"{bias[min(len(bias) - 1, int(0.95 * len(bias)))]:.4f}, "
+                f"largest {bias[-1]:.4f}"
+            )
 
 
 if __name__ == "__main__":

@@ -29,19 +29,36 @@ from kernelproof.timing.call_timer import CallTimer
 def cases() -> dict[str, tuple[Callable[..., Any], Callable[[], list[Any]], list[Any]]]:
     linear = torch.nn.Linear(1024, 1024)
     return {
-        "softmax 8x1000 (32 KiB)": (lambda x: torch.softmax(x, -1),
-                                    lambda: [torch.randn(8, 1000)], []),
-        "softmax 64x4096 (1 MiB)": (lambda x: torch.softmax(x, -1),
-                                    lambda: [torch.randn(64, 4096)], []),
-        "softmax 512x4096 (8 MiB)": (lambda x: torch.softmax(x, -1),
-                                     lambda: [torch.randn(512, 4096)], []),
+        "softmax 8x1000 (32 KiB)": (
+            lambda x: torch.softmax(x, -1),
+            lambda: [torch.randn(8, 1000)],
+            [],
+        ),
+        "softmax 64x4096 (1 MiB)": (
+            lambda x: torch.softmax(x, -1),
+            lambda: [torch.randn(64, 4096)],
+            [],
+        ),
+        "softmax 512x4096 (8 MiB)": (
+            lambda x: torch.softmax(x, -1),
+            lambda: [torch.randn(512, 4096)],
+            [],
+        ),
         "linear 64x1024 @ 1024x1024 (4 MiB weights)": (
-            linear, lambda: [torch.randn(64, 1024)], reachable_tensors(linear)),
+            linear,
+            lambda: [torch.randn(64, 1024)],
+            reachable_tensors(linear),
+        ),
     }
 
 
-def measure(timer: CallTimer, fn: Callable[..., Any], make: Callable[[], list[Any]],
-            resident: list[Any], calls: int) -> tuple[float, float]:
+def measure(
+    timer: CallTimer,
+    fn: Callable[..., Any],
+    make: Callable[[], list[Any]],
+    resident: list[Any],
+    calls: int,
+) -> tuple[float, float]:
     """Median flush and call seconds over ``calls`` calls, each on fresh inputs."""
     flushes, times = [], []
     with torch.no_grad():
@@ -76,8 +93,9 @@ def main() -> None:
     for name, (fn, make, resident) in cases().items():
         for label, timer in timers.items():
             flush_s, call_s = measure(timer, fn, make, resident, args.calls)
-            table.add_row(name if label == "hot" else "", label, f"{flush_s * 1e6:.1f}",
-                          f"{call_s * 1e6:.1f}")
+            table.add_row(
+                name if label == "hot" else "", label, f"{flush_s * 1e6:.1f}", f"{call_s * 1e6:.1f}"
+            )
     Console().print(table)
 
 

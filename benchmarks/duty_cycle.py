@@ -25,17 +25,30 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: (label, reference, candidate, knobs of the default shape or None for the task's own).
 CASES = [
-    ("LayerNorm suite task, 16 MiB", ROOT / "tasks/level1/7_LayerNorm.py",
-     ROOT / "tasks/solutions/level1/7_numba_rows.py", None),
-    ("softmax 64x4096 (~100 us)", ROOT / "examples/softmax/reference.py",
-     ROOT / "examples/softmax/correct.py", {"batch_size": 64, "dim": 4096}),
-    ("softmax 8x1024 (~8 us)", ROOT / "examples/softmax/reference.py",
-     ROOT / "examples/softmax/correct.py", {"batch_size": 8, "dim": 1024}),
+    (
+        "LayerNorm suite task, 16 MiB",
+        ROOT / "tasks/level1/7_LayerNorm.py",
+        ROOT / "tasks/solutions/level1/7_numba_rows.py",
+        None,
+    ),
+    (
+        "softmax 64x4096 (~100 us)",
+        ROOT / "examples/softmax/reference.py",
+        ROOT / "examples/softmax/correct.py",
+        {"batch_size": 64, "dim": 4096},
+    ),
+    (
+        "softmax 8x1024 (~8 us)",
+        ROOT / "examples/softmax/reference.py",
+        ROOT / "examples/softmax/correct.py",
+        {"batch_size": 8, "dim": 1024},
+    ),
 ]
 
 #: Only the timing phase matters: one seed, the default shape, no other variants.
-TIMING_ONLY = dict(seeds=1, shape_variants=False, value_variants=False, layout_variants=False,
-                   shrink=False)
+TIMING_ONLY = dict(
+    seeds=1, shape_variants=False, value_variants=False, layout_variants=False, shrink=False
+)
 
 
 def main() -> None:
@@ -44,26 +57,45 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1)
     args = parser.parse_args()
     table = Table(title=f"timing phase, quick profile, {args.budget:g} s budget")
-    for column in ("case", "input pool", "median call (ref)", "samples ref / cand",
-                   "duty ref", "duty cand", "duty phase", "phase s"):
+    for column in (
+        "case",
+        "input pool",
+        "median call (ref)",
+        "samples ref / cand",
+        "duty ref",
+        "duty cand",
+        "duty phase",
+        "phase s",
+    ):
         table.add_column(column)
     for label, reference, candidate, knobs in CASES:
         for repeat in range(args.repeats):
             for pool in (True, False):  # side by side, so load hits both alike
-                report = verify(reference, candidate, profile="quick", budget_s=args.budget,
-                                base_seed=100 + repeat, input_pool=pool, default_knobs=knobs,
-                                **TIMING_ONLY)
+                report = verify(
+                    reference,
+                    candidate,
+                    profile="quick",
+                    budget_s=args.budget,
+                    base_seed=100 + repeat,
+                    input_pool=pool,
+                    default_knobs=knobs,
+                    **TIMING_ONLY,
+                )
                 timing = report.timing
                 if timing is None:
                     table.add_row(label, str(pool), "-", "-", "-", "-", "-", report.summary[:60])
                     continue
                 duty = timing.duty_cycle
-                table.add_row(label, "on" if pool else "off",
-                              f"{timing.reference.median_s * 1e6:.0f} us",
-                              f"{len(timing.reference.samples)} / "
-                              f"{len(timing.candidate.samples)}",
-                              f"{duty.get('reference', 0):.2f}", f"{duty.get('candidate', 0):.2f}",
-                              f"{duty.get('phase', 0):.2f}", f"{timing.elapsed_s:.1f}")
+                table.add_row(
+                    label,
+                    "on" if pool else "off",
+                    f"{timing.reference.median_s * 1e6:.0f} us",
+                    f"{len(timing.reference.samples)} / {len(timing.candidate.samples)}",
+                    f"{duty.get('reference', 0):.2f}",
+                    f"{duty.get('candidate', 0):.2f}",
+                    f"{duty.get('phase', 0):.2f}",
+                    f"{timing.elapsed_s:.1f}",
+                )
     Console().print(table)
 
 

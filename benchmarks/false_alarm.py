@@ -31,9 +31,8 @@ from __future__ import annotations
 import argparse
 import math
 import time
-
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numba
 import numpy as np
@@ -48,12 +47,19 @@ POLICY = TolerancePolicy()
 DEFAULT_SHAPE = (16, 16384)
 OTHER_SHAPES = [(1, 16384), (3, 17), (5, 4099)]
 SEEDS = 5
-VALUE_VARIANTS = [ValueTransform.EQUAL_ROWS, ValueTransform.REPEATED_ROWS, ValueTransform.SHIFT,
-                  ValueTransform.SCALE_UP, ValueTransform.SCALE_DOWN, ValueTransform.QUANTISED,
-                  ValueTransform.INTEGERS]
+VALUE_VARIANTS = [
+    ValueTransform.EQUAL_ROWS,
+    ValueTransform.REPEATED_ROWS,
+    ValueTransform.SHIFT,
+    ValueTransform.SCALE_UP,
+    ValueTransform.SCALE_DOWN,
+    ValueTransform.QUANTISED,
+    ValueTransform.INTEGERS,
+]
 
 
 # -- the tasks ----------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Task:
@@ -79,6 +85,7 @@ TASKS = [
 
 
 # -- candidates ---------------------------------------------------------------------------------
+
 
 @numba.njit("void(float32[:, ::1], float32[::1])", cache=False)
 def _sequential(t, out):
@@ -114,12 +121,15 @@ def _kahan(t, out):
         out[r] = acc
 
 
-def _loop(kernel: Callable[..., None]) -> Callable[[Task, torch.Tensor, torch.Tensor], torch.Tensor]:
+def _loop(
+    kernel: Callable[..., None],
+) -> Callable[[Task, torch.Tensor, torch.Tensor], torch.Tensor]:
     def run(task: Task, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
         terms = task.terms(x, w).contiguous()
         out = np.empty(terms.shape[0], dtype=np.float32)
         kernel(terms.numpy(), out)
         return torch.from_numpy(out) * task.scale
+
     return run
 
 
@@ -146,6 +156,7 @@ def _low(dtype: torch.dtype) -> Callable[[Task, torch.Tensor, torch.Tensor], tor
     def run(task: Task, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
         a, b = task.vector(x.to(dtype).float(), w)
         return torch.mv(a, b) * task.scale
+
     return run
 
 
@@ -169,17 +180,27 @@ class _RareCall:
 
 
 HONEST: dict[str, Callable[..., torch.Tensor]] = {
-    "mv": _mv, "matmul": _matmul, "einsum": _einsum, "sequential": _loop(_sequential),
-    "blocked": _loop(_blocked), "kahan": _loop(_kahan), "float64-inside": _float64,
+    "mv": _mv,
+    "matmul": _matmul,
+    "einsum": _einsum,
+    "sequential": _loop(_sequential),
+    "blocked": _loop(_blocked),
+    "kahan": _loop(_kahan),
+    "float64-inside": _float64,
 }
 
 
 def wrong_candidates() -> dict[str, Callable[..., torch.Tensor]]:
-    return {"bfloat16-inputs": _low(torch.bfloat16), "float16-inputs": _low(torch.float16),
-            "one-element-4096-ulps": _one_element, "1-in-200-calls-1e-3": _RareCall()}
+    return {
+        "bfloat16-inputs": _low(torch.bfloat16),
+        "float16-inputs": _low(torch.float16),
+        "one-element-4096-ulps": _one_element,
+        "1-in-200-calls-1e-3": _RareCall(),
+    }
 
 
 # -- one verification ---------------------------------------------------------------------------
+
 
 @dataclass
 class Cell:
@@ -206,8 +227,9 @@ class Tally:
     caught_by: dict[str, int] = field(default_factory=dict)
 
 
-def _inputs(shape: tuple[int, int], seed: int,
-            transform: ValueTransform | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def _inputs(
+    shape: tuple[int, int], seed: int, transform: ValueTransform | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(shape, generator=g)
     w = torch.randn(shape[-1], generator=g)
@@ -225,35 +247,56 @@ def _cells(task: Task, base: int, rule: str) -> list[Cell]:
     cells = []
     for shape, seed, transform, learn, default in plan:
         x, w = _inputs(shape, seed, transform)
-        oracle, bounds = forward_bounds(lambda: task.reference(x.double(), w.double()))
-        cells.append(Cell(x, w, task.reference(x, w), oracle, bounds[0] if rule == "new" else None,
-                          learn, default))
+        oracle, bounds = forward_bounds(lambda: task.reference(x.double(), w.double()))  # noqa: B023 - called at once
+        cells.append(
+            Cell(
+                x,
+                w,
+                task.reference(x, w),
+                oracle,
+                bounds[0] if rule == "new" else None,
+                learn,
+                default,
+            )
+        )
     return cells
 
 
-def _verify(task: Task, candidate: Callable[..., torch.Tensor], cells: list[Cell],
-            timed: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]], tally: Tally) -> None:
+def _verify(
+    task: Task,
+    candidate: Callable[..., torch.Tensor],
+    cells: list[Cell],
+    timed: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]],
+    tally: Tally,
+) -> None:
     own = OwnError(0.0, 0.0)
     bound_element = bound_norm = 0.0
     failed = ""
     for cell in cells:
-        result = compare_output(candidate(task, cell.x, cell.w), cell.reference, cell.oracle,
-                                policy=POLICY, bound=cell.bound)
+        result = compare_output(
+            candidate(task, cell.x, cell.w),
+            cell.reference,
+            cell.oracle,
+            policy=POLICY,
+            bound=cell.bound,
+        )
         tally.comparisons += 1
         tally.worst_cell = max(tally.worst_cell, result.error_ratio or 0.0)
         if not result.passed and not failed:
             failed = f"cell: {result.detail}"
         if cell.learn and result.reference_error is not None:
-            own = OwnError(max(own.norm, result.reference_error),
-                           max(own.element, result.reference_element_error or 0.0))
+            own = OwnError(
+                max(own.norm, result.reference_error),
+                max(own.element, result.reference_element_error or 0.0),
+            )
         if cell.learn and cell.default and cell.bound is not None:
-            bound_element = max(bound_element,
-                                float(cell.bound.allowance(torch.float32).max()))
+            bound_element = max(bound_element, float(cell.bound.allowance(torch.float32).max()))
             bound_norm = max(bound_norm, cell.bound.norm_allowance(torch.float32))
     learned = OwnError(own.norm, own.element, bound_element, bound_norm)
     for x, w, reference in timed:
-        result: Comparison = compare_output(candidate(task, x, w), reference, reference,
-                                            policy=POLICY, own_error=learned)
+        result: Comparison = compare_output(
+            candidate(task, x, w), reference, reference, policy=POLICY, own_error=learned
+        )
         tally.comparisons += 1
         tally.worst_timed = max(tally.worst_timed, result.error_ratio or 0.0)
         if not result.passed and not failed:
@@ -268,13 +311,22 @@ def _verify(task: Task, candidate: Callable[..., torch.Tensor], cells: list[Cell
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--verifications", type=int, default=12,
-                        help="simulated verifications per task (default 12)")
-    parser.add_argument("--timed", type=int, default=400,
-                        help="verified timed calls per verification (default 400)")
-    parser.add_argument("--rule", choices=("new", "old"), default="new",
-                        help="new: with the forward error bound; old: the reference's own "
-                             "error alone (before issue 25)")
+    parser.add_argument(
+        "--verifications",
+        type=int,
+        default=12,
+        help="simulated verifications per task (default 12)",
+    )
+    parser.add_argument(
+        "--timed", type=int, default=400, help="verified timed calls per verification (default 400)"
+    )
+    parser.add_argument(
+        "--rule",
+        choices=("new", "old"),
+        default="new",
+        help="new: with the forward error bound; old: the reference's own "
+        "error alone (before issue 25)",
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
     started = time.monotonic()
@@ -292,26 +344,35 @@ def main() -> None:
                 _verify(task, candidate, cells, timed, honest[name])
             for name, candidate in wrong_candidates().items():
                 _verify(task, candidate, cells, timed, wrong[name])
-    print(f"rule: {args.rule}; {args.verifications} verifications per task x {len(TASKS)} "
-          f"tasks ({', '.join(t.name for t in TASKS)}); each {SEEDS + len(OTHER_SHAPES) + len(VALUE_VARIANTS)} "
-          f"cells + {args.timed} timed calls; limit {POLICY.factor:g}")
+    print(
+        f"rule: {args.rule}; {args.verifications} verifications per task x {len(TASKS)} "
+        f"tasks ({', '.join(t.name for t in TASKS)}); each {SEEDS + len(OTHER_SHAPES) + len(VALUE_VARIANTS)} "
+        f"cells + {args.timed} timed calls; limit {POLICY.factor:g}"
+    )
     print(f"{'candidate':24} {'failed':>10} {'worst cell':>11} {'worst timed':>12}  caught by")
     for label, tallies in (("honest", honest), ("wrong", wrong)):
         for name, t in tallies.items():
-            print(f"{label + ':' + name:24} {t.failed:>4} / {t.verifications:<4}"
-                  f"{t.worst_cell:>11.3g} {t.worst_timed:>12.3g}  {t.caught_by or '-'}")
+            print(
+                f"{label + ':' + name:24} {t.failed:>4} / {t.verifications:<4}"
+                f"{t.worst_cell:>11.3g} {t.worst_timed:>12.3g}  {t.caught_by or '-'}"
+            )
     total = sum(t.verifications for t in honest.values())
     false_alarms = sum(t.failed for t in honest.values())
     comparisons = sum(t.comparisons for t in honest.values())
     upper = (3.0 / total) if false_alarms == 0 else float("nan")
-    print(f"honest: {false_alarms} false alarms in {total} verifications ({comparisons} "
-          f"comparisons); 95% upper bound on the rate per verification: "
-          f"{upper:.2g} (rule of three)" if false_alarms == 0 else
-          f"honest: {false_alarms} false alarms in {total} verifications: rate "
-          f"{false_alarms / total:.3g}")
+    print(
+        f"honest: {false_alarms} false alarms in {total} verifications ({comparisons} "
+        f"comparisons); 95% upper bound on the rate per verification: "
+        f"{upper:.2g} (rule of three)"
+        if false_alarms == 0
+        else f"honest: {false_alarms} false alarms in {total} verifications: rate "
+        f"{false_alarms / total:.3g}"
+    )
     worst = max(max(t.worst_cell, t.worst_timed) for t in honest.values())
-    print(f"honest headroom: the worst ratio of any honest comparison is {worst:.3g} "
-          f"(limit {POLICY.factor:g}), {POLICY.factor / worst if worst else math.inf:.3g}x below")
+    print(
+        f"honest headroom: the worst ratio of any honest comparison is {worst:.3g} "
+        f"(limit {POLICY.factor:g}), {POLICY.factor / worst if worst else math.inf:.3g}x below"
+    )
     for name, t in {**honest, **wrong}.items():
         if t.first_failure and name in honest:
             print(f"  first false alarm ({name}): {t.first_failure[:300]}")

@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 
 from kernelproof.config import resolve_settings
+from kernelproof.protocol.requests import PlanRequest
 from kernelproof.tasks.source import read_task
 from kernelproof.workers.pair import WorkerPair
-from kernelproof.protocol.requests import PlanRequest
 
 ROOT = Path(__file__).resolve().parents[1]
 CANDIDATE = """import torch
@@ -38,8 +38,7 @@ def main() -> None:
         candidate = Path(folder) / "candidate.py"
         candidate.write_text(CANDIDATE)
         task = read_task(ROOT / "examples" / "softmax" / "reference.py")
-        with WorkerPair(task=task, candidate_path=candidate,
-                        settings=resolve_settings()) as pair:
+        with WorkerPair(task=task, candidate_path=candidate, settings=resolve_settings()) as pair:
             assert pair.start_candidate().ok
             worker = pair.candidate
             freezer = worker.freezer
@@ -70,10 +69,14 @@ def main() -> None:
                     if worker.freezer is not None:
                         waits.append(freezer.stop_wait_s)
     ms = 1e3
-    print(f"/proc scan: median {statistics.median(scans) * ms:.2f} ms, "
-          f"{len(scans) / args.requests:.1f} per request")
-    print(f"wait for the stops to land: median {statistics.median(waits) * ms:.2f} ms, "
-          f"max {max(waits) * ms:.1f} ms; thaw: median {statistics.median(thaws) * ms:.2f} ms")
+    print(
+        f"/proc scan: median {statistics.median(scans) * ms:.2f} ms, "
+        f"{len(scans) / args.requests:.1f} per request"
+    )
+    print(
+        f"wait for the stops to land: median {statistics.median(waits) * ms:.2f} ms, "
+        f"max {max(waits) * ms:.1f} ms; thaw: median {statistics.median(thaws) * ms:.2f} ms"
+    )
     for label, times in rounds.items():
         print(f"request round trip, {label}: median {statistics.median(times) * ms:.1f} ms")
 

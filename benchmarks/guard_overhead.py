@@ -30,8 +30,9 @@ import argparse
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -74,8 +75,13 @@ def _block_us(fn: Callable[[Any], Any], x: torch.Tensor, calls: int) -> float:
     return (time.thread_time_ns() - started) / calls / 1e3
 
 
-def paired_overhead(bare: Callable[[Any], Any], guarded: Callable[[Any], Any], x: torch.Tensor,
-                    blocks: int, calls: int) -> tuple[float, float, float, float]:
+def paired_overhead(
+    bare: Callable[[Any], Any],
+    guarded: Callable[[Any], Any],
+    x: torch.Tensor,
+    blocks: int,
+    calls: int,
+) -> tuple[float, float, float, float]:
     """Over paired blocks whose order alternates: (median added us per call, its IQR, median
     bare us per call, added us between the fastest blocks). The last resists bursts of load
     from other processes, which land on one block of a pair and not the other."""
@@ -89,12 +95,21 @@ def paired_overhead(bare: Callable[[Any], Any], guarded: Callable[[Any], Any], x
         base.append(times[id(bare)])
         guarded_times.append(times[id(guarded)])
     q1, _, q3 = statistics.quantiles(added, n=4)
-    return statistics.median(added), q3 - q1, statistics.median(base), (
-        min(guarded_times) - min(base))
+    return (
+        statistics.median(added),
+        q3 - q1,
+        statistics.median(base),
+        (min(guarded_times) - min(base)),
+    )
 
 
-def mean_cost(bare: Callable[[Any], Any], guarded: Callable[[Any], Any], x: torch.Tensor,
-              calls: int, rounds: int) -> tuple[float, float]:
+def mean_cost(
+    bare: Callable[[Any], Any],
+    guarded: Callable[[Any], Any],
+    x: torch.Tensor,
+    calls: int,
+    rounds: int,
+) -> tuple[float, float]:
     """(added mean us per call, bare mean us per call), rounds interleaved, after one warm-up
     round (the float64 copy of the reference is made at the first check)."""
     _block_us(guarded, x, calls)
@@ -145,14 +160,21 @@ def counters_hold(report: Report, calls: int) -> tuple[bool, dict[str, Any], dic
         inside += tuple(x.shape) in inside_shapes
         guarded(x)
     stats = guarded.stats
-    truth = {"calls": calls, "inside": inside, "candidate ran": candidate.calls,
-             "reference ran": counted_reference.calls}
-    holds = (stats["calls"] == calls
-             and stats["candidate_calls"] + stats["reference_calls"] == calls
-             and stats["candidate_calls"] == inside == candidate.calls
-             and stats["out_of_envelope"] == calls - inside == stats["reference_calls"]
-             and counted_reference.calls == stats["reference_calls"] + stats["shadow_checks"]
-             and stats["mismatches"] == 0 and not stats["rolled_back"])
+    truth = {
+        "calls": calls,
+        "inside": inside,
+        "candidate ran": candidate.calls,
+        "reference ran": counted_reference.calls,
+    }
+    holds = (
+        stats["calls"] == calls
+        and stats["candidate_calls"] + stats["reference_calls"] == calls
+        and stats["candidate_calls"] == inside == candidate.calls
+        and stats["out_of_envelope"] == calls - inside == stats["reference_calls"]
+        and counted_reference.calls == stats["reference_calls"] + stats["shadow_checks"]
+        and stats["mismatches"] == 0
+        and not stats["rolled_back"]
+    )
     return holds, stats, truth
 
 
@@ -162,54 +184,78 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     blocks = 40 if args.quick else 200
-    print(f"torch {torch.__version__}, 1 intra-op thread, thread CPU time; figures are noisy on "
-          "a loaded machine")
+    print(
+        f"torch {torch.__version__}, 1 intra-op thread, thread CPU time; figures are noisy on "
+        "a loaded machine"
+    )
     started = time.monotonic()
     options = dict(seeds=2, base_seed=1234, timing=False, native_audit=False)
     small = verify(EXAMPLES / "reference.py", EXAMPLES / "time_bomb.py", **options)
-    large = verify(EXAMPLES / "reference.py", EXAMPLES / "time_bomb.py",
-                   default_knobs=LARGE_KNOBS, **options)
+    large = verify(
+        EXAMPLES / "reference.py", EXAMPLES / "time_bomb.py", default_knobs=LARGE_KNOBS, **options
+    )
     for name, report in (("small", small), ("large", large)):
         assert report.verdict.value == "verified", (name, report.summary)
     print(f"verified both reports in {time.monotonic() - started:.1f} s")
 
     print("\n1. added time per unsampled call (shadow_rate=0): median over paired blocks")
-    print(f"{'kernel':<28}{'bare us':>10}{'added us':>10}{'IQR us':>9}{'share':>8}"
-          f"{'fastest':>9}  target (on the median)")
-    cases = [("no-op (the guard alone)", NoOp(), NoOp(), small, torch.randn(64, 256), 500),
-             ("small softmax 64x256", *_modules(), small, torch.randn(64, 256), 100),
-             (f"large softmax {LARGE_KNOBS['batch_size']}x{LARGE_KNOBS['dim']}", *_modules(),
-              large, torch.randn(LARGE_KNOBS["batch_size"], LARGE_KNOBS["dim"]), 5)]
+    print(
+        f"{'kernel':<28}{'bare us':>10}{'added us':>10}{'IQR us':>9}{'share':>8}"
+        f"{'fastest':>9}  target (on the median)"
+    )
+    cases = [
+        ("no-op (the guard alone)", NoOp(), NoOp(), small, torch.randn(64, 256), 500),
+        ("small softmax 64x256", *_modules(), small, torch.randn(64, 256), 100),
+        (
+            f"large softmax {LARGE_KNOBS['batch_size']}x{LARGE_KNOBS['dim']}",
+            *_modules(),
+            large,
+            torch.randn(LARGE_KNOBS["batch_size"], LARGE_KNOBS["dim"]),
+            5,
+        ),
+    ]
     for name, candidate, reference, report, x, calls in cases:
         # The no-op stands in for the verified candidate: named by the report's own source, so
         # the guard's environment check lets it serve (the routing cost is what is measured).
-        guarded = kernelproof.guard(candidate, reference, report, shadow_rate=0.0,
-                                    candidate_source=EXAMPLES / "time_bomb.py")
+        guarded = kernelproof.guard(
+            candidate,
+            reference,
+            report,
+            shadow_rate=0.0,
+            candidate_source=EXAMPLES / "time_bomb.py",
+        )
         added, iqr, bare, fastest = paired_overhead(candidate, guarded, x, blocks, calls)
         limit = max(TARGET_US, TARGET_SHARE * bare)
         verdict = "met" if added < limit else "MISSED"
-        print(f"{name:<28}{bare:>10.1f}{added:>10.2f}{iqr:>9.2f}{added / bare:>8.1%}"
-              f"{fastest:>9.2f}  < {limit:.1f} us: {verdict}")
-    print("(the guard's work does not depend on the kernel's size: a large kernel's added time "
-          "is the no-op's, buried in its own noise)")
+        print(
+            f"{name:<28}{bare:>10.1f}{added:>10.2f}{iqr:>9.2f}{added / bare:>8.1%}"
+            f"{fastest:>9.2f}  < {limit:.1f} us: {verdict}"
+        )
+    print(
+        "(the guard's work does not depend on the kernel's size: a large kernel's added time "
+        "is the no-op's, buried in its own noise)"
+    )
 
     print("\n2. added mean time per call with shadow checks (small softmax)")
     x = torch.randn(64, 256)
     for rate in (0.01, 0.1):
         candidate, reference = _modules()
         guarded = kernelproof.guard(candidate, reference, small, shadow_rate=rate, seed=0)
-        added, bare = mean_cost(candidate, guarded, x, calls=1000,
-                                rounds=4 if args.quick else 20)
-        print(f"shadow_rate={rate:<5} bare {bare:7.1f} us  added {added:7.2f} us/call "
-              f"({added / bare:.1%}); {added / rate:.0f} us per check")
+        added, bare = mean_cost(candidate, guarded, x, calls=1000, rounds=4 if args.quick else 20)
+        print(
+            f"shadow_rate={rate:<5} bare {bare:7.1f} us  added {added:7.2f} us/call "
+            f"({added / bare:.1%}); {added / rate:.0f} us per check"
+        )
 
     print("\n3. a time bomb at call N=1000: calls from its first wrong answer to the rollback")
     runs = 20
     for rate in (0.01, 0.1):
         taken = rollback_calls(small, rate, bomb_at=1000, runs=runs)
-        print(f"shadow_rate={rate:<5} over {runs} seeded runs: median {statistics.median(taken):.0f},"
-              f" mean {statistics.mean(taken):.1f}, max {max(taken)}; expected mean "
-              f"1/rate = {1 / rate:.0f}")
+        print(
+            f"shadow_rate={rate:<5} over {runs} seeded runs: median {statistics.median(taken):.0f},"
+            f" mean {statistics.mean(taken):.1f}, max {max(taken)}; expected mean "
+            f"1/rate = {1 / rate:.0f}"
+        )
 
     print("\n4. counters over 10^5 mixed calls (inside and outside the envelope, rate 0.01)")
     holds, stats, truth = counters_hold(small, 100_000)
@@ -222,18 +268,28 @@ def main() -> None:
         began = time.perf_counter()
         kernelproof.guard(*_modules(), small, shadow_rate=0.0)
         builds.append((time.perf_counter() - began) * 1e3)
-    print(f"guard() with its environment check: median {statistics.median(builds):.1f} ms "
-          f"over 5 builds (the first reads the toolchain: {builds[0]:.1f} ms)")
+    print(
+        f"guard() with its environment check: median {statistics.median(builds):.1f} ms "
+        f"over 5 builds (the first reads the toolchain: {builds[0]:.1f} ms)"
+    )
     with tempfile.TemporaryDirectory() as folder:
         x = torch.randn(64, 256)
-        plain = kernelproof.guard(NoOp(), NoOp(), small, shadow_rate=0.0,
-                                  candidate_source=EXAMPLES / "time_bomb.py")
-        logged = kernelproof.guard(NoOp(), NoOp(), small, shadow_rate=0.0,
-                                   candidate_source=EXAMPLES / "time_bomb.py",
-                                   drift_log=Path(folder) / "drift.jsonl")
+        plain = kernelproof.guard(
+            NoOp(), NoOp(), small, shadow_rate=0.0, candidate_source=EXAMPLES / "time_bomb.py"
+        )
+        logged = kernelproof.guard(
+            NoOp(),
+            NoOp(),
+            small,
+            shadow_rate=0.0,
+            candidate_source=EXAMPLES / "time_bomb.py",
+            drift_log=Path(folder) / "drift.jsonl",
+        )
         added, iqr, bare, fastest = paired_overhead(plain, logged, x, blocks, 500)
-        print(f"drift log on an unsampled call: {added:.2f} us added (IQR {iqr:.2f}, fastest "
-              f"blocks {fastest:.2f}) to the guard's {bare:.2f} us")
+        print(
+            f"drift log on an unsampled call: {added:.2f} us added (IQR {iqr:.2f}, fastest "
+            f"blocks {fastest:.2f}) to the guard's {bare:.2f} us"
+        )
     print(f"\ntotal {time.monotonic() - started:.0f} s")
 
 

@@ -64,29 +64,62 @@ class Postgres:
     def __init__(self, folder: Path) -> None:
         found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
         if not found:
-            sys.exit("PostgreSQL is not installed: run scripts/install_postgresql.sh, or pass "
-                     "--db postgresql+psycopg://USER:PASSWORD@HOST/DATABASE")
+            sys.exit(
+                "PostgreSQL is not installed: run scripts/install_postgresql.sh, or pass "
+                "--db postgresql+psycopg://USER:PASSWORD@HOST/DATABASE"
+            )
         bindir, self.folder, self.port = Path(found[-1]).parent, folder, _free_port()
         prefix: list[str] = []
         if os.geteuid() == 0:  # initdb and postgres refuse root
             shutil.chown(folder, user="nobody")
             prefix = ["runuser", "-u", "nobody", "--"]
-        subprocess.run([*prefix, str(bindir / "initdb"), "-D", str(folder / "data"), "-U",
-                        "kernelproof", "--auth=trust", "-E", "UTF8", "--no-sync"],
-                       cwd=folder, check=True, capture_output=True)
+        subprocess.run(
+            [
+                *prefix,
+                str(bindir / "initdb"),
+                "-D",
+                str(folder / "data"),
+                "-U",
+                "kernelproof",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--no-sync",
+            ],
+            cwd=folder,
+            check=True,
+            capture_output=True,
+        )
         self.process = subprocess.Popen(
-            [*prefix, str(bindir / "postgres"), "-D", str(folder / "data"), "-p",
-             str(self.port), "-k", str(folder), "-c", "listen_addresses=127.0.0.1",
-             "-c", "fsync=off", "-c", "max_connections=200"],
-            cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                *prefix,
+                str(bindir / "postgres"),
+                "-D",
+                str(folder / "data"),
+                "-p",
+                str(self.port),
+                "-k",
+                str(folder),
+                "-c",
+                "listen_addresses=127.0.0.1",
+                "-c",
+                "fsync=off",
+                "-c",
+                "max_connections=200",
+            ],
+            cwd=folder,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         import psycopg
 
         deadline = time.monotonic() + 60
         while True:
             try:
-                psycopg.connect(f"host=127.0.0.1 port={self.port} user=kernelproof "
-                                "dbname=postgres", autocommit=True).execute(
-                    "CREATE DATABASE kernelproof")
+                psycopg.connect(
+                    f"host=127.0.0.1 port={self.port} user=kernelproof dbname=postgres",
+                    autocommit=True,
+                ).execute("CREATE DATABASE kernelproof")
                 break
             except psycopg.OperationalError:
                 if time.monotonic() > deadline:
@@ -112,11 +145,33 @@ class Server:
         self.log = folder / "server.log"
         environment = {**os.environ, "KERNELPROOF_DB": db}  # the URL stays out of argv
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "kernelproof.cli", "serve", str(ROOT / "tasks"),
-             "--tokens", str(tokens), "--port", str(self.port), "--workers", str(workers),
-             "--profile", "quick", "--no-timing", "--rate", "6000", "--burst", "100",
-             "--max-queued", "100"],
-            stdout=self.log.open("wb"), stderr=subprocess.STDOUT, cwd=folder, env=environment)
+            [
+                sys.executable,
+                "-m",
+                "kernelproof.cli",
+                "serve",
+                str(ROOT / "tasks"),
+                "--tokens",
+                str(tokens),
+                "--port",
+                str(self.port),
+                "--workers",
+                str(workers),
+                "--profile",
+                "quick",
+                "--no-timing",
+                "--rate",
+                "6000",
+                "--burst",
+                "100",
+                "--max-queued",
+                "100",
+            ],
+            stdout=self.log.open("wb"),
+            stderr=subprocess.STDOUT,
+            cwd=folder,
+            env=environment,
+        )
         deadline = time.monotonic() + START_S
         while True:
             try:
@@ -132,8 +187,9 @@ class Server:
         return f"http://127.0.0.1:{self.port}"
 
     def status(self, submission_id: int) -> dict[str, Any]:
-        with urllib.request.urlopen(f"{self.base}/api/submissions/{submission_id}",
-                                    timeout=30) as response:
+        with urllib.request.urlopen(
+            f"{self.base}/api/submissions/{submission_id}", timeout=30
+        ) as response:
             return json.loads(response.read())
 
     def stop(self) -> None:
@@ -144,8 +200,9 @@ class Server:
             self.process.kill()
 
 
-def run_users(server: Server, users: int, seconds: float,
-              distinct_share: float) -> tuple[Any, list[int], int, int]:
+def run_users(
+    server: Server, users: int, seconds: float, distinct_share: float
+) -> tuple[Any, list[int], int, int]:
     """Run the locust users; returns (stats, accepted ids, distinct sources, refusals)."""
     from locust import HttpUser, between, task
     from locust.env import Environment
@@ -170,9 +227,13 @@ def run_users(server: Server, users: int, seconds: float,
                 source, distinct = HONEST + f"\n# distinct {uuid.uuid4().hex}\n", True
             else:
                 source, distinct = random.choice(repeated), False
-            with self.client.post("/api/submissions", json={"task": TASK, "source": source},
-                                  headers=self.headers, name="POST /api/submissions",
-                                  catch_response=True) as response:
+            with self.client.post(
+                "/api/submissions",
+                json={"task": TASK, "source": source},
+                headers=self.headers,
+                name="POST /api/submissions",
+                catch_response=True,
+            ) as response:
                 if response.status_code == 429:
                     response.success()  # a limit doing its job: counted, not a failure
                     with lock:
@@ -187,8 +248,9 @@ def run_users(server: Server, users: int, seconds: float,
                 counts["distinct"] += distinct
             deadline = time.monotonic() + 600
             while time.monotonic() < deadline:
-                view = self.client.get(f"/api/submissions/{submission}",
-                                       name="GET /api/submissions/ID").json()
+                view = self.client.get(
+                    f"/api/submissions/{submission}", name="GET /api/submissions/ID"
+                ).json()
                 if view["status"] in ("done", "failed"):
                     break
                 time.sleep(0.5)
@@ -220,8 +282,9 @@ def main() -> None:
     server = Server(args.db or postgres.url, folder, args.workers, args.users)
     try:
         started = time.monotonic()
-        stats, accepted, distinct, refused = run_users(server, args.users, args.minutes * 60,
-                                                       args.distinct_share)
+        stats, accepted, distinct, refused = run_users(
+            server, args.users, args.minutes * 60, args.distinct_share
+        )
         minutes = (time.monotonic() - started) / 60
         deadline = time.monotonic() + DRAIN_S
         final: dict[int, str] = {}
@@ -232,20 +295,28 @@ def main() -> None:
             time.sleep(2)
         lost = [i for i in accepted if final.get(i) not in ("done", "failed")]
         failed = [i for i in accepted if final.get(i) == "failed"]
-        print(f"\n{args.users} users, {args.workers} workers, {minutes:.1f} min, PostgreSQL, "
-              f"{os.cpu_count()} cores (load average {os.getloadavg()[0]:.1f})")
-        print(f"submissions accepted: {len(accepted)} ({len(accepted) / minutes:.1f}/min), "
-              f"of which {distinct} distinct sources verified for real "
-              f"({distinct / minutes:.1f}/min); refused by limits: {refused}")
+        print(
+            f"\n{args.users} users, {args.workers} workers, {minutes:.1f} min, PostgreSQL, "
+            f"{os.cpu_count()} cores (load average {os.getloadavg()[0]:.1f})"
+        )
+        print(
+            f"submissions accepted: {len(accepted)} ({len(accepted) / minutes:.1f}/min), "
+            f"of which {distinct} distinct sources verified for real "
+            f"({distinct / minutes:.1f}/min); refused by limits: {refused}"
+        )
         print(f"{'API call':32} {'count':>7} {'fail':>5} {'p50 ms':>8} {'p99 ms':>8}")
         for entry in sorted(stats.entries.values(), key=lambda e: e.name):
-            print(f"{entry.name:32} {entry.num_requests:7d} {entry.num_failures:5d} "
-                  f"{entry.get_response_time_percentile(0.5):8.0f} "
-                  f"{entry.get_response_time_percentile(0.99):8.0f}")
+            print(
+                f"{entry.name:32} {entry.num_requests:7d} {entry.num_failures:5d} "
+                f"{entry.get_response_time_percentile(0.5):8.0f} "
+                f"{entry.get_response_time_percentile(0.99):8.0f}"
+            )
         total = stats.total
-        print(f"{'all':32} {total.num_requests:7d} {total.num_failures:5d} "
-              f"{total.get_response_time_percentile(0.5):8.0f} "
-              f"{total.get_response_time_percentile(0.99):8.0f}")
+        print(
+            f"{'all':32} {total.num_requests:7d} {total.num_failures:5d} "
+            f"{total.get_response_time_percentile(0.5):8.0f} "
+            f"{total.get_response_time_percentile(0.99):8.0f}"
+        )
         print(f"lost: {len(lost)} of {len(accepted)} (failed with a reason: {len(failed)})")
         if lost:
             print(f"not finished: {lost[:20]}")

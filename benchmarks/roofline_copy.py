@@ -46,15 +46,19 @@ def main() -> None:
     ceilings = calibrate("cpu", force=args.force)
     record = load_calibration("cpu")
     assert record is not None
-    print(f"calibration {ceilings.source}: {ceilings.peak_bytes_per_s / 1e9:.2f} GB/s "
-          f"({record.copy_bytes >> 20} MiB copy, {record.threads} threads, {record.measured_at})")
+    print(
+        f"calibration {ceilings.source}: {ceilings.peak_bytes_per_s / 1e9:.2f} GB/s "
+        f"({record.copy_bytes >> 20} MiB copy, {record.threads} threads, {record.measured_at})"
+    )
     print(f"{'size MiB':>9} {'best ms':>9} {'median ms':>10} {'best GB/s':>10} {'fraction':>9}")
     for mib in SIZES_MIB:
         numel = (mib << 20) // 4
         samples = time_copy(numel, args.repeats)
         rate = 2 * numel * 4 / min(samples)
-        print(f"{mib:>9} {min(samples) * 1e3:>9.2f} {statistics.median(samples) * 1e3:>10.2f} "
-              f"{rate / 1e9:>10.2f} {rate / ceilings.peak_bytes_per_s:>9.2f}")
+        print(
+            f"{mib:>9} {min(samples) * 1e3:>9.2f} {statistics.median(samples) * 1e3:>10.2f} "
+            f"{rate / 1e9:>10.2f} {rate / ceilings.peak_bytes_per_s:>9.2f}"
+        )
 
 
 if __name__ == "__main__":

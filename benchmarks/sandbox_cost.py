@@ -26,15 +26,17 @@ from rich.table import Table
 
 from kernelproof.config import resolve_settings
 from kernelproof.controller.verify import verify
-from kernelproof.workers.pair import WorkerPair
 from kernelproof.tasks.source import parse_task
+from kernelproof.workers.pair import WorkerPair
 
 ROOT = Path(__file__).resolve().parents[1]
 
 #: The modes compared for the fixed cost: (label, settings).
 MODES = [
-    ("sandbox off, native audit off", {"sandbox": False, "insecure_sandbox": True,
-                                       "native_audit": False}),
+    (
+        "sandbox off, native audit off",
+        {"sandbox": False, "insecure_sandbox": True, "native_audit": False},
+    ),
     ("sandbox on, native audit off", {"sandbox": True, "native_audit": False}),
     ("sandbox on, native audit on (default)", {"sandbox": True, "native_audit": True}),
 ]
@@ -56,8 +58,7 @@ def fixed_cost_s(reference: Path, candidate: Path, settings: dict, seed: int) ->
     report = verify(reference, candidate, timing=False, base_seed=seed, seeds=2, **settings)
     wall = time.monotonic() - started
     assert report.correctness is not None, report.summary
-    inside = sum((t.candidate_s or 0.0) + (t.reference_s or 0.0)
-                 for t in report.correctness.tests)
+    inside = sum((t.candidate_s or 0.0) + (t.reference_s or 0.0) for t in report.correctness.tests)
     return wall - inside
 
 
@@ -71,8 +72,10 @@ def main() -> None:
     console = Console(width=120)
     with tempfile.TemporaryDirectory() as scratch:
         trivial = Path(scratch) / "trivial.py"
-        trivial.write_text("import torch.nn as nn\n\nclass ModelNew(nn.Module):\n"
-                           "    def forward(self, x):\n        return x\n")
+        trivial.write_text(
+            "import torch.nn as nn\n\nclass ModelNew(nn.Module):\n"
+            "    def forward(self, x):\n        return x\n"
+        )
         worker_start_s(reference, trivial, True)  # warm the forkserver
         starts: dict[bool, list[float]] = {True: [], False: []}
         for _ in range(args.starts):
@@ -83,22 +86,34 @@ def main() -> None:
         table.add_column(column)
     for sandbox in (False, True):
         values = starts[sandbox]
-        table.add_row("on" if sandbox else "off", f"{statistics.median(values) * 1e3:.1f}",
-                      f"{min(values) * 1e3:.1f}", f"{max(values) * 1e3:.1f}", str(len(values)))
+        table.add_row(
+            "on" if sandbox else "off",
+            f"{statistics.median(values) * 1e3:.1f}",
+            f"{min(values) * 1e3:.1f}",
+            f"{max(values) * 1e3:.1f}",
+            str(len(values)),
+        )
     console.print(table)
 
     costs: dict[str, list[float]] = {label: [] for label, _ in MODES}
     for repeat in range(args.repeats):
         for label, settings in MODES:
             costs[label].append(fixed_cost_s(reference, args.candidate, settings, repeat + 1))
-    table = Table(title=f"fixed cost per verification: {args.candidate.relative_to(ROOT)} "
-                        "(timing off, 2 seeds, warm)")
+    table = Table(
+        title=f"fixed cost per verification: {args.candidate.relative_to(ROOT)} "
+        "(timing off, 2 seeds, warm)"
+    )
     for column in ("mode", "median s", "min s", "max s", "runs"):
         table.add_column(column)
     for label, _ in MODES:
         values = costs[label]
-        table.add_row(label, f"{statistics.median(values):.2f}", f"{min(values):.2f}",
-                      f"{max(values):.2f}", str(len(values)))
+        table.add_row(
+            label,
+            f"{statistics.median(values):.2f}",
+            f"{min(values):.2f}",
+            f"{max(values):.2f}",
+            str(len(values)),
+        )
     console.print(table)
 
 

@@ -89,11 +89,34 @@ class Server:
         self.starts += 1
         log = open(self.folder / f"server-{self.starts}.log", "wb")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "kernelproof.cli", "serve", str(ROOT / "tasks"),
-             "--db", self.db, "--tokens", str(self.tokens_file), "--port", str(self.port),
-             "--workers", str(self.workers), "--profile", "quick", "--no-timing",
-             "--burst", str(self.burst), "--rate", "1", "--max-queued", str(self.burst * 2)],
-            stdout=log, stderr=subprocess.STDOUT, cwd=self.folder)
+            [
+                sys.executable,
+                "-m",
+                "kernelproof.cli",
+                "serve",
+                str(ROOT / "tasks"),
+                "--db",
+                self.db,
+                "--tokens",
+                str(self.tokens_file),
+                "--port",
+                str(self.port),
+                "--workers",
+                str(self.workers),
+                "--profile",
+                "quick",
+                "--no-timing",
+                "--burst",
+                str(self.burst),
+                "--rate",
+                "1",
+                "--max-queued",
+                str(self.burst * 2),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=self.folder,
+        )
         while time.monotonic() - started < START_S:
             if self.process.poll() is not None:
                 raise SystemExit(f"the server exited: {self.log()}")
@@ -122,8 +145,9 @@ class Server:
                 self.process.wait()
 
 
-def request(method: str, url: str, body: Any = None, token: str | None = None,
-            timeout: float = 60) -> tuple[int, Any, dict[str, str]]:
+def request(
+    method: str, url: str, body: Any = None, token: str | None = None, timeout: float = 60
+) -> tuple[int, Any, dict[str, str]]:
     headers = {"Content-Type": "application/json"}
     if token:
         headers["Authorization"] = f"Bearer {token}"
@@ -143,18 +167,20 @@ def sources(count: int, distinct: int) -> list[str]:
     return [variants[i % distinct] for i in range(count)]
 
 
-def post_all(server: Server, tokens: dict[str, str],
-             texts: list[str]) -> tuple[dict[int, str], float, dict[int, int]]:
+def post_all(
+    server: Server, tokens: dict[str, str], texts: list[str]
+) -> tuple[dict[int, str], float, dict[int, int]]:
     """Post ``texts`` split evenly over the tokens, all at once; the source of each accepted
     id, the wall time and the count of each status code."""
-    per_token = {name: texts[i::len(tokens)] for i, name in enumerate(tokens)}
+    per_token = {name: texts[i :: len(tokens)] for i, name in enumerate(tokens)}
     ids: dict[int, str] = {}
     codes: dict[int, int] = {}
     lock = threading.Lock()
 
     def post(name: str, text: str) -> None:
-        code, body, _ = request("POST", server.base + "/api/submissions",
-                                {"task": TASK, "source": text}, tokens[name])
+        code, body, _ = request(
+            "POST", server.base + "/api/submissions", {"task": TASK, "source": text}, tokens[name]
+        )
         with lock:
             codes[code] = codes.get(code, 0) + 1
             if code in (200, 202):
@@ -194,26 +220,40 @@ def main() -> None:
     control = create_token("team-d", server.tokens_file)
     load = os.getloadavg()[0]
     print(f"machine: {os.cpu_count()} cores, load average {load:.2f} at the start; store {db}")
-    print(f"server: started in {server.start():.1f} s with {options.workers} workers "
-          f"(profile quick, no timing), burst {per_token} per token")
+    print(
+        f"server: started in {server.start():.1f} s with {options.workers} workers "
+        f"(profile quick, no timing), burst {per_token} per token"
+    )
 
     texts = sources(options.submissions, options.distinct)
     ids, posting_s, codes = post_all(server, tokens, texts)
-    print(f"posted {options.submissions} submissions from {len(TOKENS)} tokens in "
-          f"{posting_s:.2f} s ({'within' if posting_s <= POST_TARGET_S else 'OVER'} the "
-          f"{POST_TARGET_S:.0f} s target; {options.distinct} distinct sources, the rest "
-          f"identical copies); status codes {dict(sorted(codes.items()))}")
+    print(
+        f"posted {options.submissions} submissions from {len(TOKENS)} tokens in "
+        f"{posting_s:.2f} s ({'within' if posting_s <= POST_TARGET_S else 'OVER'} the "
+        f"{POST_TARGET_S:.0f} s target; {options.distinct} distinct sources, the rest "
+        f"identical copies); status codes {dict(sorted(codes.items()))}"
+    )
     if len(ids) != options.submissions:
         raise SystemExit(f"only {len(ids)} of {options.submissions} were accepted")
 
-    refused = [request("POST", server.base + "/api/submissions",
-                       {"task": TASK, "source": texts[0]}, tokens[TOKENS[0]]) for _ in range(5)]
-    other = request("POST", server.base + "/api/submissions", {"task": TASK, "source": texts[0]},
-                    control)
+    refused = [
+        request(
+            "POST",
+            server.base + "/api/submissions",
+            {"task": TASK, "source": texts[0]},
+            tokens[TOKENS[0]],
+        )
+        for _ in range(5)
+    ]
+    other = request(
+        "POST", server.base + "/api/submissions", {"task": TASK, "source": texts[0]}, control
+    )
     codes_over = [code for code, _, _ in refused]
-    print(f"rate limit: {TOKENS[0]} beyond its burst got {codes_over} "
-          f"(Retry-After {refused[0][2].get('retry-after') or refused[0][2].get('Retry-After')} s: "
-          f"{refused[0][1].get('error', '')[:90]}...); a fresh token got {other[0]} meanwhile")
+    print(
+        f"rate limit: {TOKENS[0]} beyond its burst got {codes_over} "
+        f"(Retry-After {refused[0][2].get('retry-after') or refused[0][2].get('Retry-After')} s: "
+        f"{refused[0][1].get('error', '')[:90]}...); a fresh token got {other[0]} meanwhile"
+    )
     if any(code != 429 for code in codes_over) or other[0] not in (200, 202):
         raise SystemExit("the rate limit was not enforced per token")
     ids[other[1]["id"]] = texts[0]
@@ -231,7 +271,9 @@ def main() -> None:
     endpoints = ["/api/submissions/{id}", f"/api/leaderboard/{TASK}", "/api/tasks", "/api/queue"]
     id_list = sorted(ids)
     while time.monotonic() < deadline and requests_made < MAX_TIMED_REQUESTS:
-        path = endpoints[requests_made % len(endpoints)].format(id=id_list[requests_made % len(id_list)])
+        path = endpoints[requests_made % len(endpoints)].format(
+            id=id_list[requests_made % len(id_list)]
+        )
         started = time.monotonic()
         code, body, _ = request("GET", server.base + path)
         latencies.append(time.monotonic() - started)
@@ -248,20 +290,26 @@ def main() -> None:
                 if view["status"] == "running" and view.get("worker"):
                     killed_worker, killed_submission = view["worker"], submission_id
                     os.kill(int(killed_worker.rpartition(":")[2]), signal.SIGKILL)
-                    print(f"kill -9: worker {killed_worker} while it verified submission "
-                          f"{submission_id}")
+                    print(
+                        f"kill -9: worker {killed_worker} while it verified submission "
+                        f"{submission_id}"
+                    )
                     break
         elif not restarted and counts["running"] and counts["queued"]:
             server.kill()
-            print(f"restart: server killed (SIGKILL) with {counts['running']} running and "
-                  f"{counts['queued']} queued; started again in {server.start():.1f} s")
+            print(
+                f"restart: server killed (SIGKILL) with {counts['running']} running and "
+                f"{counts['queued']} queued; started again in {server.start():.1f} s"
+            )
             restarted = True
         if counts["queued"] == 0 and counts["running"] == 0 and restarted:
             break
     counts = request("GET", server.base + "/api/queue")[1]["counts"]
-    print(f"API while the queue drained: {len(latencies)} requests, p50 "
-          f"{statistics.median(latencies) * 1000:.1f} ms, p99 "
-          f"{percentile(latencies, 99) * 1000:.1f} ms, max {max(latencies) * 1000:.1f} ms")
+    print(
+        f"API while the queue drained: {len(latencies)} requests, p50 "
+        f"{statistics.median(latencies) * 1000:.1f} ms, p99 "
+        f"{percentile(latencies, 99) * 1000:.1f} ms, max {max(latencies) * 1000:.1f} ms"
+    )
     if counts["queued"] or counts["running"]:
         server.stop()
         raise SystemExit(f"the queue did not drain before --timeout: {counts}")
@@ -270,8 +318,8 @@ def main() -> None:
     server.stop()
     not_done = [v for v in views if v["status"] != "done"]
     killed = next(v for v in views if v["id"] == killed_submission) if killed_submission else None
-    from kernelproof.store.results import ResultsStore
     from kernelproof.serve.config import SERVE_RUN_SOLUTIONS
+    from kernelproof.store.results import ResultsStore
 
     with ResultsStore(db, must_exist=True) as store:
         serve_runs = [run.id for run in store.runs() if run.solutions == SERVE_RUN_SOLUTIONS]
@@ -280,23 +328,32 @@ def main() -> None:
     per_candidate: dict[str | None, int] = {}
     for v in stored:
         per_candidate[v.candidate_sha256] = per_candidate.get(v.candidate_sha256, 0) + 1
-    mismatched = [view["id"] for view in views
-                  if view.get("result") is None
-                  or by_id[view["result"]["verification_id"]].candidate_sha256
-                  != hashlib.sha256(ids[view["id"]].encode()).hexdigest()]
+    mismatched = [
+        view["id"]
+        for view in views
+        if view.get("result") is None
+        or by_id[view["result"]["verification_id"]].candidate_sha256
+        != hashlib.sha256(ids[view["id"]].encode()).hexdigest()
+    ]
     verdicts: dict[str, int] = {}
     for view in views:
         verdict = (view.get("result") or {}).get("verdict", view["status"])
         verdicts[verdict] = verdicts.get(verdict, 0) + 1
-    print(f"finished: {len(views) - len(not_done)} of {len(views)} done, verdicts {verdicts}; "
-          f"{len(stored)} verifications stored for {len(first_of)} distinct sources "
-          f"(most for one source: {max(per_candidate.values())}); "
-          f"{sum(1 for v in views if v.get('reused'))} submissions reused a result")
+    print(
+        f"finished: {len(views) - len(not_done)} of {len(views)} done, verdicts {verdicts}; "
+        f"{len(stored)} verifications stored for {len(first_of)} distinct sources "
+        f"(most for one source: {max(per_candidate.values())}); "
+        f"{sum(1 for v in views if v.get('reused'))} submissions reused a result"
+    )
     if killed is not None:
-        print(f"killed worker's submission {killed['id']}: {killed['status']} after "
-              f"{killed['attempts']} attempts ({killed.get('reason')})")
-    print(f"server starts: {server.starts}; load average at the end {os.getloadavg()[0]:.2f}; "
-          f"logs in {folder}")
+        print(
+            f"killed worker's submission {killed['id']}: {killed['status']} after "
+            f"{killed['attempts']} attempts ({killed.get('reason')})"
+        )
+    print(
+        f"server starts: {server.starts}; load average at the end {os.getloadavg()[0]:.2f}; "
+        f"logs in {folder}"
+    )
     problems = []
     if not_done:
         problems.append(f"{len(not_done)} submissions not done")

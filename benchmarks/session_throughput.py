@@ -32,27 +32,51 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parents[1]
 
 #: The candidates, in order: the softmax example's own, then hacks aimed at softmax.
-CANDIDATES = ["examples/softmax/correct.py", "examples/softmax/wrong_odd.py",
-              "examples/softmax/hardcoded.py", "examples/hacks/01_passthrough.py",
-              "examples/hacks/04_uninitialised_output.py", "examples/hacks/05_input_mutation.py",
-              "examples/hacks/09_output_cache.py", "examples/hacks/10_evaluator_mode.py",
-              "examples/hacks/07_lazy_output.py", "examples/hacks/08_timer_patch.py",
-              "examples/hacks/18_unsafe_softmax.py", "examples/hacks/22b_exits_mid_run.py",
-              "examples/hacks/verifier/27_signal_reference.py"]
+CANDIDATES = [
+    "examples/softmax/correct.py",
+    "examples/softmax/wrong_odd.py",
+    "examples/softmax/hardcoded.py",
+    "examples/hacks/01_passthrough.py",
+    "examples/hacks/04_uninitialised_output.py",
+    "examples/hacks/05_input_mutation.py",
+    "examples/hacks/09_output_cache.py",
+    "examples/hacks/10_evaluator_mode.py",
+    "examples/hacks/07_lazy_output.py",
+    "examples/hacks/08_timer_patch.py",
+    "examples/hacks/18_unsafe_softmax.py",
+    "examples/hacks/22b_exits_mid_run.py",
+    "examples/hacks/verifier/27_signal_reference.py",
+]
 
 #: Settings of each mode: correctness only, or the quick profile with its timing.
-MODES = {"correctness": {"profile": "default", "timing": False, "shrink": False, "seeds": 2},
-         "quick": {"profile": "quick", "shrink": False}}
+MODES = {
+    "correctness": {"profile": "default", "timing": False, "shrink": False, "seeds": 2},
+    "quick": {"profile": "quick", "shrink": False},
+}
 
 
-def cli(reference: Path, candidates: list[Path], options: dict, seed: int,
-        scratch: Path) -> list[str]:
+def cli(
+    reference: Path, candidates: list[Path], options: dict, seed: int, scratch: Path
+) -> list[str]:
     verdicts = []
     for index, candidate in enumerate(candidates):
         out = scratch / f"cli-{index}.json"
-        command = [sys.executable, "-m", "kernelproof.cli", "verify", str(reference),
-                   str(candidate), "--seed", str(seed), "--json", str(out), "--no-shrink",
-                   "--profile", options["profile"], "--no-warm"]
+        command = [
+            sys.executable,
+            "-m",
+            "kernelproof.cli",
+            "verify",
+            str(reference),
+            str(candidate),
+            "--seed",
+            str(seed),
+            "--json",
+            str(out),
+            "--no-shrink",
+            "--profile",
+            options["profile"],
+            "--no-warm",
+        ]
         if options.get("timing") is False:
             command.append("--no-timing")
         if "seeds" in options:
@@ -66,16 +90,19 @@ def separate(reference: Path, candidates: list[Path], options: dict, seed: int) 
     from kernelproof.controller.verify import verify
 
     settings = {k: v for k, v in options.items() if k != "profile"}
-    return [verify(reference, c, profile=options["profile"], base_seed=seed, **settings)
-            .verdict.value for c in candidates]
+    return [
+        verify(reference, c, profile=options["profile"], base_seed=seed, **settings).verdict.value
+        for c in candidates
+    ]
 
 
 def session(reference: Path, candidates: list[Path], options: dict, seed: int) -> list[str]:
     import kernelproof
 
     with kernelproof.Session() as warm:
-        reports = warm.evaluate_many(reference.read_text(), [c.read_text() for c in candidates],
-                                     base_seed=seed, **options)
+        reports = warm.evaluate_many(
+            reference.read_text(), [c.read_text() for c in candidates], base_seed=seed, **options
+        )
     return [r.verdict.value for r in reports]
 
 
@@ -107,10 +134,14 @@ def main() -> None:
             same = all(r[2] == rows[0][2] for r in rows)
             for way, wall, verdicts in rows:
                 rate = len(candidates) / wall
-                table.add_row(mode, way, f"{wall:.1f}", f"{rate * 60:.1f}",
-                              f"{rate / cli_rate:.2f}x",
-                              ("identical" if same else "DIFFER: ") + ("" if same else
-                                                                       ",".join(verdicts)))
+                table.add_row(
+                    mode,
+                    way,
+                    f"{wall:.1f}",
+                    f"{rate * 60:.1f}",
+                    f"{rate / cli_rate:.2f}x",
+                    ("identical" if same else "DIFFER: ") + ("" if same else ",".join(verdicts)),
+                )
             print(mode, {way: verdicts for way, _, verdicts in rows}, flush=True)
     Console().print(table)
 

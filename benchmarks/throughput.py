@@ -31,9 +31,22 @@ QUICK = {"seeds": 2, "timing": False, "shrink": False}
 def naive(items, scratch: Path) -> float:
     started = time.monotonic()
     for item in items:
-        subprocess.run([sys.executable, "-m", "kernelproof.cli", "verify",
-                        str(item.task.reference), str(item.candidate), "--seeds", "2",
-                        "--no-timing", "--no-shrink"], capture_output=True, check=False)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "kernelproof.cli",
+                "verify",
+                str(item.task.reference),
+                str(item.candidate),
+                "--seeds",
+                "2",
+                "--no-timing",
+                "--no-shrink",
+            ],
+            capture_output=True,
+            check=False,
+        )
     return time.monotonic() - started
 
 
@@ -53,14 +66,21 @@ def main() -> None:
         suite_copy, solutions_copy = _materialise(limited, keep, scratch)
         rows = []
         for label, ray in (("local pool", None), ("Ray (local cluster)", "local")):
-            options = BenchOptions(jobs=args.jobs, ray=ray, resume=False, overrides=QUICK,
-                                   db_url=f"sqlite:///{scratch / (label[:3] + '.db')}")
+            options = BenchOptions(
+                jobs=args.jobs,
+                ray=ray,
+                resume=False,
+                overrides=QUICK,
+                db_url=f"sqlite:///{scratch / (label[:3] + '.db')}",
+            )
             started = time.monotonic()
             outcome = run_bench(suite_copy, solutions_copy, options, Console(quiet=True))
             rows.append((label, len(outcome.reports), time.monotonic() - started))
         rows.append(("naive: one process per candidate", len(items), naive(items, scratch)))
-    table = Table(title=f"throughput on {len(items)} candidates ({layout} layout, "
-                        f"--jobs {args.jobs}, correctness only)")
+    table = Table(
+        title=f"throughput on {len(items)} candidates ({layout} layout, "
+        f"--jobs {args.jobs}, correctness only)"
+    )
     for column in ("mode", "candidates", "wall s", "candidates / minute"):
         table.add_column(column)
     for label, count, wall in rows:

@@ -33,17 +33,30 @@ CASES = [
     ("per-call pool", ROWSUM / "reference.py", ROWSUM / "thread_pool.py", {"verified"}),
     ("numba pool", ROWSUM / "reference.py", ROWSUM / "numba_pool.py", {"verified"}),
     ("float64 inside", ROWSUM / "reference.py", ROWSUM / "float64_inside.py", {"verified"}),
-    ("attack 36b spinner", ROOT / "examples/softmax/reference.py",
-     ATTACKS / "36b_spin_while_reference_timed.py", {"suspect"}),
-    ("attack 37 load-gated helper", ROOT / "examples/softmax/reference.py",
-     ATTACKS / "37_helper_when_loaded.py", {"suspect", "incorrect"}),
-    ("attack 36c deferred subclass", ROOT / "examples/softmax/reference.py",
-     ATTACKS / "36c_deferred_subclass.py", {"suspect"}),
+    (
+        "attack 36b spinner",
+        ROOT / "examples/softmax/reference.py",
+        ATTACKS / "36b_spin_while_reference_timed.py",
+        {"suspect"},
+    ),
+    (
+        "attack 37 load-gated helper",
+        ROOT / "examples/softmax/reference.py",
+        ATTACKS / "37_helper_when_loaded.py",
+        {"suspect", "incorrect"},
+    ),
+    (
+        "attack 36c deferred subclass",
+        ROOT / "examples/softmax/reference.py",
+        ATTACKS / "36c_deferred_subclass.py",
+        {"suspect"},
+    ),
 ]
 
 #: The verification's settings: timing on, a short budget, what the attack tests use.
-SETTINGS = dict(seeds=2, timing=True, compile_baseline=False, timing_shapes=False,
-                native_audit=False)
+SETTINGS = dict(
+    seeds=2, timing=True, compile_baseline=False, timing_shapes=False, native_audit=False
+)
 
 
 def _spin() -> None:
@@ -105,8 +118,10 @@ def _line(row: Row, load_average: float) -> str:
     speedup = f"{statistics.median(row.speedups):.2f}x" if row.speedups else "-"
     ok = "ok" if set(row.verdicts) <= row.allowed else "WRONG"
     reasons = ", ".join(f"{c} {n}" for c, n in row.reasons.most_common(3))
-    return (f"load {row.load} (avg {load_average:4.1f})  {row.label:28s} {verdicts:28s} "
-            f"inconclusive {row.inconclusive}  speedup {speedup:7s} {ok}  {reasons}")
+    return (
+        f"load {row.load} (avg {load_average:4.1f})  {row.label:28s} {verdicts:28s} "
+        f"inconclusive {row.inconclusive}  speedup {speedup:7s} {ok}  {reasons}"
+    )
 
 
 def main() -> None:

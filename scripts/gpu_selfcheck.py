@@ -20,9 +20,9 @@ import statistics
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -65,7 +65,10 @@ def event_timing() -> tuple[bool, str]:
     torch.cuda.synchronize()
     host_s = (time.perf_counter() - started) / 10
     ratio = event_s / host_s
-    return 0.7 < ratio < 1.3, f"event {event_s * 1e3:.3f} ms vs host clock {host_s * 1e3:.3f} ms (ratio {ratio:.2f})"
+    return (
+        0.7 < ratio < 1.3,
+        f"event {event_s * 1e3:.3f} ms vs host clock {host_s * 1e3:.3f} ms (ratio {ratio:.2f})",
+    )
 
 
 def side_stream_timing() -> tuple[bool, str]:
@@ -96,26 +99,34 @@ def side_stream_timing() -> tuple[bool, str]:
         naive.append(start.elapsed_time(end) * 1e-3)
         torch.cuda.synchronize()
     naive_s = statistics.median(naive)
-    return ours > 3 * naive_s, (f"device-wide timer {ours * 1e3:.3f} ms, naive current-stream "
-                                f"timer {naive_s * 1e3:.3f} ms: the naive one misses the side stream")
+    return ours > 3 * naive_s, (
+        f"device-wide timer {ours * 1e3:.3f} ms, naive current-stream "
+        f"timer {naive_s * 1e3:.3f} ms: the naive one misses the side stream"
+    )
 
 
-def verdict_check(candidate: str, expected: str, finding: str | None = None,
-                  reference: str = "softmax/reference.py",
-                  **settings: object) -> Callable[[], tuple[bool, str]]:
+def verdict_check(
+    candidate: str,
+    expected: str,
+    finding: str | None = None,
+    reference: str = "softmax/reference.py",
+    **settings: object,
+) -> Callable[[], tuple[bool, str]]:
     def check() -> tuple[bool, str]:
         from kernelproof.controller.verify import verify
 
         path = EXAMPLES / candidate
-        report = verify(EXAMPLES / reference, path, device="cuda", seeds=2, base_seed=7,
-                        **settings)
+        report = verify(EXAMPLES / reference, path, device="cuda", seeds=2, base_seed=7, **settings)
         checks = {f.check for f in report.findings}
         ok = report.verdict.value == expected and (finding is None or finding in checks)
         timing = ""
         if report.timing is not None:
             timing = f"; speedup {report.timing.speedup:.2f}x CI {report.timing.speedup_ci}"
-        return ok, (f"verdict {report.verdict.value} (expected {expected}); findings "
-                    f"{sorted(checks - {'static-languages'})}{timing}; {report.summary[:160]}")
+        return ok, (
+            f"verdict {report.verdict.value} (expected {expected}); findings "
+            f"{sorted(checks - {'static-languages'})}{timing}; {report.summary[:160]}"
+        )
+
     return check
 
 
@@ -125,15 +136,28 @@ def e2e_soak_on_cuda() -> tuple[bool, str]:
     from kernelproof.e2e.run import e2e
 
     decoder = EXAMPLES / "e2e" / "decoder"
-    report = e2e(decoder / "host.py", [f"RMSNorm={decoder / 'rmsnorm_honest.py'}"], soak=16,
-                 device="cuda", seeds=2, timing=False)
+    report = e2e(
+        decoder / "host.py",
+        [f"RMSNorm={decoder / 'rmsnorm_honest.py'}"],
+        soak=16,
+        device="cuda",
+        seeds=2,
+        timing=False,
+    )
     soak = report.e2e.soak if report.e2e is not None else None
-    ok = (report.verdict.value == "verified" and soak is not None
-          and soak.cuda_memory == "measured")
-    memory = "no soak" if soak is None else (
-        f"cuda memory {soak.cuda_memory}, limit {soak.cuda_memory_limit_bytes / 2**30:.0f} GiB, "
-        f"projected failure {soak.cuda_projected_failure_step}")
-    return ok, f"verdict {report.verdict.value} (expected verified); {memory}; {report.summary[:160]}"
+    ok = report.verdict.value == "verified" and soak is not None and soak.cuda_memory == "measured"
+    memory = (
+        "no soak"
+        if soak is None
+        else (
+            f"cuda memory {soak.cuda_memory}, limit {soak.cuda_memory_limit_bytes / 2**30:.0f} GiB, "
+            f"projected failure {soak.cuda_projected_failure_step}"
+        )
+    )
+    return (
+        ok,
+        f"verdict {report.verdict.value} (expected verified); {memory}; {report.summary[:160]}",
+    )
 
 
 def l2_flush() -> tuple[bool, str]:
@@ -150,7 +174,9 @@ def l2_flush() -> tuple[bool, str]:
             continue
     properties = torch.cuda.get_device_properties(0)
     if runtime is not None:  # what an exploit would do: reserve a persisting-L2 window
-        runtime.cudaDeviceSetLimit(CUDA_LIMIT_PERSISTING_L2, ctypes.c_size_t(properties.L2_cache_size // 2))
+        runtime.cudaDeviceSetLimit(
+            CUDA_LIMIT_PERSISTING_L2, ctypes.c_size_t(properties.L2_cache_size // 2)
+        )
     cold = CallTimer.for_device("cuda", hot=False)
     hot = CallTimer.for_device("cuda", hot=True)
     limit = ctypes.c_size_t(123)
@@ -163,11 +189,16 @@ def l2_flush() -> tuple[bool, str]:
             timer.time_call(fn, [x])
     cold_s = statistics.median(cold.time_call(fn, [x])[0] for _ in range(20))
     hot_s = statistics.median(hot.time_call(fn, [x])[0] for _ in range(20))
-    ok = (cold.flush_bytes == 2 * properties.L2_cache_size and cold_s > hot_s
-          and (runtime is None or (cold.l2_reset and limit.value == 0)))
-    return ok, (f"flush {cold.flush_bytes >> 20} MiB (L2 {properties.L2_cache_size >> 20} MiB); "
-                f"persisting-L2 limit after reset {limit.value}; cold {cold_s * 1e6:.1f} us > "
-                f"hot {hot_s * 1e6:.1f} us")
+    ok = (
+        cold.flush_bytes == 2 * properties.L2_cache_size
+        and cold_s > hot_s
+        and (runtime is None or (cold.l2_reset and limit.value == 0))
+    )
+    return ok, (
+        f"flush {cold.flush_bytes >> 20} MiB (L2 {properties.L2_cache_size >> 20} MiB); "
+        f"persisting-L2 limit after reset {limit.value}; cold {cold_s * 1e6:.1f} us > "
+        f"hot {hot_s * 1e6:.1f} us"
+    )
 
 
 def poisoned_allocator() -> tuple[bool, str]:
@@ -194,8 +225,14 @@ def guard_side_stream() -> tuple[bool, str]:
     from kernelproof.tasks.module import import_file
 
     folder = EXAMPLES / "guard"
-    report = verify(folder / "reference.py", folder / "time_bomb.py", device="cuda", seeds=2,
-                    timing=False, native_audit=False)
+    report = verify(
+        folder / "reference.py",
+        folder / "time_bomb.py",
+        device="cuda",
+        seeds=2,
+        timing=False,
+        native_audit=False,
+    )
     if report.verdict.value != "verified":
         return False, f"time_bomb.py on cuda: {report.verdict.value}: {report.summary}"
     task = import_file(str(folder / "reference.py"), "selfcheck_guard_reference")
@@ -222,8 +259,10 @@ def guard_side_stream() -> tuple[bool, str]:
     after = guarded(x)
     right = bool(torch.allclose(after, torch.softmax(x, -1), rtol=1e-4, atol=1e-6))
     passed = hot_path_s < 0.025 and stats["rolled_back"] and stats["mismatches"] >= 1 and right
-    return passed, (f"sampled call returned in {hot_path_s * 1e3:.1f} ms with a ~50 ms "
-                    f"reference queued; stats {stats}; output after rollback right: {right}")
+    return passed, (
+        f"sampled call returned in {hot_path_s * 1e3:.1f} ms with a ~50 ms "
+        f"reference queued; stats {stats}; output after rollback right: {right}"
+    )
 
 
 def main() -> int:
@@ -240,29 +279,52 @@ def main() -> int:
     checks = [
         run_check("cuda events vs host clock", event_timing),
         run_check("side stream timed honestly (HACKS 6)", side_stream_timing),
-        run_check("side stream caught by stability probe (HACKS 6)",
-                  verdict_check("gpu/side_stream.py", "suspect", "output-unstable", timing=False)),
+        run_check(
+            "side stream caught by stability probe (HACKS 6)",
+            verdict_check("gpu/side_stream.py", "suspect", "output-unstable", timing=False),
+        ),
         run_check("L2 flush + persisting-L2 reset (HACKS 25)", l2_flush),
         run_check("poisoned caching allocator", poisoned_allocator),
-        run_check("empty_like output caught (HACKS 4)",
-                  verdict_check("gpu/empty_output.py", "incorrect", "correctness", timing=False)),
-        run_check("Triton candidate verified", verdict_check("gpu/softmax_triton.py", "verified", **timing)),
-        run_check("load_inline CUDA candidate verified",
-                  verdict_check("gpu/softmax_cuda_inline.py", "verified", **timing)),
-        run_check("PyTorch rewrite verified with timing",
-                  verdict_check("softmax/correct.py", "verified", **timing)),
+        run_check(
+            "empty_like output caught (HACKS 4)",
+            verdict_check("gpu/empty_output.py", "incorrect", "correctness", timing=False),
+        ),
+        run_check(
+            "Triton candidate verified",
+            verdict_check("gpu/softmax_triton.py", "verified", **timing),
+        ),
+        run_check(
+            "load_inline CUDA candidate verified",
+            verdict_check("gpu/softmax_cuda_inline.py", "verified", **timing),
+        ),
+        run_check(
+            "PyTorch rewrite verified with timing",
+            verdict_check("softmax/correct.py", "verified", **timing),
+        ),
         # A 2**31-element float16 vector: 4 GiB in and out per worker, copied to the host to be
         # compared, so the workers' memory limit is raised for these two.
-        run_check("int32 offsets wrong past 2**31 elements",
-                  verdict_check("gpu/scale/int32_offsets.py", "incorrect", "correctness",
-                                reference="gpu/scale/reference.py", timing=False,
-                                memory_limit_gib=48.0)),
-        run_check("int64 offsets verified past 2**31 elements",
-                  verdict_check("gpu/scale/int64_offsets.py", "verified",
-                                reference="gpu/scale/reference.py", timing=False,
-                                memory_limit_gib=48.0)),
-        run_check("guard: shadow check on a side stream, time bomb rolled back",
-                  guard_side_stream),
+        run_check(
+            "int32 offsets wrong past 2**31 elements",
+            verdict_check(
+                "gpu/scale/int32_offsets.py",
+                "incorrect",
+                "correctness",
+                reference="gpu/scale/reference.py",
+                timing=False,
+                memory_limit_gib=48.0,
+            ),
+        ),
+        run_check(
+            "int64 offsets verified past 2**31 elements",
+            verdict_check(
+                "gpu/scale/int64_offsets.py",
+                "verified",
+                reference="gpu/scale/reference.py",
+                timing=False,
+                memory_limit_gib=48.0,
+            ),
+        ),
+        run_check("guard: shadow check on a side stream, time bomb rolled back", guard_side_stream),
         run_check("e2e soak reads CUDA memory per step", e2e_soak_on_cuda),
     ]
     from rich.console import Console
@@ -272,8 +334,12 @@ def main() -> int:
     for column in ("check", "result", "detail", "s"):
         table.add_column(column, overflow="fold")
     for check in checks:
-        table.add_row(check.name, "[green]pass[/]" if check.passed else "[bold red]FAIL[/]",
-                      check.detail[:400], f"{check.seconds:.1f}")
+        table.add_row(
+            check.name,
+            "[green]pass[/]" if check.passed else "[bold red]FAIL[/]",
+            check.detail[:400],
+            f"{check.seconds:.1f}",
+        )
     Console(width=160).print(table)
     if args.json:
         args.json.write_text(json.dumps([asdict(c) for c in checks], indent=2))

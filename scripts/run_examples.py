@@ -34,7 +34,9 @@ def example_pairs(examples: Path) -> list[tuple[Path, Path, str | None]]:
         if candidate.name == "reference.py":
             continue
         named = header(candidate, "reference")
-        reference = (candidate.parent / named).resolve() if named else candidate.parent / "reference.py"
+        reference = (
+            (candidate.parent / named).resolve() if named else candidate.parent / "reference.py"
+        )
         if reference.exists():
             pairs.append((candidate, reference, header(candidate, "expect")))
     return pairs
@@ -57,17 +59,26 @@ def main() -> int:
         if args.match not in str(candidate):
             continue
         started = time.monotonic()
-        report = verify(reference, candidate, seeds=args.seeds,
-                        timing=False if args.no_timing else None, call_timeout_s=20.0)
+        report = verify(
+            reference,
+            candidate,
+            seeds=args.seeds,
+            timing=False if args.no_timing else None,
+            call_timeout_s=20.0,
+        )
         name = str(candidate.relative_to(args.examples)).removesuffix(".py").replace("/", "__")
         write_json(report, args.out / f"{name}.json")
         write_html(report, args.out / f"{name}.html")
         ok = expected is None or expected == report.verdict.value
         mismatches += not ok
         style = "green" if ok else "bold red"
-        table.add_row(str(candidate.relative_to(ROOT)), expected or "?",
-                      f"[{style}]{report.verdict.value}[/{style}]", report.summary[:90],
-                      f"{time.monotonic() - started:.1f}")
+        table.add_row(
+            str(candidate.relative_to(ROOT)),
+            expected or "?",
+            f"[{style}]{report.verdict.value}[/{style}]",
+            report.summary[:90],
+            f"{time.monotonic() - started:.1f}",
+        )
     console.print(table)
     console.print(f"reports written to {args.out}")
     if mismatches:

@@ -8,6 +8,10 @@ cd "$KP_ROOT"
 "$KP_ROOT/scripts/install_chromium.sh"  # the HTML packet's browser tests need chromium
 "$KP_ROOT/scripts/install_postgresql.sh"  # the server's tests run a real PostgreSQL
 set +e
+# The house's static checks (layers, lint, format, types) run first and take seconds; a red one
+# fails the run like a failing test, but the tests still run, so one run shows everything.
+"$KP_ROOT/scripts/lint.sh"
+lint_status=$?
 # Two pytest workers by default: verifications spend much of their time waiting on their
 # worker processes, so two in flight use the two cores better than one.
 # --fast: only the tier without the `slow` marker (no whole verifications, no builds).
@@ -24,5 +28,9 @@ set -e
 if [ "$status" -eq 5 ]; then
   echo "test.sh: pytest collected no tests; that is a failure, not a pass" >&2
   exit 1
+fi
+if [ "$lint_status" -ne 0 ]; then
+  echo "test.sh: scripts/lint.sh failed (see above)" >&2
+  [ "$status" -eq 0 ] && status=1
 fi
 exit "$status"

@@ -4,8 +4,9 @@ shared by every test that asserts on them; build caches live inside the project.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -20,6 +21,7 @@ for _name, _folder in {
     "KERNELPROOF_CACHE_DIR": "kernelproof",
 }.items():
     os.environ.setdefault(_name, str(ROOT / ".cache" / _folder))
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked ``gpu`` skip themselves where no CUDA device is present, so no test needs
@@ -40,8 +42,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 #: fixed so a failure reproduces. The out-of-process stack sampler adds ~1.5 s to each of
 #: hundreds of verifications; tests/hacks/test_verifier_attacks.py and
 #: tests/checks/test_native_stacks.py turn it on where it is the point.
-TEST_SETTINGS: dict[str, Any] = {"seeds": 3, "base_seed": 1234, "timing": False,
-                                 "native_audit": False}
+TEST_SETTINGS: dict[str, Any] = {
+    "seeds": 3,
+    "base_seed": 1234,
+    "timing": False,
+    "native_audit": False,
+}
 
 
 def reference_of(candidate: Path) -> Path:

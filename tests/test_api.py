@@ -19,7 +19,7 @@ from kernelproof.schema import (
     Verdict,
 )
 
-REFERENCE = '''import torch
+REFERENCE = """import torch
 import torch.nn as nn
 
 dim = 64
@@ -36,18 +36,22 @@ def get_inputs():
 
 def get_init_inputs():
     return []
-'''
+"""
 
 #: A finding that forces each verdict other than ``verified``.
 FORCING = {
-    Verdict.INCORRECT: Finding(check=FindingCheck.CORRECTNESS, severity=Severity.FAIL,
-                               message="wrong"),
-    Verdict.SUSPECT: Finding(check=FindingCheck.PASSTHROUGH, severity=Severity.SUSPECT,
-                             message="the reference's own ops"),
-    Verdict.BROKEN: Finding(check=FindingCheck.CRASH, severity=Severity.FAIL,
-                            forces=Verdict.BROKEN, message="died"),
-    Verdict.ERROR: Finding(check=FindingCheck.TASK, severity=Severity.FAIL,
-                           forces=Verdict.ERROR, message="bad task"),
+    Verdict.INCORRECT: Finding(
+        check=FindingCheck.CORRECTNESS, severity=Severity.FAIL, message="wrong"
+    ),
+    Verdict.SUSPECT: Finding(
+        check=FindingCheck.PASSTHROUGH, severity=Severity.SUSPECT, message="the reference's own ops"
+    ),
+    Verdict.BROKEN: Finding(
+        check=FindingCheck.CRASH, severity=Severity.FAIL, forces=Verdict.BROKEN, message="died"
+    ),
+    Verdict.ERROR: Finding(
+        check=FindingCheck.TASK, severity=Severity.FAIL, forces=Verdict.ERROR, message="bad task"
+    ),
 }
 
 
@@ -71,16 +75,33 @@ def test_a_bad_task_gets_the_error_verdict():
 
 @pytest.mark.parametrize("verdict", sorted(FORCING, key=lambda v: v.value))
 def test_reward_of_anything_not_verified_is_zero_even_with_a_fast_time(verdict):
-    report = Report(verdict=verdict, findings=[FORCING[verdict]], timing=fast_timing(),
-                    environment=Environment(device="cpu"), candidate=None, reference=None)
+    report = Report(
+        verdict=verdict,
+        findings=[FORCING[verdict]],
+        timing=fast_timing(),
+        environment=Environment(device="cpu"),
+        candidate=None,
+        reference=None,
+    )
     assert reward(report) == 0.0
 
 
 def test_reward_of_a_verified_candidate_is_its_speedups_lower_bound():
     variant = InputVariant(name="seed:0", kind=VariantKind.SEED, seed=1)
-    correctness = Correctness(seeds=[1], base_seed=0, default_knobs={}, task_knobs={},
-                              tolerance={}, tests=[CorrectnessTest(variant=variant, seed=1,
-                                                                   outcome=TestOutcome.PASSED)])
-    report = Report(verdict=Verdict.VERIFIED, correctness=correctness, timing=fast_timing(),
-                    environment=Environment(device="cpu"), candidate=None, reference=None)
+    correctness = Correctness(
+        seeds=[1],
+        base_seed=0,
+        default_knobs={},
+        task_knobs={},
+        tolerance={},
+        tests=[CorrectnessTest(variant=variant, seed=1, outcome=TestOutcome.PASSED)],
+    )
+    report = Report(
+        verdict=Verdict.VERIFIED,
+        correctness=correctness,
+        timing=fast_timing(),
+        environment=Environment(device="cpu"),
+        candidate=None,
+        reference=None,
+    )
     assert reward(report) == 9.0

@@ -3,24 +3,42 @@ command, in the repro command a report prints, and on Settings."""
 
 import subprocess
 import sys
+import typing
 
 import click
+import pytest
 from click.testing import CliRunner
 
 from kernelproof.cli import app
-import typing
-
-import pytest
-
 from kernelproof.cli_options import POLICY_SETTINGS, SETTING_FLAGS, flag_words, setting_options
 from kernelproof.config import PROFILES, Settings, SettingsOverrides
 
-POLICY_FLAGS = ["--allow-torch", "--strict", "--fixed-shapes", "--atol", "0.01", "--rtol", "0.02",
-                "--dtype", "float16", "--device", "cpu", "--insecure-sandbox"]
+POLICY_FLAGS = [
+    "--allow-torch",
+    "--strict",
+    "--fixed-shapes",
+    "--atol",
+    "0.01",
+    "--rtol",
+    "0.02",
+    "--dtype",
+    "float16",
+    "--device",
+    "cpu",
+    "--insecure-sandbox",
+]
 
 #: The Settings overrides POLICY_FLAGS ask for.
-POLICY = {"allow_torch": True, "strict": True, "shape_variants": False, "atol": 0.01,
-          "rtol": 0.02, "dtype": "float16", "device": "cpu", "insecure_sandbox": True}
+POLICY = {
+    "allow_torch": True,
+    "strict": True,
+    "shape_variants": False,
+    "atol": 0.01,
+    "rtol": 0.02,
+    "dtype": "float16",
+    "device": "cpu",
+    "insecure_sandbox": True,
+}
 
 
 def test_policy_options_become_one_dict_of_overrides():
@@ -47,13 +65,31 @@ def test_every_flag_row_names_a_settings_field_and_overrides_mirror_settings():
 
 
 #: A non-default value for every flag's setting, as Settings holds it.
-NON_DEFAULT = {"device": "cpu", "dtype": "float16", "atol": 0.01, "rtol": 0.5,
-               "allow_torch": True, "strict": True, "shape_variants": False,
-               "insecure_sandbox": True, "seeds": 2, "base_seed": 7, "budget_s": 2.5,
-               "timing": False, "stress_shapes": True, "threads": 3, "hot": True,
-               "cache_flush": "full", "compile_baseline": False, "cuda_graphs": True,
-               "default_knobs": {"dim": 3, "batch_size": 1}, "input_seeds": [4, 5],
-               "shrink": False, "inputs_file": "saved/inputs.pt", "fail_fast": True}
+NON_DEFAULT = {
+    "device": "cpu",
+    "dtype": "float16",
+    "atol": 0.01,
+    "rtol": 0.5,
+    "allow_torch": True,
+    "strict": True,
+    "shape_variants": False,
+    "insecure_sandbox": True,
+    "seeds": 2,
+    "base_seed": 7,
+    "budget_s": 2.5,
+    "timing": False,
+    "stress_shapes": True,
+    "threads": 3,
+    "hot": True,
+    "cache_flush": "full",
+    "compile_baseline": False,
+    "cuda_graphs": True,
+    "default_knobs": {"dim": 3, "batch_size": 1},
+    "input_seeds": [4, 5],
+    "shrink": False,
+    "inputs_file": "saved/inputs.pt",
+    "fail_fast": True,
+}
 
 
 @pytest.mark.parametrize("flag", SETTING_FLAGS, ids=lambda flag: flag.setting)
@@ -82,8 +118,10 @@ def test_bench_takes_verify_policy_options_through_to_every_verification(monkeyp
         raise SystemExit(0)
 
     monkeypatch.setattr("kernelproof.suite.bench.run_bench", fake_run_bench)
-    result = CliRunner().invoke(app, ["bench", str(tmp_path), "--solutions", str(tmp_path),
-                                      "--profile", "ci", *POLICY_FLAGS])
+    result = CliRunner().invoke(
+        app,
+        ["bench", str(tmp_path), "--solutions", str(tmp_path), "--profile", "ci", *POLICY_FLAGS],
+    )
     assert result.exit_code == 0, result.output
     assert seen == {**POLICY, "profile": "ci"}
 
@@ -97,6 +135,10 @@ def test_profile_is_a_choice_of_the_profiles_table():
 def test_an_unknown_profile_is_the_error_exit_code_with_the_choices(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "kernelproof.cli", "verify", "a.py", "b.py", "--profile", "nope"],
-        capture_output=True, text=True, cwd=tmp_path, timeout=120)
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert result.returncode == 4
     assert "'nope' is not one of" in result.stdout + result.stderr

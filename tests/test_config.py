@@ -1,6 +1,7 @@
 """One resolved configuration: defaults < profile < task POLICY < explicit arguments."""
 
 import pytest
+from pydantic import ValidationError
 
 from kernelproof.config import PROFILES, TASK_POLICY_KEYS, Settings, cache_dir, resolve_settings
 from kernelproof.errors import UsageError
@@ -20,8 +21,9 @@ def test_each_layer_overrides_the_one_below():
 
 
 def test_none_means_inherit_in_every_layer():
-    settings = resolve_settings(profile="strict", task_policy={"seeds": None},
-                                overrides={"seeds": None, "strict": None})
+    settings = resolve_settings(
+        profile="strict", task_policy={"seeds": None}, overrides={"seeds": None, "strict": None}
+    )
     assert settings.seeds == PROFILES["strict"]["seeds"]
     assert settings.strict is True
 
@@ -62,7 +64,7 @@ def test_fixed_tolerance_mode_follows_atol_or_rtol():
 
 
 def test_settings_are_frozen():
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError):
         resolve_settings().seeds = 2  # type: ignore[misc]
 
 

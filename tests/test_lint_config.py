@@ -19,8 +19,11 @@ from mypy.options import Options
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 
 #: A module of each strictly checked package, and modules checked at the default strictness.
-STRICT_MODULES = ["kernelproof.schema.report", "kernelproof.protocol.requests",
-                  "kernelproof.config"]
+STRICT_MODULES = [
+    "kernelproof.schema.report",
+    "kernelproof.protocol.requests",
+    "kernelproof.config",
+]
 DEFAULT_MODULES = ["kernelproof.cli", "kernelproof.controller.verify", "kernelproof.units"]
 
 
@@ -28,11 +31,18 @@ def _options() -> Options:
     options = Options()
     strict_requested: list[bool] = []
     stderr = io.StringIO()
-    parse_config_file(options, lambda: strict_requested.append(True), str(PYPROJECT),
-                      stdout=io.StringIO(), stderr=stderr)
+    parse_config_file(
+        options,
+        lambda: strict_requested.append(True),
+        str(PYPROJECT),
+        stdout=io.StringIO(),
+        stderr=stderr,
+    )
     assert stderr.getvalue() == "", f"mypy rejects pyproject.toml: {stderr.getvalue()}"
-    assert not strict_requested, ("strict = true makes every module strict, in an override "
-                                  "too: spell the flags out for the strict modules")
+    assert not strict_requested, (
+        "strict = true makes every module strict, in an override "
+        "too: spell the flags out for the strict modules"
+    )
     return options
 
 
@@ -46,8 +56,9 @@ def test_the_schema_protocol_and_settings_get_every_flag_of_strict() -> None:
     options = _options()
     for module in STRICT_MODULES:
         effective = options.clone_for_module(module)
-        missing = [name for name, value in _strict_assignments()
-                   if getattr(effective, name) != value]
+        missing = [
+            name for name, value in _strict_assignments() if getattr(effective, name) != value
+        ]
         assert missing == [], f"{module} lacks these flags of --strict: {missing}"
 
 
@@ -56,8 +67,13 @@ def test_other_modules_keep_the_default_strictness() -> None:
     defaults = Options()
     for module in DEFAULT_MODULES:
         effective = options.clone_for_module(module)
-        for name in ("disallow_untyped_defs", "disallow_any_generics", "warn_return_any",
-                     "implicit_reexport", "check_untyped_defs"):
+        for name in (
+            "disallow_untyped_defs",
+            "disallow_any_generics",
+            "warn_return_any",
+            "implicit_reexport",
+            "check_untyped_defs",
+        ):
             assert getattr(effective, name) == getattr(defaults, name), (module, name)
 
 

@@ -34,10 +34,13 @@ def test_an_unpinned_artifact_is_not_trusted(cache):
 
 def test_a_calibration_with_ceilings_raised_a_thousandfold_is_not_used(cache, monkeypatch):
     """HACKS row 29: a candidate rewrote the calibration so that every floor vanished."""
-    monkeypatch.setattr(calibration_record, "NOISY_COPY_SPREAD", float("inf"))  # cache it, however busy
+    monkeypatch.setattr(
+        calibration_record, "NOISY_COPY_SPREAD", float("inf")
+    )  # cache it, however busy
     monkeypatch.setattr(calibration, "STARVED_WAIT_SHARE", float("inf"))
-    calibration.calibrate("cpu", threads=1, force=True, repeats=1, copy_bytes=8 << 20,
-                          matmul_size=128)
+    calibration.calibrate(
+        "cpu", threads=1, force=True, repeats=1, copy_bytes=8 << 20, matmul_size=128
+    )
     path = next(cache.glob("calibration-*.json"))
     assert calibration.load_calibration("cpu", threads=1) is not None
     data = json.loads(path.read_text())
@@ -64,9 +67,13 @@ def test_a_replaced_eviction_helper_is_rebuilt_not_loaded(cache):
 def test_a_calibration_taken_on_a_noisy_machine_is_not_cached(cache, monkeypatch):
     """A calibration whose copies vary widely read other work, not the machine: it is used
     (and says so in its source) but never written where later runs would trust it."""
-    monkeypatch.setattr(calibration, "measure_copy",
-                        lambda kind, name, size, samples: (1e10, [1.0, 1.6, 1.7, 1.8, 2.0]))
-    ceilings = calibration.calibrate("cpu", threads=1, force=True, repeats=1,
-                                     copy_bytes=8 << 20, matmul_size=64)
+    monkeypatch.setattr(
+        calibration,
+        "measure_copy",
+        lambda kind, name, size, samples: (1e10, [1.0, 1.6, 1.7, 1.8, 2.0]),
+    )
+    ceilings = calibration.calibrate(
+        "cpu", threads=1, force=True, repeats=1, copy_bytes=8 << 20, matmul_size=64
+    )
     assert "noisy" in ceilings.source and "not cached" in ceilings.source
     assert not list(cache.glob("calibration-*.json"))

@@ -18,9 +18,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_secret_values_are_taken_from_secret_names_and_url_credentials():
-    environment = {"OPENAI_API_KEY": "sk-abcdef123456", "PATH": "/usr/bin",
-                   "SERVER_CONFIG": '{"db": "postgresql://app:hunter2222@db:5432/kp"}',
-                   "FLAG_TOKEN": "1"}
+    environment = {
+        "OPENAI_API_KEY": "sk-abcdef123456",
+        "PATH": "/usr/bin",
+        "SERVER_CONFIG": '{"db": "postgresql://app:hunter2222@db:5432/kp"}',
+        "FLAG_TOKEN": "1",
+    }
     found = secret_values(environment)
     assert "sk-abcdef123456" in found
     assert "hunter2222" in found  # a store URL's password, in any variable
@@ -36,8 +39,15 @@ def test_redact_masks_every_occurrence_and_longest_first():
 
 
 def test_redact_data_masks_nested_strings_and_keys():
-    data = {"findings": [{"message": "RuntimeError: {'K': 'sk-abcdef123456'}",
-                          "evidence": {"sk-abcdef123456": 3}}], "n": 3}
+    data = {
+        "findings": [
+            {
+                "message": "RuntimeError: {'K': 'sk-abcdef123456'}",
+                "evidence": {"sk-abcdef123456": 3},
+            }
+        ],
+        "n": 3,
+    }
     out = redact_data(data, ["sk-abcdef123456"])
     assert "sk-abcdef123456" not in repr(out) and out["n"] == 3
 
@@ -62,9 +72,11 @@ def test_a_secret_a_candidate_raises_is_masked_in_its_report(tmp_path, monkeypat
         "import torch.nn as nn\n\n\n"
         "class ModelNew(nn.Module):\n"
         "    def forward(self, x):\n"
-        f"        raise RuntimeError('key: {secret}')\n")
-    report = verify(ROOT / "examples" / "softmax" / "reference.py", candidate, timing=False,
-                    seeds=1)
+        f"        raise RuntimeError('key: {secret}')\n"
+    )
+    report = verify(
+        ROOT / "examples" / "softmax" / "reference.py", candidate, timing=False, seeds=1
+    )
     text = report.model_dump_json()
     assert report.verdict.value == "broken"
     assert secret not in text and f"key: {MASK}" in text

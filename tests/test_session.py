@@ -11,16 +11,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from tests.conftest import EXAMPLES, TEST_SETTINGS
 
 SOFTMAX = EXAMPLES / "softmax"
 
 #: Honest, wrong, hostile to its siblings, dying mid-run, honest again: the hostile ones sit
 #: between honest ones, so a warm reference they had reached would show in the next report.
-CANDIDATES = [SOFTMAX / "correct.py", SOFTMAX / "wrong_odd.py",
-              EXAMPLES / "hacks" / "verifier" / "27_signal_reference.py",
-              EXAMPLES / "hacks" / "22b_exits_mid_run.py", SOFTMAX / "correct.py"]
+CANDIDATES = [
+    SOFTMAX / "correct.py",
+    SOFTMAX / "wrong_odd.py",
+    EXAMPLES / "hacks" / "verifier" / "27_signal_reference.py",
+    EXAMPLES / "hacks" / "22b_exits_mid_run.py",
+    SOFTMAX / "correct.py",
+]
 
 OPTIONS: dict[str, Any] = {**TEST_SETTINGS, "seeds": 2, "shrink": False}
 
@@ -41,8 +44,9 @@ def batch() -> dict[str, Any]:
 
     separate = [verify(SOFTMAX / "reference.py", c, **OPTIONS) for c in CANDIDATES]
     with kernelproof.Session() as session:
-        many = session.evaluate_many((SOFTMAX / "reference.py").read_text(),
-                                     [c.read_text() for c in CANDIDATES], **OPTIONS)
+        many = session.evaluate_many(
+            (SOFTMAX / "reference.py").read_text(), [c.read_text() for c in CANDIDATES], **OPTIONS
+        )
         stats = session.stats()
     return {"separate": separate, "many": many, "stats": stats}
 
@@ -85,11 +89,12 @@ def test_nothing_is_remembered_from_a_verification_outside_the_sandbox():
 
 
 def test_the_task_key_changes_with_task_settings_torch_and_machine_not_seed(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     import torch
 
-    from kernelproof.roofline import fingerprint
     from kernelproof.config import resolve_settings
+    from kernelproof.roofline import fingerprint
     from kernelproof.tasks.source import read_task
     from kernelproof.workers.reference_memo import task_key
 
@@ -142,7 +147,8 @@ def test_a_results_store_keeps_the_reference_work_for_the_next_session(tmp_path:
     assert _findings(again) == _findings(alone)
     # The native audit still has the reference's profile, sampled in the first session.
     assert (again.op_audit.native or {}).get("reference") == (alone.op_audit.native or {}).get(
-        "reference")
+        "reference"
+    )
     # Another seed, or another task text, finds nothing of it.
     archive = AnswerArchive(url)
     with kernelproof.Session(store=archive.store) as third:
@@ -170,7 +176,6 @@ def test_a_row_stored_twice_is_kept_once_and_the_store_stays_in_use(tmp_path: Pa
     second.save_value("task", "profile", '{"samples": 2}')
     second.save_value("task", "other", '{"samples": 3}')
     reader = AnswerArchive(url)
-    assert reader.load("task").values == {"profile": '{"samples": 1}',
-                                          "other": '{"samples": 3}'}
+    assert reader.load("task").values == {"profile": '{"samples": 1}', "other": '{"samples": 3}'}
     for archive in (first, second, reader):
         archive.close()

@@ -15,7 +15,11 @@ GPU_TEST = "tests/roofline/test_calibration.py::test_cuda_calibration_runs"
 def test_a_gpu_test_skips_itself_only_without_cuda():
     result = subprocess.run(
         [sys.executable, "-m", "pytest", GPU_TEST, "-rs", "-q", "-p", "no:cacheprovider"],
-        capture_output=True, text=True, cwd=ROOT, timeout=300)
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
     skipped = "marked gpu: needs a CUDA device" in result.stdout
     assert skipped is not torch.cuda.is_available(), result.stdout[-2000:]
     assert result.returncode == 0, result.stdout[-2000:]

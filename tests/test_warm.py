@@ -11,15 +11,20 @@ import time
 from pathlib import Path
 
 import pytest
-
 from tests.conftest import EXAMPLES
 
 QUICK = ["--no-timing", "--seeds", "2", "--no-shrink", "--seed", "7"]
 
 
 def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kernelproof.cli", *args], capture_output=True,
-                          text=True, env=env, timeout=600, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "kernelproof.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=False,
+    )
 
 
 @pytest.mark.slow
@@ -33,13 +38,19 @@ def test_the_warm_verifier_serves_verify_and_survives_a_dying_candidate(tmp_path
         assert stat.S_IMODE(socket.parent.stat().st_mode) == 0o700
 
         softmax = EXAMPLES / "softmax"
-        dying = _cli("verify", str(softmax / "reference.py"),
-                     str(EXAMPLES / "hacks" / "22b_exits_mid_run.py"), *QUICK, env=env)
+        dying = _cli(
+            "verify",
+            str(softmax / "reference.py"),
+            str(EXAMPLES / "hacks" / "22b_exits_mid_run.py"),
+            *QUICK,
+            env=env,
+        )
         assert dying.returncode == 3, dying.stdout[-2000:]
         assert "warm verifier" in dying.stderr
 
-        honest = _cli("verify", str(softmax / "reference.py"), str(softmax / "correct.py"),
-                      *QUICK, env=env)
+        honest = _cli(
+            "verify", str(softmax / "reference.py"), str(softmax / "correct.py"), *QUICK, env=env
+        )
         assert honest.returncode == 0, honest.stdout[-2000:]
         assert "warm verifier" in honest.stderr
 

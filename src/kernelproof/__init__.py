@@ -21,21 +21,21 @@ __all__ = ["Session", "evaluate", "guard", "verify"]
 __version__ = "0.1.0"
 
 
-def verify(reference: Any, candidate: Any, **settings: Any) -> "Report":
+def verify(reference: Any, candidate: Any, **settings: Any) -> Report:
     """Verify a candidate file against a reference file. See ``kernelproof.controller.verify``."""
     from kernelproof.controller.verify import verify as run
 
     return run(reference, candidate, **settings)
 
 
-def evaluate(reference_src: str, candidate_src: str, **settings: Any) -> "Report":
+def evaluate(reference_src: str, candidate_src: str, **settings: Any) -> Report:
     """Verify a candidate given as source text. See :func:`kernelproof.api.evaluate`."""
     from kernelproof.api import evaluate as run
 
     return run(reference_src, candidate_src, **settings)
 
 
-def guard(candidate: Any, reference: Any, report: Any, **options: Any) -> "GuardedModule":
+def guard(candidate: Any, reference: Any, report: Any, **options: Any) -> GuardedModule:
     """Serve a verified candidate inside its report's envelope, spot-checked against the
     reference, rolled back on the first mismatch. See :func:`kernelproof.dispatch.guard`."""
     from kernelproof.dispatch import guard as wrap

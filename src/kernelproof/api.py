@@ -15,8 +15,9 @@ from typing import Any
 from kernelproof.schema import Report
 
 
-def evaluate(reference_src: str, candidate_src: str, *, profile: str = "default",
-             **options: Any) -> Report:
+def evaluate(
+    reference_src: str, candidate_src: str, *, profile: str = "default", **options: Any
+) -> Report:
     """Verify ``candidate_src`` (a KernelBench ``ModelNew`` module as text) against
     ``reference_src`` (the task's text) and return the report.
 

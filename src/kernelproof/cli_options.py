@@ -20,8 +20,18 @@ import click
 
 from kernelproof.config import PROFILES, Device, SettingsOverrides
 
-__all__ = ["CLI_DTYPES", "DB_OPTION", "DEVICE_OPTION", "POLICY_SETTINGS", "PROFILE_OPTION",
-           "SETTING_FLAGS", "SettingFlag", "flag_words", "parse_knobs", "setting_options"]
+__all__ = [
+    "CLI_DTYPES",
+    "DB_OPTION",
+    "DEVICE_OPTION",
+    "POLICY_SETTINGS",
+    "PROFILE_OPTION",
+    "SETTING_FLAGS",
+    "SettingFlag",
+    "flag_words",
+    "parse_knobs",
+    "setting_options",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -43,8 +53,9 @@ def parse_knobs(text: str | None) -> dict[str, int] | None:
     for part in text.split(","):
         name, _, value = part.partition("=")
         if not name.strip() or not value.strip().lstrip("-").isdigit():
-            raise click.BadParameter(f"{part!r} is not NAME=INTEGER, e.g. dim=3",
-                                     param_hint="--knobs")
+            raise click.BadParameter(
+                f"{part!r} is not NAME=INTEGER, e.g. dim=3", param_hint="--knobs"
+            )
         knobs[name.strip()] = int(value)
     return knobs
 
@@ -115,65 +126,133 @@ _PATH = click.Path(path_type=Path)
 
 #: Every settings field that has a flag, in the order ``--help`` lists them.
 SETTING_FLAGS: tuple[SettingFlag, ...] = (
-    SettingFlag("device", "--device", "Device to run on (default: cpu).",
-                type=click.Choice(get_args(Device))),
-    SettingFlag("dtype", "--dtype", "Working dtype (default: the task's own).",
-                type=click.Choice(CLI_DTYPES)),
-    SettingFlag("atol", "--atol",
-                "Fixed absolute tolerance (KernelBench-style) instead of the oracle's.",
-                type=click.FloatRange(min=0)),
-    SettingFlag("rtol", "--rtol",
-                "Fixed relative tolerance (KernelBench-style) instead of the oracle's.",
-                type=click.FloatRange(min=0)),
-    SettingFlag("allow_torch", "--allow-torch",
-                "Torch ops in the candidate are expected (passthrough is only info).", "on"),
-    SettingFlag("strict", "--strict",
-                "Any of the reference's heavy ops run by the candidate is suspect.", "on"),
-    SettingFlag("shape_variants", "--fixed-shapes",
-                "Only the task's own shape, as KernelBench does.", "off"),
-    SettingFlag("insecure_sandbox", "--insecure-sandbox",
-                "Accept a machine whose kernel cannot fully sandbox the candidate (no user "
-                "namespaces or Landlock): the gap becomes a warn, not suspect. See "
-                "docs/security.md.", "on"),
-    SettingFlag("seeds", "--seeds", "Seeds at the default shape (default 5).",
-                type=click.IntRange(min=1)),
+    SettingFlag(
+        "device",
+        "--device",
+        "Device to run on (default: cpu).",
+        type=click.Choice(get_args(Device)),
+    ),
+    SettingFlag(
+        "dtype",
+        "--dtype",
+        "Working dtype (default: the task's own).",
+        type=click.Choice(CLI_DTYPES),
+    ),
+    SettingFlag(
+        "atol",
+        "--atol",
+        "Fixed absolute tolerance (KernelBench-style) instead of the oracle's.",
+        type=click.FloatRange(min=0),
+    ),
+    SettingFlag(
+        "rtol",
+        "--rtol",
+        "Fixed relative tolerance (KernelBench-style) instead of the oracle's.",
+        type=click.FloatRange(min=0),
+    ),
+    SettingFlag(
+        "allow_torch",
+        "--allow-torch",
+        "Torch ops in the candidate are expected (passthrough is only info).",
+        "on",
+    ),
+    SettingFlag(
+        "strict",
+        "--strict",
+        "Any of the reference's heavy ops run by the candidate is suspect.",
+        "on",
+    ),
+    SettingFlag(
+        "shape_variants", "--fixed-shapes", "Only the task's own shape, as KernelBench does.", "off"
+    ),
+    SettingFlag(
+        "insecure_sandbox",
+        "--insecure-sandbox",
+        "Accept a machine whose kernel cannot fully sandbox the candidate (no user "
+        "namespaces or Landlock): the gap becomes a warn, not suspect. See "
+        "docs/security.md.",
+        "on",
+    ),
+    SettingFlag(
+        "seeds", "--seeds", "Seeds at the default shape (default 5).", type=click.IntRange(min=1)
+    ),
     SettingFlag("base_seed", "--seed", "Base seed: reproduces an earlier run.", type=int),
-    SettingFlag("budget_s", "--budget", "Timing budget in seconds, per timing phase.",
-                type=_FLOAT_POSITIVE),
+    SettingFlag(
+        "budget_s", "--budget", "Timing budget in seconds, per timing phase.", type=_FLOAT_POSITIVE
+    ),
     SettingFlag("timing", "--no-timing", "Skip the timing phase.", "off"),
-    SettingFlag("stress_shapes", "--stress-shapes",
-                "Also push each knob to the largest size that fits the budget.", "on"),
-    SettingFlag("threads", "--threads", "Intra-op threads per worker (default on CPU: 1).",
-                type=click.IntRange(min=1)),
+    SettingFlag(
+        "stress_shapes",
+        "--stress-shapes",
+        "Also push each knob to the largest size that fits the budget.",
+        "on",
+    ),
+    SettingFlag(
+        "threads",
+        "--threads",
+        "Intra-op threads per worker (default on CPU: 1).",
+        type=click.IntRange(min=1),
+    ),
     SettingFlag("hot", "--hot", "Time with warm caches (no flush before each call).", "on"),
-    SettingFlag("cache_flush", "--cache-flush",
-                "CPU cold-cache flush: evict the call's own data (default) or write a buffer "
-                "twice the last-level cache (slower; evicts everything).",
-                type=click.Choice(["data", "full"])),
-    SettingFlag("compile_baseline", "--no-compile-baseline",
-                "Do not time torch.compile of the reference.", "off"),
+    SettingFlag(
+        "cache_flush",
+        "--cache-flush",
+        "CPU cold-cache flush: evict the call's own data (default) or write a buffer "
+        "twice the last-level cache (slower; evicts everything).",
+        type=click.Choice(["data", "full"]),
+    ),
+    SettingFlag(
+        "compile_baseline",
+        "--no-compile-baseline",
+        "Do not time torch.compile of the reference.",
+        "off",
+    ),
     SettingFlag("cuda_graphs", "--cuda-graphs", "On CUDA, time CUDA-graph replays.", "on"),
-    SettingFlag("default_knobs", "--knobs",
-                "Default shape to use instead of the task's own, e.g. dim=3,batch_size=1.",
-                "knobs", metavar="K=V,..."),
-    SettingFlag("input_seeds", "--input-seed",
-                "Exact input seed(s) for the default shape (repeatable): reruns a repro.",
-                "each", type=int),
+    SettingFlag(
+        "default_knobs",
+        "--knobs",
+        "Default shape to use instead of the task's own, e.g. dim=3,batch_size=1.",
+        "knobs",
+        metavar="K=V,...",
+    ),
+    SettingFlag(
+        "input_seeds",
+        "--input-seed",
+        "Exact input seed(s) for the default shape (repeatable): reruns a repro.",
+        "each",
+        type=int,
+    ),
     SettingFlag("shrink", "--no-shrink", "Do not shrink failures to minimal repros.", "off"),
-    SettingFlag("inputs_file", "--inputs",
-                "Also run the candidate on these saved arguments (a guard incident's "
-                "inputs.pt) at the default shape; the matrix is then the default seeds and "
-                "this cell.", type=_PATH, metavar="FILE"),
-    SettingFlag("fail_fast", "--fail-fast/--no-fail-fast",
-                "Stop at the first decisive failure (same verdict, fewer cells; the rl "
-                "profile's default).", "switch"),
+    SettingFlag(
+        "inputs_file",
+        "--inputs",
+        "Also run the candidate on these saved arguments (a guard incident's "
+        "inputs.pt) at the default shape; the matrix is then the default seeds and "
+        "this cell.",
+        type=_PATH,
+        metavar="FILE",
+    ),
+    SettingFlag(
+        "fail_fast",
+        "--fail-fast/--no-fail-fast",
+        "Stop at the first decisive failure (same verdict, fewer cells; the rl profile's default).",
+        "switch",
+    ),
 )
 
 _BY_SETTING = {flag.setting: flag for flag in SETTING_FLAGS}
 
 #: The settings that decide how a candidate is judged: every command that verifies takes them.
-POLICY_SETTINGS = ("device", "dtype", "atol", "rtol", "allow_torch", "strict", "shape_variants",
-                   "insecure_sandbox")
+POLICY_SETTINGS = (
+    "device",
+    "dtype",
+    "atol",
+    "rtol",
+    "allow_torch",
+    "strict",
+    "shape_variants",
+    "insecure_sandbox",
+)
 
 
 def flag_words(setting: str, value: Any) -> list[str] | None:
@@ -207,11 +286,19 @@ def setting_options(*settings: str) -> Callable[[F], F]:
 
 
 PROFILE_OPTION = click.option(
-    "--profile", type=click.Choice(sorted(PROFILES)), default="default", show_default=True,
-    help="A named set of settings, below the task's POLICY and the flags.")
+    "--profile",
+    type=click.Choice(sorted(PROFILES)),
+    default="default",
+    show_default=True,
+    help="A named set of settings, below the task's POLICY and the flags.",
+)
 
 DB_OPTION = click.option(
-    "--db", "db_url", default=None, metavar="URL",
-    help="SQLAlchemy URL of the results store (default: $KERNELPROOF_DB, else ./kernelproof.db).")
+    "--db",
+    "db_url",
+    default=None,
+    metavar="URL",
+    help="SQLAlchemy URL of the results store (default: $KERNELPROOF_DB, else ./kernelproof.db).",
+)
 
 DEVICE_OPTION = _BY_SETTING["device"].option()

@@ -9,8 +9,9 @@ on :class:`Settings`.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, Mapping, TypedDict
+from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -167,7 +168,6 @@ class Settings(BaseModel):
         return "fixed" if self.atol is not None or self.rtol is not None else "oracle"
 
 
-
 class SettingsOverrides(TypedDict, total=False):
     """Some :class:`Settings` fields, given explicitly (CLI flags or API keywords): the top
     layer of :func:`resolve_settings`. Every key is a Settings field of the same type (a test
@@ -215,6 +215,7 @@ class SettingsOverrides(TypedDict, total=False):
     mode: Literal["as-built", "eval", "train"]
     threads: int | None
 
+
 #: Environment variable naming kernelproof's cache folder (calibrations, compiled helpers).
 CACHE_DIR_ENV = "KERNELPROOF_CACHE_DIR"
 
@@ -229,8 +230,14 @@ def cache_dir() -> Path:
 PROFILES: dict[str, dict[str, Any]] = {
     "default": {},
     "ci": {"seeds": 3, "budget_s": 5.0, "compile_baseline": False},
-    "quick": {"seeds": 2, "budget_s": 2.0, "compile_baseline": False, "timing_shapes": False,
-              "generated_shapes": False, "native_audit": False},
+    "quick": {
+        "seeds": 2,
+        "budget_s": 2.0,
+        "compile_baseline": False,
+        "timing_shapes": False,
+        "generated_shapes": False,
+        "native_audit": False,
+    },
     "bench": {"seeds": 3, "budget_s": 6.0},
     "kernelbench-compat": {
         "shape_variants": False,
@@ -246,14 +253,29 @@ PROFILES: dict[str, dict[str, Any]] = {
     # A candidate that hangs holds one of the batch's slots until its timeout: 30 s per call
     # (a default-shape call is sized to about 0.5 s here) and 180 s per build (a C++
     # extension takes about 40 s cold on two cores).
-    "rl": {"seeds": 3, "budget_s": 3.0, "compile_baseline": False, "timing_shapes": False,
-           "fail_fast": True, "shrink": False, "call_timeout_s": 30.0,
-           "build_timeout_s": 180.0},
+    "rl": {
+        "seeds": 3,
+        "budget_s": 3.0,
+        "compile_baseline": False,
+        "timing_shapes": False,
+        "fail_fast": True,
+        "shrink": False,
+        "call_timeout_s": 30.0,
+        "build_timeout_s": 180.0,
+    },
 }
 
 #: Task ``POLICY`` keys a task may set, mapped onto settings fields.
-TASK_POLICY_KEYS = {"atol", "rtol", "tolerance_factor", "allow_torch", "strict", "seeds", "mode",
-                    "input_pool"}
+TASK_POLICY_KEYS = {
+    "atol",
+    "rtol",
+    "tolerance_factor",
+    "allow_torch",
+    "strict",
+    "seeds",
+    "mode",
+    "input_pool",
+}
 
 
 def resolve_settings(

@@ -16,9 +16,9 @@ import hashlib
 import json
 import logging
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from kernelproof.config import cache_dir
 
@@ -77,11 +77,17 @@ def trusted_bytes(artifact: Path) -> bytes | None:
     if expected == digest(data):
         return data
     if expected is None:
-        log.warning("ignoring %s: it has no pin (written by something other than kernelproof's "
-                    "controller)", artifact)
+        log.warning(
+            "ignoring %s: it has no pin (written by something other than kernelproof's controller)",
+            artifact,
+        )
     else:
-        log.warning("ignoring %s: its contents changed since kernelproof wrote it (expected "
-                    "sha256 %s); it is rebuilt or measured again", artifact, expected[:16])
+        log.warning(
+            "ignoring %s: its contents changed since kernelproof wrote it (expected "
+            "sha256 %s); it is rebuilt or measured again",
+            artifact,
+            expected[:16],
+        )
     try:
         artifact.unlink()
     except OSError:

@@ -35,9 +35,10 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -76,23 +77,39 @@ class Pair:
     name: str = ""
 
     @classmethod
-    def build(cls, *, reference: Any, candidate: Any, expect: Any = None,
-              options: Mapping[str, Any] | None = None, name: Any = None, base: Path,
-              where: str) -> "Pair":
+    def build(
+        cls,
+        *,
+        reference: Any,
+        candidate: Any,
+        expect: Any = None,
+        options: Mapping[str, Any] | None = None,
+        name: Any = None,
+        base: Path,
+        where: str,
+    ) -> Pair:
         """Validate one pair's fields; ``where`` names the declaration in error messages."""
         if not isinstance(reference, (str, Path)) or not isinstance(candidate, (str, Path)):
-            raise UsageError(f"{where}: `reference` and `candidate` must both be paths (got "
-                             f"reference={reference!r}, candidate={candidate!r})")
+            raise UsageError(
+                f"{where}: `reference` and `candidate` must both be paths (got "
+                f"reference={reference!r}, candidate={candidate!r})"
+            )
         expected = _expectation(expect, where)
         if options is not None and not isinstance(options, Mapping):
-            raise UsageError(f"{where}: `options` must be a table of verify settings, e.g. "
-                             f"{{timing = false}} (got {options!r})")
-        return cls(reference=_resolve(reference, base), candidate=_resolve(candidate, base),
-                   expect=expected, options=dict(options or {}),
-                   name=str(name) if name else str(candidate))
+            raise UsageError(
+                f"{where}: `options` must be a table of verify settings, e.g. "
+                f"{{timing = false}} (got {options!r})"
+            )
+        return cls(
+            reference=_resolve(reference, base),
+            candidate=_resolve(candidate, base),
+            expect=expected,
+            options=dict(options or {}),
+            name=str(name) if name else str(candidate),
+        )
 
 
-def verify_pair(pair: Pair) -> "Report":
+def verify_pair(pair: Pair) -> Report:
     """Run kernelproof on ``pair`` (the controller is imported only now, with torch)."""
     from kernelproof.controller.verify import verify
 
@@ -103,9 +120,12 @@ def verify_pair(pair: Pair) -> "Report":
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("kernelproof", "kernelproof verdicts")
-    group.addoption("--kernelproof-reports", metavar="DIR", default=None,
-                    help="write the JSON report and the HTML packet of every kernelproof "
-                         "verification into DIR")
+    group.addoption(
+        "--kernelproof-reports",
+        metavar="DIR",
+        default=None,
+        help="write the JSON report and the HTML packet of every kernelproof verification into DIR",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -126,8 +146,9 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
-                                  items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
     """A plain ``pytest`` (no path arguments) runs the declared pairs even when ``testpaths``
     keeps collection away from ``pyproject.toml``. Runs before ``-k`` and ``-m`` deselection."""
     if not _default_arguments(config) or config.stash.get(_COLLECTED_KEY, False):
@@ -164,12 +185,16 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> None:
 
 
 @pytest.fixture
-def kernelproof_report(request: pytest.FixtureRequest) -> "Report":
+def kernelproof_report(request: pytest.FixtureRequest) -> Report:
     """The report of the ``kernelproof`` marker on the requesting test (verified once)."""
     if not isinstance(request.node, pytest.Function) or (
-            request.node.get_closest_marker(MARKER) is None):
-        pytest.fail("the kernelproof_report fixture needs a test marked with "
-                    "@pytest.mark.kernelproof(reference=..., candidate=...)", pytrace=False)
+        request.node.get_closest_marker(MARKER) is None
+    ):
+        pytest.fail(
+            "the kernelproof_report fixture needs a test marked with "
+            "@pytest.mark.kernelproof(reference=..., candidate=...)",
+            pytrace=False,
+        )
     try:
         return _marked_report(request.node)[0]
     except UsageError as exc:
@@ -179,7 +204,7 @@ def kernelproof_report(request: pytest.FixtureRequest) -> "Report":
 class PairsFile(pytest.File):
     """``pyproject.toml`` seen as a file of pairs: one :class:`PairItem` per entry."""
 
-    def collect(self) -> Iterator["PairItem"]:
+    def collect(self) -> Iterator[PairItem]:
         # pytest offers every file of a directory it passes through, then keeps only those on
         # the requested paths: only a collector that really collects counts as collected.
         self.config.stash[_COLLECTED_KEY] = True
@@ -189,8 +214,7 @@ class PairsFile(pytest.File):
             name = pair.name if seen[pair.name] == 1 else f"{pair.name}[{seen[pair.name]}]"
             yield PairItem.from_parent(self, name=name, pair=pair)
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
-                     style: Any = None) -> Any:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, UsageError):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
@@ -213,8 +237,7 @@ class PairItem(pytest.Item):
         if report.verdict.value not in self.pair.expect:
             raise VerdictMismatch(mismatch_message(self.pair, report))
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
-                     style: Any = None) -> Any:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, VerdictMismatch):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
@@ -223,18 +246,22 @@ class PairItem(pytest.Item):
         return self.path, None, f"kernelproof: {self.pair.candidate} vs {self.pair.reference}"
 
 
-def mismatch_message(pair: Pair, report: "Report") -> str:
+def mismatch_message(pair: Pair, report: Report) -> str:
     """Why a pair failed: the verdict against the expected one, the summary, the decisive
     findings, the repro commands, and the command that reruns it all."""
     from kernelproof.report.commands import verify_command
 
     expected = " or ".join(pair.expect)
-    lines = [f"kernelproof verdict {report.verdict.value!r}, expected {expected}",
-             f"  candidate: {pair.candidate}", f"  reference: {pair.reference}",
-             f"  summary: {report.summary}"]
-    decisive = sorted((f for f in report.findings if f.severity in (Severity.FAIL,
-                                                                    Severity.SUSPECT)),
-                      key=lambda f: -f.severity.rank)
+    lines = [
+        f"kernelproof verdict {report.verdict.value!r}, expected {expected}",
+        f"  candidate: {pair.candidate}",
+        f"  reference: {pair.reference}",
+        f"  summary: {report.summary}",
+    ]
+    decisive = sorted(
+        (f for f in report.findings if f.severity in (Severity.FAIL, Severity.SUSPECT)),
+        key=lambda f: -f.severity.rank,
+    )
     for finding in decisive[:QUOTED_FINDINGS]:
         lines.append(f"  [{finding.severity.value}] {finding.check}: {finding.message}")
     for repro in report.repros:
@@ -243,7 +270,7 @@ def mismatch_message(pair: Pair, report: "Report") -> str:
     return "\n".join(lines)
 
 
-def _marked_report(item: pytest.Function) -> tuple["Report", Pair]:
+def _marked_report(item: pytest.Function) -> tuple[Report, Pair]:
     marker = item.get_closest_marker(MARKER)
     assert marker is not None
     pair = _marker_pair(marker, item)
@@ -261,17 +288,26 @@ def _marker_pair(marker: pytest.Mark, item: pytest.Item) -> Pair:
             kwargs[key] = positional.pop(0)
     where = f"@pytest.mark.{MARKER} on {item.nodeid}"
     if positional or "reference" not in kwargs or "candidate" not in kwargs:
-        raise UsageError(f"{where}: write @pytest.mark.{MARKER}(reference=PATH, "
-                         f"candidate=PATH, expect='verified', **options)")
+        raise UsageError(
+            f"{where}: write @pytest.mark.{MARKER}(reference=PATH, "
+            f"candidate=PATH, expect='verified', **options)"
+        )
     options = dict(kwargs.pop("options", None) or {})
     reference, candidate = kwargs.pop("reference"), kwargs.pop("candidate")
     expect, name = kwargs.pop("expect", None), kwargs.pop("name", None)
     options.update(kwargs)
-    return Pair.build(reference=reference, candidate=candidate, expect=expect, options=options,
-                      name=name or item.name, base=item.config.rootpath, where=where)
+    return Pair.build(
+        reference=reference,
+        candidate=candidate,
+        expect=expect,
+        options=options,
+        name=name or item.name,
+        base=item.config.rootpath,
+        where=where,
+    )
 
 
-def _run(config: pytest.Config, pair: Pair, item: pytest.Item) -> "Report":
+def _run(config: pytest.Config, pair: Pair, item: pytest.Item) -> Report:
     report = verify_pair(pair)
     item.stash[_REPORT_KEY] = report
     item.user_properties.append(("kernelproof_verdict", report.verdict.value))
@@ -328,28 +364,43 @@ def _load_pairs(path: Path) -> list[Pair]:
     for index, entry in enumerate(_declared_pairs(path)):
         where = f"{path} [tool.{MARKER}] pairs[{index}]"
         if not isinstance(entry, dict):
-            raise UsageError(f"{where}: each pair is a table, e.g. "
-                             '{reference = "ref.py", candidate = "cand.py"}')
+            raise UsageError(
+                f"{where}: each pair is a table, e.g. "
+                '{reference = "ref.py", candidate = "cand.py"}'
+            )
         unknown = set(entry) - PAIR_KEYS
         if unknown:
-            raise UsageError(f"{where}: unknown key(s) {sorted(unknown)}; a pair holds "
-                             f"{sorted(PAIR_KEYS)} (verify settings go in `options`)")
-        pairs.append(Pair.build(reference=entry.get("reference"),
-                                candidate=entry.get("candidate"), expect=entry.get("expect"),
-                                options=entry.get("options"), name=entry.get("name"),
-                                base=path.parent, where=where))
+            raise UsageError(
+                f"{where}: unknown key(s) {sorted(unknown)}; a pair holds "
+                f"{sorted(PAIR_KEYS)} (verify settings go in `options`)"
+            )
+        pairs.append(
+            Pair.build(
+                reference=entry.get("reference"),
+                candidate=entry.get("candidate"),
+                expect=entry.get("expect"),
+                options=entry.get("options"),
+                name=entry.get("name"),
+                base=path.parent,
+                where=where,
+            )
+        )
     return pairs
 
 
 def _expectation(expect: Any, where: str) -> tuple[str, ...]:
     if expect is None:
         return DEFAULT_EXPECT
-    values = (expect,) if isinstance(expect, str) else (
-        tuple(expect) if isinstance(expect, (list, tuple)) else (expect,))
+    values = (
+        (expect,)
+        if isinstance(expect, str)
+        else (tuple(expect) if isinstance(expect, (list, tuple)) else (expect,))
+    )
     unknown = [v for v in values if v not in _VERDICTS]
     if unknown or not values:
-        raise UsageError(f"{where}: `expect` must be one or more of {sorted(_VERDICTS)} "
-                         f"(got {expect!r})")
+        raise UsageError(
+            f"{where}: `expect` must be one or more of {sorted(_VERDICTS)} (got {expect!r})"
+        )
     return values
 
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 import os
 import re
 import threading
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from kernelproof.workers.candidate_environment import secret_name
 

@@ -24,8 +24,8 @@ import errno
 import os
 import signal
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
@@ -33,16 +33,23 @@ CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
-NAMESPACE_FLAGS = (CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID
-                   | CLONE_NEWNET)
+NAMESPACE_FLAGS = (
+    CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET
+)
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 
 #: The namespaces a candidate worker must be in. The user namespace is what lets an ordinary
 #: user create the others; the rest hide the controller's siblings, network and IPC.
-NAMESPACES = {"user": CLONE_NEWUSER, "pid": CLONE_NEWPID, "net": CLONE_NEWNET,
-              "ipc": CLONE_NEWIPC, "mnt": CLONE_NEWNS, "uts": CLONE_NEWUTS}
+NAMESPACES = {
+    "user": CLONE_NEWUSER,
+    "pid": CLONE_NEWPID,
+    "net": CLONE_NEWNET,
+    "ipc": CLONE_NEWIPC,
+    "mnt": CLONE_NEWNS,
+    "uts": CLONE_NEWUTS,
+}
 
 #: Folders masked by an empty tmpfs in the candidate's mount namespace: they hold the
 #: sockets of other processes (the multiprocessing forkserver listens in /tmp, and its
@@ -51,27 +58,72 @@ NAMESPACES = {"user": CLONE_NEWUSER, "pid": CLONE_NEWPID, "net": CLONE_NEWNET,
 MASKED = ("/tmp", "/var/tmp", "/run", "/dev/shm", "/dev/mqueue")
 
 #: Files under /dev that every honest candidate may open (read and write).
-DEVICE_FILES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/urandom", "/dev/random",
-                "/dev/tty")
+DEVICE_FILES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/urandom", "/dev/random", "/dev/tty")
 
 #: Extra device paths a CUDA candidate needs (driver nodes, opened read-write with ioctls).
 CUDA_DEVICE_PREFIXES = ("/dev/nvidia", "/dev/dri")
 
 #: Folders every process needs to read: the system's libraries, compilers and headers, /proc
 #: (remounted for the new pid namespace, so it shows only the sandbox's processes) and /sys.
-SYSTEM_READABLE = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/opt",
-                   "/proc", "/sys", "/dev")
+SYSTEM_READABLE = (
+    "/usr",
+    "/lib",
+    "/lib64",
+    "/lib32",
+    "/bin",
+    "/sbin",
+    "/etc",
+    "/opt",
+    "/proc",
+    "/sys",
+    "/dev",
+)
 
 #: Syscalls no honest kernel makes and that reach other processes or the kernel itself.
 DENIED_SYSCALLS = (
-    "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
-    "mount", "umount2", "pivot_root", "chroot", "setns", "unshare", "move_mount", "open_tree",
-    "fsopen", "fsmount", "fspick", "mount_setattr",
-    "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key",
-    "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
-    "reboot", "swapon", "swapoff", "acct", "quotactl", "open_by_handle_at",
-    "name_to_handle_at", "io_uring_setup", "io_uring_enter", "io_uring_register",
-    "syslog", "lookup_dcookie", "vhangup", "iopl", "ioperm",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "kcmp",
+    "pidfd_getfd",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "setns",
+    "unshare",
+    "move_mount",
+    "open_tree",
+    "fsopen",
+    "fsmount",
+    "fspick",
+    "mount_setattr",
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "kexec_load",
+    "kexec_file_load",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "reboot",
+    "swapon",
+    "swapoff",
+    "acct",
+    "quotactl",
+    "open_by_handle_at",
+    "name_to_handle_at",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "syslog",
+    "lookup_dcookie",
+    "vhangup",
+    "iopl",
+    "ioperm",
 )
 
 #: Open files a candidate may hold. torch loads a few hundred shared objects; this is ample
@@ -135,8 +187,13 @@ class SandboxState:
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _LIBC.syscall.restype = ctypes.c_long
-_LIBC.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
-                        ctypes.c_char_p]
+_LIBC.mount.argtypes = [
+    ctypes.c_char_p,
+    ctypes.c_char_p,
+    ctypes.c_char_p,
+    ctypes.c_ulong,
+    ctypes.c_char_p,
+]
 
 
 def _check(result: int, what: str) -> int:
@@ -147,8 +204,16 @@ def _check(result: int, what: str) -> int:
 
 
 def _mount(source: str, target: str, kind: str | None, flags: int, data: str = "") -> None:
-    _check(_LIBC.mount(source.encode(), target.encode(), kind.encode() if kind else None,
-                       flags, data.encode() if data else None), f"mount {target}")
+    _check(
+        _LIBC.mount(
+            source.encode(),
+            target.encode(),
+            kind.encode() if kind else None,
+            flags,
+            data.encode() if data else None,
+        ),
+        f"mount {target}",
+    )
 
 
 def _write(path: str, text: str) -> None:
@@ -157,6 +222,7 @@ def _write(path: str, text: str) -> None:
 
 
 # -- namespaces ---------------------------------------------------------------------------------
+
 
 def enter_namespaces(state: SandboxState) -> bool:
     """Unshare every namespace at once (the user namespace first, which is what lets an
@@ -188,8 +254,11 @@ def private_mounts(plan: SandboxPlan, state: SandboxState) -> None:
     and give it a fresh /dev/shm."""
     try:
         _mount("none", "/", None, MS_REC | MS_PRIVATE)
-        keep = [p for p in [plan.scratch, *plan.writable, *plan.listable, *plan.readable]
-                if os.path.exists(p)]
+        keep = [
+            p
+            for p in [plan.scratch, *plan.writable, *plan.listable, *plan.readable]
+            if os.path.exists(p)
+        ]
         handles = {p: os.open(p, os.O_PATH | os.O_CLOEXEC) for p in keep}
         try:
             for folder in MASKED:
@@ -200,7 +269,8 @@ def private_mounts(plan: SandboxPlan, state: SandboxState) -> None:
                 # A folder bound back shows everything beneath it (Landlock still decides what
                 # may be opened): one mount, not one per file of a listable folder.
                 if any(_beneath(path, folder) for folder in MASKED) and not any(
-                        _beneath(path, done) for done in revealed):
+                    _beneath(path, done) for done in revealed
+                ):
                     _reveal(path, handle)
                     revealed.append(path)
         finally:
@@ -251,8 +321,8 @@ def fork_into_pid_namespace() -> None:
 
 def _relay(child: int, *, reap_all: bool) -> None:
     """Wait for ``child``, then exit the way it did. Never returns."""
-    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(number, signal.SIG_IGN)
+    for ignored in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(ignored, signal.SIG_IGN)
     # Neither waiter may keep the channel open: the controller must see EOF when B dies.
     os.closerange(3, min(os.sysconf("SC_OPEN_MAX"), MAX_INHERITED_FD))
     while True:
@@ -301,15 +371,23 @@ FS_REFER, FS_TRUNCATE, FS_IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
 NET_BIND_TCP, NET_CONNECT_TCP = 1, 2
 SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1, 2
 
-_FS_BY_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 4: (1 << 15) - 1,
-              5: (1 << 16) - 1}
+_FS_BY_ABI = {
+    1: (1 << 13) - 1,
+    2: (1 << 14) - 1,
+    3: (1 << 15) - 1,
+    4: (1 << 15) - 1,
+    5: (1 << 16) - 1,
+}
 FS_READ = FS_EXECUTE | FS_READ_FILE | FS_READ_DIR
 FS_FILE_ONLY = FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE | FS_IOCTL_DEV
 
 
 class _RulesetAttr(ctypes.Structure):
-    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
-                ("scoped", ctypes.c_uint64)]
+    _fields_ = [
+        ("handled_access_fs", ctypes.c_uint64),
+        ("handled_access_net", ctypes.c_uint64),
+        ("scoped", ctypes.c_uint64),
+    ]
 
 
 class _PathBeneathAttr(ctypes.Structure):
@@ -319,8 +397,12 @@ class _PathBeneathAttr(ctypes.Structure):
 
 def landlock_abi() -> int:
     """The kernel's Landlock ABI version; 0 when Landlock is absent or disabled."""
-    version = _LIBC.syscall(_SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0),
-                            ctypes.c_uint32(_LANDLOCK_CREATE_RULESET_VERSION))
+    version = _LIBC.syscall(
+        _SYS_LANDLOCK_CREATE_RULESET,
+        None,
+        ctypes.c_size_t(0),
+        ctypes.c_uint32(_LANDLOCK_CREATE_RULESET_VERSION),
+    )
     return max(0, int(version))
 
 
@@ -338,9 +420,15 @@ def restrict_filesystem(plan: SandboxPlan, state: SandboxState) -> None:
     attr = _RulesetAttr(handled, 0, scoped)
     size = ctypes.sizeof(_RulesetAttr) if abi >= 6 else 16
     try:
-        ruleset = _check(_LIBC.syscall(_SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr),
-                                       ctypes.c_size_t(size), ctypes.c_uint32(0)),
-                         "landlock_create_ruleset")
+        ruleset = _check(
+            _LIBC.syscall(
+                _SYS_LANDLOCK_CREATE_RULESET,
+                ctypes.byref(attr),
+                ctypes.c_size_t(size),
+                ctypes.c_uint32(0),
+            ),
+            "landlock_create_ruleset",
+        )
         try:
             read = FS_READ & handled
             write = handled & ~(FS_MAKE_CHAR | FS_MAKE_BLOCK | FS_IOCTL_DEV)
@@ -356,14 +444,20 @@ def restrict_filesystem(plan: SandboxPlan, state: SandboxState) -> None:
             for path in [plan.scratch, *plan.writable, "/dev/shm"]:
                 _allow(ruleset, path, write)
             _check(_LIBC.prctl(38, 1, 0, 0, 0), "no_new_privs")  # PR_SET_NO_NEW_PRIVS
-            _check(_LIBC.syscall(_SYS_LANDLOCK_RESTRICT_SELF, ctypes.c_int(ruleset),
-                                 ctypes.c_uint32(0)), "landlock_restrict_self")
+            _check(
+                _LIBC.syscall(
+                    _SYS_LANDLOCK_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)
+                ),
+                "landlock_restrict_self",
+            )
         finally:
             os.close(ruleset)
         state.note(f"landlock-abi-{abi}", None)
         if not scoped:
-            state.note("landlock-signal-scope",
-                       SandboxUnavailable(f"Landlock ABI {abi} < 6 cannot scope signals"))
+            state.note(
+                "landlock-signal-scope",
+                SandboxUnavailable(f"Landlock ABI {abi} < 6 cannot scope signals"),
+            )
     except (SandboxUnavailable, OSError) as exc:
         state.note("landlock", exc)
 
@@ -377,9 +471,16 @@ def _allow(ruleset: int, path: str, access: int) -> None:
         if not os.path.isdir(f"/proc/self/fd/{handle}"):
             access &= FS_FILE_ONLY
         rule = _PathBeneathAttr(access, handle)
-        _check(_LIBC.syscall(_SYS_LANDLOCK_ADD_RULE, ctypes.c_int(ruleset),
-                             ctypes.c_int(_RULE_PATH_BENEATH), ctypes.byref(rule),
-                             ctypes.c_uint32(0)), f"landlock rule for {path}")
+        _check(
+            _LIBC.syscall(
+                _SYS_LANDLOCK_ADD_RULE,
+                ctypes.c_int(ruleset),
+                ctypes.c_int(_RULE_PATH_BENEATH),
+                ctypes.byref(rule),
+                ctypes.c_uint32(0),
+            ),
+            f"landlock rule for {path}",
+        )
     finally:
         os.close(handle)
 
@@ -389,11 +490,15 @@ def _cuda_nodes() -> list[str]:
         names = os.listdir("/dev")
     except OSError:
         return []
-    return [f"/dev/{n}" for n in names
-            if any(f"/dev/{n}".startswith(prefix) for prefix in CUDA_DEVICE_PREFIXES)]
+    return [
+        f"/dev/{n}"
+        for n in names
+        if any(f"/dev/{n}".startswith(prefix) for prefix in CUDA_DEVICE_PREFIXES)
+    ]
 
 
 # -- capabilities, seccomp, limits ------------------------------------------------------------
+
 
 def drop_capabilities(state: SandboxState) -> None:
     """Drop every capability (the ones the user namespace granted inside it), from the bounding
@@ -407,8 +512,11 @@ def drop_capabilities(state: SandboxState) -> None:
             _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
 
         class Data(ctypes.Structure):
-            _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
-                        ("inheritable", ctypes.c_uint32)]
+            _fields_ = [
+                ("effective", ctypes.c_uint32),
+                ("permitted", ctypes.c_uint32),
+                ("inheritable", ctypes.c_uint32),
+            ]
 
         header = Header(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
         data = (Data * 2)()
@@ -436,12 +544,17 @@ def filter_syscalls(state: SandboxState) -> None:
             except (OSError, RuntimeError, ValueError):
                 pass  # not a syscall on this architecture
         rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
-        rules.add_rule(seccomp.ERRNO(errno.EPERM), "clone",
-                       seccomp.Arg(0, seccomp.MASKED_EQ, NAMESPACE_FLAGS & ~CLONE_NEWNS,
-                                   NAMESPACE_FLAGS & ~CLONE_NEWNS))
+        rules.add_rule(
+            seccomp.ERRNO(errno.EPERM),
+            "clone",
+            seccomp.Arg(
+                0, seccomp.MASKED_EQ, NAMESPACE_FLAGS & ~CLONE_NEWNS, NAMESPACE_FLAGS & ~CLONE_NEWNS
+            ),
+        )
         for flag in NAMESPACES.values():
-            rules.add_rule(seccomp.ERRNO(errno.EPERM), "clone",
-                           seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
+            rules.add_rule(
+                seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag)
+            )
         rules.load()
         state.note("seccomp", None)
     except (OSError, RuntimeError, ValueError) as exc:
@@ -478,6 +591,7 @@ def _processes_of(uid: int) -> int:
 
 
 # -- the whole sequence -----------------------------------------------------------------------
+
 
 def enter(plan: SandboxPlan) -> SandboxState:
     """Confine the calling process (a freshly forked, single-threaded candidate worker).

@@ -54,10 +54,16 @@ class SchedulerSample:
         """CPU seconds of every thread and process but the main thread."""
         return max(0.0, self.cpu_s - self.main_run_s)
 
-    def since(self, start: "SchedulerSample") -> "SchedulerSample":
-        return SchedulerSample(*(max(0.0, a - b) for a, b in zip(
-            (self.cpu_s, self.main_run_s, self.main_wait_s, self.controller_wait_s),
-            (start.cpu_s, start.main_run_s, start.main_wait_s, start.controller_wait_s))))
+    def since(self, start: SchedulerSample) -> SchedulerSample:
+        return SchedulerSample(
+            *(
+                max(0.0, a - b)
+                for a, b in zip(
+                    (self.cpu_s, self.main_run_s, self.main_wait_s, self.controller_wait_s),
+                    (start.cpu_s, start.main_run_s, start.main_wait_s, start.controller_wait_s),
+                )
+            )
+        )
 
 
 def sample(worker: object | None) -> SchedulerSample:

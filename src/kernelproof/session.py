@@ -21,8 +21,9 @@ import secrets
 import shutil
 import tempfile
 import threading
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 from kernelproof.schema import Report
 from kernelproof.workers.process import start_forkserver
@@ -43,8 +44,14 @@ class Session:
     defaults of every call; a call's own options win. Use it as a context manager, or call
     :meth:`close`, to stop the warm reference workers. Safe to use from several threads."""
 
-    def __init__(self, *, profile: str = "default", reseed_every: int = RESEED_EVERY,
-                 store: "str | ResultsStore | None" = None, **options: Any) -> None:
+    def __init__(
+        self,
+        *,
+        profile: str = "default",
+        reseed_every: int = RESEED_EVERY,
+        store: str | ResultsStore | None = None,
+        **options: Any,
+    ) -> None:
         """``store``: a results store (or its URL) that keeps the reference's answers across
         sessions and processes (:mod:`kernelproof.store.answer_archive`); without one they
         live as long as the session."""
@@ -91,8 +98,9 @@ class Session:
             options = {**options, "base_seed": self._shared_seed(reference_src)}
         return self._evaluate(reference_src, candidate_src, options)
 
-    def evaluate_many(self, reference_src: str, candidate_srcs: Iterable[str],
-                      **options: Any) -> list[Report]:
+    def evaluate_many(
+        self, reference_src: str, candidate_srcs: Iterable[str], **options: Any
+    ) -> list[Report]:
         """Verify every candidate against one reference, with one base seed for the batch
         (drawn fresh unless ``base_seed`` is given), in order. Each report is the one a
         separate ``verify`` with that seed gives."""
@@ -112,7 +120,7 @@ class Session:
             self.archive.close()
         shutil.rmtree(self._root, ignore_errors=True)
 
-    def __enter__(self) -> "Session":
+    def __enter__(self) -> Session:
         return self
 
     def __exit__(self, *exc: object) -> None:

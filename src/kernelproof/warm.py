@@ -29,8 +29,8 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from kernelproof.config import cache_dir
@@ -83,26 +83,46 @@ def ask(request: dict[str, Any], *, timeout_s: float | None = None) -> dict[str,
     return json.loads(answer)
 
 
-def verify_remotely(reference: Path, candidate: Path, profile: str,
-                    overrides: Mapping[str, Any]) -> tuple[str, int]:
+def verify_remotely(
+    reference: Path, candidate: Path, profile: str, overrides: Mapping[str, Any]
+) -> tuple[str, int]:
     """The report's JSON from the warm verifier and its pid; :class:`WarmUnavailable` when
     none is running. A failure inside it is re-raised as a ``RuntimeError``."""
-    answer = ask({"op": "verify", "reference": str(reference.resolve()),
-                  "candidate": str(candidate.resolve()), "profile": profile,
-                  "overrides": overrides})
+    answer = ask(
+        {
+            "op": "verify",
+            "reference": str(reference.resolve()),
+            "candidate": str(candidate.resolve()),
+            "profile": profile,
+            "overrides": overrides,
+        }
+    )
     if not answer.get("ok"):
         raise RuntimeError(f"the warm verifier failed: {answer.get('error')}")
     return str(answer["report"]), int(answer.get("pid", 0))
 
 
-def audit_remotely(reference: Path, seeds: int | None, base_seed: int | None, profile: str,
-                   settings: Mapping[str, Any]) -> tuple[str, int]:
+def audit_remotely(
+    reference: Path,
+    seeds: int | None,
+    base_seed: int | None,
+    profile: str,
+    settings: Mapping[str, Any],
+) -> tuple[str, int]:
     """The adequacy audit's JSON from the warm verifier and its pid; :class:`WarmUnavailable`
     when none is running, :class:`kernelproof.errors.TaskError` for a bad task."""
     from kernelproof.errors import TaskError
 
-    answer = ask({"op": "audit-task", "reference": str(reference.resolve()), "seeds": seeds,
-                  "base_seed": base_seed, "profile": profile, "settings": settings})
+    answer = ask(
+        {
+            "op": "audit-task",
+            "reference": str(reference.resolve()),
+            "seeds": seeds,
+            "base_seed": base_seed,
+            "profile": profile,
+            "settings": settings,
+        }
+    )
     if not answer.get("ok"):
         if answer.get("user_error"):
             raise TaskError(str(answer.get("error")))
@@ -123,19 +143,25 @@ def start(idle_timeout_s: float) -> int:
     log = open(folder / f"verifier-{os.getuid()}.log", "ab")
     process = subprocess.Popen(
         [sys.executable, "-m", "kernelproof.warm", "--idle-timeout", str(idle_timeout_s)],
-        stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
-        close_fds=True)
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=log,
+        start_new_session=True,
+        close_fds=True,
+    )
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"the warm verifier exited at start (status {process.returncode});"
-                               f" see {log.name}")
+            raise RuntimeError(
+                f"the warm verifier exited at start (status {process.returncode}); see {log.name}"
+            )
         try:
             return int(ask({"op": "ping"}).get("pid", process.pid))
         except WarmUnavailable:
             time.sleep(0.2)
-    raise RuntimeError(f"the warm verifier did not answer within {START_TIMEOUT_S:.0f} s; "
-                       f"see {log.name}")
+    raise RuntimeError(
+        f"the warm verifier did not answer within {START_TIMEOUT_S:.0f} s; see {log.name}"
+    )
 
 
 def stop() -> bool:
@@ -199,7 +225,7 @@ class WarmVerifier:
             while not self.stopping.is_set() and not self._idle():
                 try:
                     connection, _ = server.accept()
-                except socket.timeout:
+                except TimeoutError:
                     continue
                 threading.Thread(target=self._handle, args=(connection,), daemon=True).start()
         finally:
@@ -223,8 +249,9 @@ class WarmVerifier:
             connection.sendall(json.dumps(answer).encode() + b"\n")
         except Exception as exc:  # noqa: BLE001 - a bad request must not stop the server
             try:
-                connection.sendall(json.dumps({"ok": False, "error": str(exc)[:2000]}).encode()
-                                   + b"\n")
+                connection.sendall(
+                    json.dumps({"ok": False, "error": str(exc)[:2000]}).encode() + b"\n"
+                )
             except OSError:
                 pass
         finally:
@@ -241,11 +268,15 @@ class WarmVerifier:
             self.stopping.set()
             return {"ok": True, "pid": os.getpid()}
         if op == "verify":
-            overrides = {k: v for k, v in dict(request.get("overrides") or {}).items()
-                         if v is not None}
-            report = self.session.verify(Path(request["reference"]), Path(request["candidate"]),
-                                         profile=str(request.get("profile") or "default"),
-                                         **overrides)
+            overrides = {
+                k: v for k, v in dict(request.get("overrides") or {}).items() if v is not None
+            }
+            report = self.session.verify(
+                Path(request["reference"]),
+                Path(request["candidate"]),
+                profile=str(request.get("profile") or "default"),
+                **overrides,
+            )
             return {"ok": True, "pid": os.getpid(), "report": report.to_json()}
         if op == "audit-task":
             return self._audit(request)
@@ -255,13 +286,16 @@ class WarmVerifier:
         from kernelproof.controller.audit_task import audit_task
         from kernelproof.errors import KernelproofError
 
-        settings = {k: v for k, v in dict(request.get("settings") or {}).items()
-                    if v is not None}
+        settings = {k: v for k, v in dict(request.get("settings") or {}).items() if v is not None}
         try:
             if request.get("seeds") is not None:
                 settings["seeds"] = int(request["seeds"])
-            report = audit_task(Path(request["reference"]), base_seed=request.get("base_seed"),
-                                profile=str(request.get("profile") or "default"), **settings)
+            report = audit_task(
+                Path(request["reference"]),
+                base_seed=request.get("base_seed"),
+                profile=str(request.get("profile") or "default"),
+                **settings,
+            )
         except KernelproofError as exc:
             return {"ok": False, "user_error": True, "error": str(exc)}
         return {"ok": True, "pid": os.getpid(), "report": report.to_json()}
@@ -277,8 +311,9 @@ def _preload() -> None:
 
 
 def _peer_uid(connection: socket.socket) -> int:
-    credentials = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
-                                        struct.calcsize("3i"))
+    credentials = connection.getsockopt(
+        socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")
+    )
     _, uid, _ = struct.unpack("3i", credentials)
     return uid
 

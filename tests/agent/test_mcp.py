@@ -9,18 +9,20 @@ from typing import Any
 
 import anyio
 import pytest
+from tests.conftest import EXAMPLES
+from tests.rl.canned import FakeSession, by_marker, completion, report
 
 from kernelproof.agent.tool_server import AgentTools, task_book
 from kernelproof.schema import Verdict
-from tests.conftest import EXAMPLES
-from tests.rl.canned import FakeSession, by_marker, completion, report
 
 SOFTMAX = EXAMPLES / "softmax"
 
 
 def tools(session: Any = None) -> AgentTools:
-    return AgentTools(task_book([SOFTMAX / "reference.py", EXAMPLES / "gpumode" / "vectorsum"]),
-                      session=session or FakeSession(by_marker))
+    return AgentTools(
+        task_book([SOFTMAX / "reference.py", EXAMPLES / "gpumode" / "vectorsum"]),
+        session=session or FakeSession(by_marker),
+    )
 
 
 def test_list_tasks_names_each_task_with_its_shape():
@@ -45,7 +47,8 @@ def test_verify_answers_in_a_few_lines_and_explain_expands_them():
 def test_verify_refuses_what_is_not_a_candidate_and_unknown_tasks():
     agent = tools()
     assert agent.verify("reference", "I would use shared memory.").startswith(
-        "verdict: none (no candidate)")
+        "verdict: none (no candidate)"
+    )
     unknown = agent.verify(str(SOFTMAX / "reference.py"), completion())
     assert unknown.startswith("error: no task") and "list_tasks" in unknown
     assert agent.explain("r99").startswith("error: no report 'r99'")
@@ -75,9 +78,11 @@ def test_the_sdk_client_drives_the_server_over_stdio(tmp_path: Path):
 
     # An agent's MCP client starts `kernelproof mcp TASKS...` and calls its tools.
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "kernelproof.cli", "mcp", task_file,
-                                      "--profile", "quick"],
-        env={**os.environ}, cwd=str(tmp_path))
+        command=sys.executable,
+        args=["-m", "kernelproof.cli", "mcp", task_file, "--profile", "quick"],
+        env={**os.environ},
+        cwd=str(tmp_path),
+    )
 
     async def session() -> dict[str, str]:
         answers: dict[str, str] = {}
@@ -85,13 +90,16 @@ def test_the_sdk_client_drives_the_server_over_stdio(tmp_path: Path):
             await client.initialize()
             names = {tool.name for tool in (await client.list_tools()).tools}
             answers["tools"] = ",".join(sorted(names))
-            for name, arguments in [("list_tasks", {}),
-                                    ("verify", {"task": "reference", "candidate": wrong}),
-                                    ("explain", {"report_id": "r1"})]:
+            for name, arguments in [
+                ("list_tasks", {}),
+                ("verify", {"task": "reference", "candidate": wrong}),
+                ("explain", {"report_id": "r1"}),
+            ]:
                 result = await client.call_tool(name, arguments)
                 assert not result.is_error, result
                 answers[name] = result.content[0].text
         return answers
+
     # end snippet
 
     answers = anyio.run(session)

@@ -37,8 +37,14 @@ def test_a_normal_output_rejects_every_mutant_and_accepts_rounding_noise(dtype):
     reference, oracle, inputs = softmax_case(dtype)
     audit = audit_output(reference, oracle, inputs, policy=ORACLE)
     mutants = by_name(audit)
-    assert set(mutants) == {"zeros", "constant", "input-passthrough", "bf16-round-trip",
-                            "perturbation", "rounding-noise"}
+    assert set(mutants) == {
+        "zeros",
+        "constant",
+        "input-passthrough",
+        "bf16-round-trip",
+        "perturbation",
+        "rounding-noise",
+    }
     for mutant in audit.mutants:
         if mutant.skipped:
             continue
@@ -74,8 +80,9 @@ def test_an_identity_task_accepts_the_input_passed_through():
     assert passthrough.accepted and not passthrough.skipped
     report = report_of(audit)
     assert report.degenerate
-    assert [p.split(" (")[0] for p in report.problems] == ["the input passed through unchanged "
-                                                           "is accepted"]
+    assert [p.split(" (")[0] for p in report.problems] == [
+        "the input passed through unchanged is accepted"
+    ]
 
 
 def test_passthrough_is_skipped_with_a_reason_when_no_input_has_the_output_shape():
@@ -159,8 +166,14 @@ def test_mutants_are_reproducible_from_the_seed():
 
 
 def test_the_report_refuses_a_verdict_that_contradicts_its_mutants():
-    accepted_zeros = OutputAudit(seed=0, index=0, dtype="float32", shape=[4], rms=1e-12, mutants=[
-        MutantResult(name="zeros", must="reject", accepted=True, error_ratio=0.5)])
+    accepted_zeros = OutputAudit(
+        seed=0,
+        index=0,
+        dtype="float32",
+        shape=[4],
+        rms=1e-12,
+        mutants=[MutantResult(name="zeros", must="reject", accepted=True, error_ratio=0.5)],
+    )
     with pytest.raises(ValidationError, match="contradict"):
         AdequacyReport(task="t.py", outputs=[accepted_zeros], degenerate=False, too_tight=False)
     with pytest.raises(ValidationError, match="problems"):
@@ -177,6 +190,5 @@ def test_the_report_round_trips_through_json():
 
 
 def test_the_schema_module_imports_no_torch():
-    code = ("import sys, kernelproof.schema.adequacy; "
-            "sys.exit(1 if 'torch' in sys.modules else 0)")
+    code = "import sys, kernelproof.schema.adequacy; sys.exit(1 if 'torch' in sys.modules else 0)"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0

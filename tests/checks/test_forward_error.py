@@ -123,13 +123,16 @@ def test_timed_outputs_use_twice_the_learned_bound() -> None:
     reference = l1(x)
     _, bounds = forward_bounds(lambda: l1(x.double()))
     assert bounds[0] is not None
-    learned = OwnError(1e-7, 1e-7,
-                       bound_element=float(bounds[0].allowance(torch.float32).max()),
-                       bound_norm=bounds[0].norm_allowance(torch.float32))
+    learned = OwnError(
+        1e-7,
+        1e-7,
+        bound_element=float(bounds[0].allowance(torch.float32).max()),
+        bound_norm=bounds[0].norm_allowance(torch.float32),
+    )
     honest = _sequential_rows(x.abs())
-    assert not compare_output(honest, reference, reference, policy=POLICY,
-                              own_error=OwnError(1e-7, 1e-7)).passed
+    assert not compare_output(
+        honest, reference, reference, policy=POLICY, own_error=OwnError(1e-7, 1e-7)
+    ).passed
     assert compare_output(honest, reference, reference, policy=POLICY, own_error=learned).passed
     wrong = reference * (1 + 1e-2)
-    assert not compare_output(wrong, reference, reference, policy=POLICY,
-                              own_error=learned).passed
+    assert not compare_output(wrong, reference, reference, policy=POLICY, own_error=learned).passed

@@ -43,8 +43,11 @@ pytestmark = pytest.mark.skipif(find_py_spy() is None, reason="py-spy is not ins
 
 def _profile(op: str) -> NativeProfile:
     """Run ``op`` in a loop in a plain Python subprocess and sample it from outside."""
-    proc = subprocess.Popen([sys.executable, "-c", WORKLOAD.format(seconds=WORK_S, op=op)],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WORKLOAD.format(seconds=WORK_S, op=op)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
         sampler = StackSampler()
@@ -71,15 +74,18 @@ def test_mm_and_einsum_land_in_the_same_blas_kernel() -> None:
     # A reference whose time goes to a GEMM can be passed through to; an elementwise one
     # cannot, so its candidates need not be sampled at all.
     assert passthrough_targets(reference) and not passthrough_targets(elementwise), (
-        reference.heavy_functions, elementwise.heavy_functions)
+        reference.heavy_functions,
+        elementwise.heavy_functions,
+    )
 
 
 @pytest.mark.slow
 def test_an_interrupted_window_is_collected_later_and_only_once() -> None:
     """The matrix ends the sampled window, runs its other shapes, then collects: what the
     target does after the interrupt is not in the profile."""
-    proc = subprocess.Popen([sys.executable, "-c", WORKLOAD.format(seconds=8, op=MM)],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WORKLOAD.format(seconds=8, op=MM)], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
         sampler = StackSampler()
@@ -99,7 +105,7 @@ def test_an_interrupted_window_is_collected_later_and_only_once() -> None:
 @pytest.mark.slow
 def test_nonexistent_pid_is_unavailable_without_raising() -> None:
     sampler = StackSampler()
-    sampler.start(2 ** 22 + 12345)
+    sampler.start(2**22 + 12345)
     profile = sampler.stop()
     assert not profile.available and profile.reason
 
@@ -113,11 +119,13 @@ def test_stop_without_start_and_missing_py_spy_do_not_raise() -> None:
 
 
 def test_parse_raw_attributes_leaf_library_and_innermost_heavy_frame() -> None:
-    raw = "\n".join([
-        "thread (11): MainThread;<module> (k.py:3);mkl_blas_sgemm_kernel (libtorch_cpu.so) 60",
-        "thread (11): MainThread;<module> (k.py:3);0x7f00 (libgomp.so.1) 10",
-        "thread (12): Thread-1;run (k.py:9);my_kernel (my_ext.so) 30",
-    ])
+    raw = "\n".join(
+        [
+            "thread (11): MainThread;<module> (k.py:3);mkl_blas_sgemm_kernel (libtorch_cpu.so) 60",
+            "thread (11): MainThread;<module> (k.py:3);0x7f00 (libgomp.so.1) 10",
+            "thread (12): Thread-1;run (k.py:9);my_kernel (my_ext.so) 30",
+        ]
+    )
     profile = parse_raw(raw, {"my_ext.so": "/x/torch_extensions/my_ext/my_ext.so"})
     assert profile.samples == 100 and profile.threads == 2 and profile.native
     assert profile.libraries == {"libtorch_cpu.so": 60, "my_ext.so": 30, "libgomp.so.1": 10}
@@ -137,16 +145,22 @@ def _canned(lines: str) -> NativeProfile:
 
 
 #: The reference's profile: most library time in MKL's sgemm (a linear layer).
-GEMM_REFERENCE = ("thread (1): fwd (x.py:1);Module._call_impl (torch/nn/modules/module.py:1);"
-                  "mkl_blas_sgemm_kernel (libtorch_cpu.so) 90\n")
+GEMM_REFERENCE = (
+    "thread (1): fwd (x.py:1);Module._call_impl (torch/nn/modules/module.py:1);"
+    "mkl_blas_sgemm_kernel (libtorch_cpu.so) 90\n"
+)
 #: A candidate's calls that run the same GEMM.
-GEMM_CALLS = ("thread (1): fwd (c.py:1);Module._call_impl (torch/nn/modules/module.py:1);"
-              "mkl_blas_sgemm_kernel (libtorch_cpu.so) 80\n")
+GEMM_CALLS = (
+    "thread (1): fwd (c.py:1);Module._call_impl (torch/nn/modules/module.py:1);"
+    "mkl_blas_sgemm_kernel (libtorch_cpu.so) 80\n"
+)
 #: A candidate's calls that compute with element-wise products and sums (no GEMM).
-PRODUCT_CALLS = ("thread (1): fwd (c.py:1);Module._call_impl (torch/nn/modules/module.py:1);"
-                 "at::native::mul_kernel (libtorch_cpu.so) 50\n"
-                 "thread (1): fwd (c.py:1);Module._call_impl (torch/nn/modules/module.py:1);"
-                 "at::native::sum_kernel_impl (libtorch_cpu.so) 40\n")
+PRODUCT_CALLS = (
+    "thread (1): fwd (c.py:1);Module._call_impl (torch/nn/modules/module.py:1);"
+    "at::native::mul_kernel (libtorch_cpu.so) 50\n"
+    "thread (1): fwd (c.py:1);Module._call_impl (torch/nn/modules/module.py:1);"
+    "at::native::sum_kernel_impl (libtorch_cpu.so) 40\n"
+)
 
 
 def test_a_gemm_only_while_timed_is_told_apart_from_a_gemm_used_throughout() -> None:
@@ -162,8 +176,11 @@ def test_a_gemm_only_while_timed_is_told_apart_from_a_gemm_used_throughout() -> 
     # Timed calls that did their own work show nothing, whatever the checked calls did.
     assert timed_passthrough(reference, _canned(GEMM_CALLS), _canned(PRODUCT_CALLS)) is None
     # A checked profile too thin to compare leaves the decision to the op audit's rule.
-    unknown = timed_passthrough(reference, _canned(PRODUCT_CALLS.replace(" 50", " 5")
-                                                   .replace(" 40", " 4")), _canned(GEMM_CALLS))
+    unknown = timed_passthrough(
+        reference,
+        _canned(PRODUCT_CALLS.replace(" 50", " 5").replace(" 40", " 4")),
+        _canned(GEMM_CALLS),
+    )
     assert unknown is not None and unknown.checked_share is None
     assert not unknown.only_while_timed
 
@@ -174,11 +191,14 @@ IN_CALL = "thread (1): fwd (x.py:1);Module._call_impl (torch/nn/modules/module.p
 #: Softmax's reference: its own kernel, and the float64 oracle's.
 SOFTMAX_REFERENCE = (
     f"{IN_CALL}at::native::softmax_lastdim_kernel<float> (libtorch_cpu.so) 60\n"
-    f"{IN_CALL}at::native::softmax_lastdim_kernel<double> (libtorch_cpu.so) 40\n")
+    f"{IN_CALL}at::native::softmax_lastdim_kernel<double> (libtorch_cpu.so) 40\n"
+)
 SOFTMAX_CALLS = f"{IN_CALL}at::native::softmax_lastdim_kernel<float> (libtorch_cpu.so) 70\n"
-WRITTEN_OUT = (f"{IN_CALL}at::native::exp_kernel (libtorch_cpu.so) 40\n"
-               f"{IN_CALL}at::native::sum_kernel_impl (libtorch_cpu.so) 30\n"
-               f"{IN_CALL}at::native::div_kernel (libtorch_cpu.so) 20\n")
+WRITTEN_OUT = (
+    f"{IN_CALL}at::native::exp_kernel (libtorch_cpu.so) 40\n"
+    f"{IN_CALL}at::native::sum_kernel_impl (libtorch_cpu.so) 30\n"
+    f"{IN_CALL}at::native::div_kernel (libtorch_cpu.so) 20\n"
+)
 
 
 def test_the_reference_s_own_kernel_only_while_timed_is_seen_for_any_op() -> None:
@@ -203,13 +223,17 @@ def test_a_passthrough_of_any_op_s_kernel_is_evidence_but_data_movement_never_is
     assert message is not None and "softmax_lastdim_kernel<float>" in message
     assert kernel_passthrough_evidence(reference, _canned(WRITTEN_OUT)) is None
     # The oracle's casts and the probes' copies are the harness's, not a kernel to pass to.
-    copies = _canned("thread (1): f (x.py:1);_call_impl (/t/torch/nn/modules/module.py:1);"
-                     "at::native::AVX2::copy_kernel (libtorch_cpu.so) 90\n"
-                     + SOFTMAX_REFERENCE.replace(" 60\n", " 20\n"))
+    copies = _canned(
+        "thread (1): f (x.py:1);_call_impl (/t/torch/nn/modules/module.py:1);"
+        "at::native::AVX2::copy_kernel (libtorch_cpu.so) 90\n"
+        + SOFTMAX_REFERENCE.replace(" 60\n", " 20\n")
+    )
     assert dominant_kernel(copies) == "at::native::softmax_lastdim_kernel<double>"
     # Kernels outside the model's call (the probes' comparisons) are not the call's.
-    probes = _canned("thread (1): check (probes.py:1);at::native::abs_kernel (libtorch_cpu.so) 90\n"
-                     + SOFTMAX_CALLS)
+    probes = _canned(
+        "thread (1): check (probes.py:1);at::native::abs_kernel (libtorch_cpu.so) 90\n"
+        + SOFTMAX_CALLS
+    )
     assert kernel_passthrough_evidence(reference, probes) is not None
     # A rewrite that shares the dominant kernel but runs kernels of its own is not the
     # reference's kernels.
@@ -222,8 +246,10 @@ def test_a_checked_window_starved_of_kernel_samples_accuses_nothing() -> None:
     calls: "it barely used the routine while checked" cannot be read from that, so a candidate
     that runs the reference's kernel in both windows is not said to switch while timed."""
     reference = _canned(SOFTMAX_REFERENCE)
-    starved = _canned("thread (1): harness (h.py:1);read (libc.so.6) 300\n"
-                      f"{IN_CALL}at::native::softmax_lastdim_kernel<float> (libtorch_cpu.so) 3\n")
+    starved = _canned(
+        "thread (1): harness (h.py:1);read (libc.so.6) 300\n"
+        f"{IN_CALL}at::native::softmax_lastdim_kernel<float> (libtorch_cpu.so) 3\n"
+    )
     assert timed_passthrough(reference, starved, _canned(SOFTMAX_CALLS)) is None
     gemm = timed_passthrough(_canned(GEMM_REFERENCE), starved, _canned(GEMM_CALLS))
     assert gemm is not None and gemm.checked_share is None and not gemm.only_while_timed

@@ -24,8 +24,11 @@ LONE_MARK = re.compile(r"(^|[\s(])\?($|[\s),.;:])")
 
 def _called(node: ast.Call) -> str:
     func = node.func
-    return func.id if isinstance(func, ast.Name) else (
-        func.attr if isinstance(func, ast.Attribute) else "")
+    return (
+        func.id
+        if isinstance(func, ast.Name)
+        else (func.attr if isinstance(func, ast.Attribute) else "")
+    )
 
 
 def _message_expressions(tree: ast.Module) -> list[ast.expr]:
@@ -49,8 +52,11 @@ def _placeholders(expression: ast.expr) -> list[str]:
             for branch in (node.body, node.orelse):
                 if isinstance(branch, ast.Constant) and branch.value in PLACEHOLDERS:
                     problems.append(f"a conditional that gives {branch.value!r}")
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and (
-                LONE_MARK.search(node.value)):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and (LONE_MARK.search(node.value))
+        ):
             problems.append(f"a lone '?' in {node.value!r}")
     return problems
 
@@ -66,9 +72,11 @@ def test_no_finding_message_falls_back_to_a_placeholder():
 
 
 def test_the_scan_sees_the_placeholder_it_forbids():
-    bad = ast.parse('Finding(check="x", message=f"wrong on {n}, first {first or \'?\'}")\n'
-                    'observation("x", "first ?")\n'
-                    'Finding(message=f"ratio {_r if _r is not None else \'unknown\'}")\n')
+    bad = ast.parse(
+        'Finding(check="x", message=f"wrong on {n}, first {first or \'?\'}")\n'
+        'observation("x", "first ?")\n'
+        "Finding(message=f\"ratio {_r if _r is not None else 'unknown'}\")\n"
+    )
     found = [_placeholders(e) for e in _message_expressions(bad)]
     assert [bool(problems) for problems in found] == [True, True, True], found
 

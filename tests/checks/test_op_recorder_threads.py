@@ -22,9 +22,8 @@ def _double(a: np.ndarray, out: np.ndarray) -> None:
 def test_a_kernel_run_on_a_pool_thread_the_call_started_is_recorded():
     a, out = np.ones(8), np.zeros(8)
     _double(a, out)  # compiled outside the recorded call
-    with OpRecorder() as recorder:
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            pool.submit(_double, a, out).result()
+    with OpRecorder() as recorder, ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(_double, a, out).result()
     assert recorder.custom.get("numba:_double") == 1, recorder.summary()
 
 

@@ -152,7 +152,10 @@ class ModelNew(torch.nn.Module):
 """
 
 HONEST = {
-    "torch": HONEST_TORCH, "cpp": HONEST_CPP, "cpp-file": HONEST_CPP_FILE, "numba": HONEST_NUMBA,
+    "torch": HONEST_TORCH,
+    "cpp": HONEST_CPP,
+    "cpp-file": HONEST_CPP_FILE,
+    "numba": HONEST_NUMBA,
     "triton": HONEST_TRITON,
 }
 
@@ -191,12 +194,12 @@ def test_languages_finding_lists_what_was_detected() -> None:
 
 def test_cuda_language_from_cuda_sources_and_numba_cuda() -> None:
     result = scan(
-        '''
+        """
         import torch
         from torch.utils.cpp_extension import load_inline as build
         src = "__global__ void k(float* x) { x[threadIdx.x] = 0; }"
         ext = build("zero_ext", "void zero(torch::Tensor x);", src, ["zero"])
-        '''
+        """
     )
     assert result.languages == ["pytorch", "cpp", "cuda"]
     assert result.custom_kernels == ["zero_ext", "zero"]
@@ -258,6 +261,7 @@ def test_languages_are_a_subset_in_canonical_order() -> None:
 # ---------------------------------------------------------------------------------------------
 # The contract every finding keeps
 # ---------------------------------------------------------------------------------------------
+
 
 def test_findings_are_ordered_and_located_on_the_offending_line() -> None:
     result = scan(
@@ -333,7 +337,9 @@ from torch.utils.cpp_extension import load_inline
 ext = load_inline(name="mm_ext", cpp_sources="", functions=["mm"])
 """
 
-FALLBACK_PLAIN = FALLBACK_PRELUDE + """
+FALLBACK_PLAIN = (
+    FALLBACK_PRELUDE
+    + """
 class ModelNew(nn.Module):
     def forward(self, a, b):
         try:
@@ -341,9 +347,12 @@ class ModelNew(nn.Module):
         except RuntimeError:
             return torch.matmul(a, b)
 """
+)
 
 #: Disguise: the kernel is renamed twice and the fallback hides in a helper using ``@``.
-FALLBACK_RENAMED = FALLBACK_PRELUDE + """
+FALLBACK_RENAMED = (
+    FALLBACK_PRELUDE
+    + """
 fast_path = ext.mm
 
 def _slow(a, b):
@@ -361,9 +370,12 @@ class ModelNew(nn.Module):
             out = _slow(a, b)
         return out
 """
+)
 
 #: Disguise: both the kernel and the torch op are reached by getattr with built names.
-FALLBACK_GETATTR = FALLBACK_PRELUDE + """
+FALLBACK_GETATTR = (
+    FALLBACK_PRELUDE
+    + """
 op = "".join(["ma", "tmul"])
 
 class ModelNew(nn.Module):
@@ -373,6 +385,7 @@ class ModelNew(nn.Module):
         except BaseException:
             return getattr(torch, op)(a, b)
 """
+)
 
 #: Disguise: the Triton launch sits in a wrapper and the fallback is the reference's forward.
 FALLBACK_WRAPPER = """
@@ -424,7 +437,11 @@ def forward(x, kernel):
 """
 
 FALLBACK_SOURCES: list[str] = [
-    FALLBACK_PLAIN, FALLBACK_RENAMED, FALLBACK_GETATTR, FALLBACK_WRAPPER, FALLBACK_GUARDED_BUILD,
+    FALLBACK_PLAIN,
+    FALLBACK_RENAMED,
+    FALLBACK_GETATTR,
+    FALLBACK_WRAPPER,
+    FALLBACK_GUARDED_BUILD,
     FALLBACK_UNKNOWN_KERNEL,
 ]
 
@@ -564,9 +581,13 @@ def test_dynamic_code_is_warned(snippet: str) -> None:
 
 def test_built_attribute_name_is_reported_with_its_folded_value() -> None:
     result = scan("import time as t\nclock = getattr(t, 'perf_' + 'counter')\n")
-    finding = next(f for f in result.findings_for(StaticCheck.DYNAMIC_CODE) if "attribute" in f.evidence)
+    finding = next(
+        f for f in result.findings_for(StaticCheck.DYNAMIC_CODE) if "attribute" in f.evidence
+    )
     assert finding.evidence == {
-        "function": "getattr", "attribute": "perf_counter", "object": "time",
+        "function": "getattr",
+        "attribute": "perf_counter",
+        "object": "time",
         "code": "getattr(t, 'perf_' + 'counter')",
     }
     assert result.findings_for(StaticCheck.TIMER)  # the built name resolves to the clock
@@ -627,7 +648,10 @@ def test_timer_references_are_info() -> None:
     )
     timers = result.findings_for(StaticCheck.TIMER)
     assert {f.evidence["name"] for f in timers} == {
-        "time.perf_counter", "time.time", "torch.cuda.Event", "torch.cuda.synchronize",
+        "time.perf_counter",
+        "time.time",
+        "torch.cuda.Event",
+        "torch.cuda.synchronize",
         "begin.elapsed_time",
     }
     assert severities(result, StaticCheck.TIMER) == {Severity.INFO}
@@ -644,24 +668,32 @@ MONKEYPATCH_CASES: list[tuple[str, str]] = [
     ("setattr(__import__('ti' + 'me'), 'perf_' + 'counter', lambda: 0.0)", "time.perf_counter"),
     ("import sys\nsys.modules['ti' + 'me'].perf_counter = lambda: 0.0", "time.perf_counter"),
     ("import time\nvars(time)['perf_counter'] = lambda: 0.0", "time.perf_counter"),
-    ("import torch\nEv = torch.cuda.Event\nEv.elapsed_time = lambda s, e: 0.001",
-     "torch.cuda.Event.elapsed_time"),
-    ("import time\nmod = time\nmod.perf_counter, mod.time = (lambda: 0.0), (lambda: 0.0)",
-     "time.perf_counter"),
+    (
+        "import torch\nEv = torch.cuda.Event\nEv.elapsed_time = lambda s, e: 0.001",
+        "torch.cuda.Event.elapsed_time",
+    ),
+    (
+        "import time\nmod = time\nmod.perf_counter, mod.time = (lambda: 0.0), (lambda: 0.0)",
+        "time.perf_counter",
+    ),
     ("import time\nobject.__setattr__(time, 'perf_counter', lambda: 0.0)", "time.perf_counter"),
     ("import time\ntime.__setattr__('perf_counter', lambda: 0.0)", "time.perf_counter"),
     ("import time\ntime.__dict__.update(perf_counter=lambda: 0.0)", "time.perf_counter"),
     ("import time\n(m := time).perf_counter = lambda: 0.0", "time.perf_counter"),
     ("from torch import *\ncuda.synchronize = lambda: None", "torch.cuda.synchronize"),
-    ("def setup():\n    import torch.cuda as tc\n    tc.synchronize = lambda: None",
-     "torch.cuda.synchronize"),
+    (
+        "def setup():\n    import torch.cuda as tc\n    tc.synchronize = lambda: None",
+        "torch.cuda.synchronize",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("snippet", "target"), MONKEYPATCH_CASES)
 def test_monkeypatching_is_warned(snippet: str, target: str) -> None:
     result = scan(snippet)
-    patches = [f for f in result.findings_for(StaticCheck.TIMER) if f.evidence.get("kind") == "monkeypatch"]
+    patches = [
+        f for f in result.findings_for(StaticCheck.TIMER) if f.evidence.get("kind") == "monkeypatch"
+    ]
     assert target in {f.evidence["target"] for f in patches}
     assert all(f.severity == Severity.WARN for f in patches)
 
@@ -985,5 +1017,8 @@ def test_every_finding_is_supporting_evidence_only() -> None:
             assert finding.location.line >= 1
             assert finding.evidence
             assert finding.forces is None
-    expected = {check.value for check in StaticCheck} - {StaticCheck.SYNTAX.value, StaticCheck.INCOMPLETE.value}
+    expected = {check.value for check in StaticCheck} - {
+        StaticCheck.SYNTAX.value,
+        StaticCheck.INCOMPLETE.value,
+    }
     assert checks(results[0]) == expected  # the kitchen sink trips every detector

@@ -49,7 +49,7 @@ def test_one_percent_perturbation_fails_and_rounding_noise_passes(dtype):
     reference, oracle = outputs(dtype=dtype)
     g = torch.Generator().manual_seed(1)
     rms = oracle.pow(2).mean().sqrt()
-    perturbed = (oracle + 0.01 * rms * torch.randn(oracle.shape, generator=g, dtype=torch.float64))
+    perturbed = oracle + 0.01 * rms * torch.randn(oracle.shape, generator=g, dtype=torch.float64)
     assert not compare_output(perturbed.to(dtype), reference, oracle, policy=ORACLE).passed
     eps = torch.finfo(dtype).eps
     noise = oracle * (1 + (torch.rand(oracle.shape, generator=g, dtype=torch.float64) - 0.5) * eps)
@@ -103,12 +103,15 @@ def test_a_number_where_the_true_answer_is_nan_or_inf_is_wrong(planted):
     answer on every variant, planted or not, never a warning."""
     reference = torch.tensor([1.0, float("inf"), float("nan"), 2.0])
     oracle = reference.double()
-    for masked in (torch.tensor([1.0, 5.0, float("nan"), 2.0]),
-                   torch.tensor([1.0, float("inf"), 0.0, 2.0])):
+    for masked in (
+        torch.tensor([1.0, 5.0, float("nan"), 2.0]),
+        torch.tensor([1.0, float("inf"), 0.0, 2.0]),
+    ):
         result = compare_output(masked, reference, oracle, policy=ORACLE, planted=planted)
         assert not result.passed, masked
         assert [(n.check, n.severity) for n in result.notes] == [
-            ("masks-non-finite", Severity.FAIL)]
+            ("masks-non-finite", Severity.FAIL)
+        ]
         assert "finite where the reference gives NaN or Inf" in result.detail
     # The same positions and kinds pass.
     assert compare_output(reference.clone(), reference, oracle, policy=ORACLE).passed
@@ -138,8 +141,9 @@ def test_where_the_reference_overflowed_but_the_answer_fits_either_is_accepted()
     assert not compare_output(finite, reference, beyond, policy=ORACLE).passed
     # At the edge itself (within OVERFLOW_MARGIN) either rounding is honest.
     edge = torch.tensor([1.0, 3.4028e38, 2.0], dtype=torch.float64)
-    assert compare_output(torch.tensor([1.0, 3.4028e38, 2.0]), reference, edge,
-                          policy=ORACLE).passed
+    assert compare_output(
+        torch.tensor([1.0, 3.4028e38, 2.0]), reference, edge, policy=ORACLE
+    ).passed
     finite_reference = torch.tensor([1.0, 3.4028e38, 2.0])
     assert compare_output(reference.clone(), finite_reference, edge, policy=ORACLE).passed
 
@@ -150,8 +154,9 @@ def test_without_an_oracle_the_references_nan_positions_are_the_truth():
     masked = torch.tensor([1.0, 0.5, 2.0])
     own = OwnError(norm=1e-7, element=1e-7)
     assert not compare_output(masked, reference, reference, policy=ORACLE, own_error=own).passed
-    assert compare_output(reference.clone(), reference, reference, policy=ORACLE,
-                          own_error=own).passed
+    assert compare_output(
+        reference.clone(), reference, reference, policy=ORACLE, own_error=own
+    ).passed
 
 
 def test_integer_outputs_are_exact():
@@ -174,8 +179,7 @@ def test_a_known_own_error_is_judged_alike_in_float32_and_float64(noise, shift):
     policy = TolerancePolicy()
     assert _working_dtype(reference, reference, own, policy) is torch.float32
     fast = compare_output(candidate, reference, reference, policy=policy, own_error=own)
-    exact = compare_output(candidate, reference, reference.double(), policy=policy,
-                           own_error=own)
+    exact = compare_output(candidate, reference, reference.double(), policy=policy, own_error=own)
     assert fast.passed == exact.passed
     assert fast.error_ratio == pytest.approx(exact.error_ratio, rel=1e-5, abs=1e-9)
 
@@ -183,8 +187,13 @@ def test_a_known_own_error_is_judged_alike_in_float32_and_float64(noise, shift):
 def test_float32_overflow_on_huge_outputs_falls_back_to_float64():
     reference = torch.tensor([3e38, -3e38, 1.0, 2.0])
     candidate = torch.tensor([-3e38, 3e38, 1.0, 2.0])  # wrong by 6e38: inf in float32
-    result = compare_output(candidate, reference, reference, policy=TolerancePolicy(),
-                            own_error=OwnError(norm=1e-7, element=1e-7))
+    result = compare_output(
+        candidate,
+        reference,
+        reference,
+        policy=TolerancePolicy(),
+        own_error=OwnError(norm=1e-7, element=1e-7),
+    )
     assert not result.passed
     assert result.error_ratio is not None and math.isfinite(result.error_ratio)
 
@@ -223,7 +232,8 @@ def test_comparing_in_reused_buffers_leaves_the_outputs_alone_and_gives_fresh_re
     again = compare_output(small_candidate, small_oracle, small_oracle.clone(), policy=policy)
     assert first.error_ratio == again.error_ratio and not first.passed
     assert first.candidate_error == pytest.approx(
-        1e-3 / float(small_oracle.pow(2).mean().sqrt()), rel=1e-6)
+        1e-3 / float(small_oracle.pow(2).mean().sqrt()), rel=1e-6
+    )
 
 
 def test_reductions_in_float32_fall_back_to_float64_where_float32_overflows():
@@ -237,6 +247,10 @@ def test_reductions_in_float32_fall_back_to_float64_where_float32_overflows():
     # A finite tensor whose float32 sum overflows reads as "not known finite": the caller then
     # checks element by element, which finds every element finite.
     assert not _all_finite(torch.full((4,), 3e38))
-    verdict = compare_output(torch.full((4,), 3e38), torch.full((4,), 3e38),
-                             torch.full((4,), 3e38, dtype=torch.float64), policy=ORACLE)
+    verdict = compare_output(
+        torch.full((4,), 3e38),
+        torch.full((4,), 3e38),
+        torch.full((4,), 3e38, dtype=torch.float64),
+        policy=ORACLE,
+    )
     assert verdict.passed

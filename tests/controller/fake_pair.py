@@ -42,8 +42,12 @@ def row_sum(knobs: dict[str, int], seed: int, dtype: torch.dtype = torch.float32
 
 
 def _described(tensor: torch.Tensor) -> dict[str, Any]:
-    return {"kind": "tensor", "dtype": str(tensor.dtype).removeprefix("torch."),
-            "shape": list(tensor.shape), "device": "cpu"}
+    return {
+        "kind": "tensor",
+        "dtype": str(tensor.dtype).removeprefix("torch."),
+        "shape": list(tensor.shape),
+        "device": "cpu",
+    }
 
 
 @dataclass
@@ -73,8 +77,9 @@ class FakePair:
     def prepare(self, knobs: dict[str, int], init_seed: int) -> Handover:
         self._knobs = dict(knobs)
         reference = self.ask_reference(PrepareRequest(knobs=knobs, init_seed=init_seed))
-        candidate = self.ask_candidate(PrepareRequest(knobs=knobs, init_seed=init_seed,
-                                                      state_names=[]))
+        candidate = self.ask_candidate(
+            PrepareRequest(knobs=knobs, init_seed=init_seed, state_names=[])
+        )
         return Handover(reference, candidate)
 
     def restart(self) -> Response[ReplyData]:
@@ -99,8 +104,9 @@ class FakePair:
         return _ok(self._reply(request), request.reply_model)
 
     def submit_candidate(self, request: Request[Any], tensors: Sequence[Any] = ()) -> Submitted:
-        return Submitted(request.op, 0.0, 1.0, self.ask_candidate(request, tensors),
-                         request.reply_model)
+        return Submitted(
+            request.op, 0.0, 1.0, self.ask_candidate(request, tensors), request.reply_model
+        )
 
     def collect_candidate(self, submitted: Submitted) -> Response[Any]:
         assert submitted.settled is not None
@@ -127,16 +133,21 @@ class FakePair:
         if oracle:
             tensors.append(side(knobs, request.variant.seed, dtype=torch.float64))
             data = RunReply(call_s=1e-4, outputs=[_described(output)], oracle_count=1)
-        return Response(reply=WorkerReply(ok=True, phase=Phase.CALL, data=data.dump()),
-                        tensors=tensors, reply_model=RunReply)
+        return Response(
+            reply=WorkerReply(ok=True, phase=Phase.CALL, data=data.dump()),
+            tensors=tensors,
+            reply_model=RunReply,
+        )
 
 
 def _ok(data: ReplyData, model: type[ReplyData]) -> Response[Any]:
-    return Response(reply=WorkerReply(ok=True, phase=Phase.CALL, data=data.dump()),
-                    reply_model=model)
+    return Response(
+        reply=WorkerReply(ok=True, phase=Phase.CALL, data=data.dump()), reply_model=model
+    )
 
 
 def _failed(exc: Exception, model: type[ReplyData]) -> Response[Any]:
-    return Response(reply=WorkerReply(ok=False, phase=Phase.CALL,
-                                      error=CapturedError.from_exception(exc)),
-                    reply_model=model)
+    return Response(
+        reply=WorkerReply(ok=False, phase=Phase.CALL, error=CapturedError.from_exception(exc)),
+        reply_model=model,
+    )

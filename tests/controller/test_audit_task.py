@@ -20,7 +20,7 @@ BUNDLED = sorted(EXAMPLES.glob("*/reference.py"))
 #: Few seeds and a fixed base seed: each audit stays within seconds and reproduces.
 AUDIT = {"seeds": 2, "base_seed": 1234}
 
-TASK_TEMPLATE = '''
+TASK_TEMPLATE = """
 import torch
 import torch.nn as nn
 
@@ -42,7 +42,7 @@ def get_inputs():
 
 def get_init_inputs():
     return []
-'''
+"""
 
 
 def write_task(folder: Path, name: str, forward: str) -> Path:
@@ -78,13 +78,15 @@ def test_a_tiny_output_under_kernelbench_tolerance_is_degenerate_and_names_zeros
     assert audit_task(reference, **AUDIT).adequate
 
 
-@pytest.mark.skipif(not (EXAMPLES / "tiny_outputs" / "reference.py").exists(),
-                    reason="no tiny_outputs example")
+@pytest.mark.skipif(
+    not (EXAMPLES / "tiny_outputs" / "reference.py").exists(), reason="no tiny_outputs example"
+)
 def test_tiny_outputs_are_degenerate_only_under_kernelbench_tolerance():
     """The bundled tiny_outputs task (softmax * 1e-5) is adequate under the oracle tolerance
     (the parametrized test above) but degenerate under KernelBench's fixed atol/rtol."""
-    report = audit_task(EXAMPLES / "tiny_outputs" / "reference.py", profile="kernelbench-compat",
-                        **AUDIT)
+    report = audit_task(
+        EXAMPLES / "tiny_outputs" / "reference.py", profile="kernelbench-compat", **AUDIT
+    )
     assert report.degenerate
     assert any(p.startswith("zeros are accepted") for p in report.problems)
 
@@ -99,13 +101,23 @@ def cli(*args: str) -> subprocess.CompletedProcess:
     environment = {**os.environ, "COLUMNS": "200"}  # one table row per line, no wrapping
     return subprocess.run(
         [sys.executable, "-m", "kernelproof.cli", "audit-task", *args],
-        capture_output=True, text=True, env=environment, timeout=600,
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=600,
     )
 
 
 def test_cli_exit_codes_and_output(tmp_path):
-    adequate = cli(str(EXAMPLES / "softmax" / "reference.py"), "--seeds", "1", "--seed", "5",
-                   "--json", str(tmp_path / "audit.json"))
+    adequate = cli(
+        str(EXAMPLES / "softmax" / "reference.py"),
+        "--seeds",
+        "1",
+        "--seed",
+        "5",
+        "--json",
+        str(tmp_path / "audit.json"),
+    )
     assert adequate.returncode == 0, adequate.stdout + adequate.stderr
     assert "rounding-noise" in adequate.stdout and "bf16-round-trip" in adequate.stdout
     assert "\nadequate\n" in adequate.stdout

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import torch
@@ -15,11 +16,13 @@ from kernelproof.schema.envelope import CallSignature
 DEFAULT = {"batch": 64, "dim": 96}
 
 
-def _cell(knobs: dict[str, int], outcome: TestOutcome = TestOutcome.PASSED,
-          kind: VariantKind = VariantKind.SHAPE) -> CorrectnessTest:
+def _cell(
+    knobs: dict[str, int],
+    outcome: TestOutcome = TestOutcome.PASSED,
+    kind: VariantKind = VariantKind.SHAPE,
+) -> CorrectnessTest:
     name = "shape:" + ",".join(f"{k}={v}" for k, v in knobs.items()) if knobs else "seed:0"
-    variant = InputVariant(name=name, kind=kind if knobs else VariantKind.SEED, knobs=knobs,
-                           seed=1)
+    variant = InputVariant(name=name, kind=kind if knobs else VariantKind.SEED, knobs=knobs, seed=1)
     return CorrectnessTest(variant=variant, seed=1, outcome=outcome)
 
 
@@ -28,8 +31,11 @@ def _signature(knobs: dict[str, int], rows: Callable[[int], int] = lambda b: b) 
     return CallSignature.of([torch.zeros(rows(full["batch"]), full["dim"])])
 
 
-def _matrix(batch_values: list[int], outcomes: dict[int, TestOutcome] | None = None,
-            rows: Callable[[int], int] = lambda b: b) -> Any:
+def _matrix(
+    batch_values: list[int],
+    outcomes: dict[int, TestOutcome] | None = None,
+    rows: Callable[[int], int] = lambda b: b,
+) -> Any:
     outcomes = outcomes or {}
     tests = [_cell({})]
     signatures = {"seed:0": _signature({}, rows)}
@@ -71,7 +77,9 @@ def test_a_dimension_that_follows_the_knob_linearly_is_bound() -> None:
     binding = _batch_range(envelope).bindings[0]
     assert (binding.scale, binding.offset) == (2, 1)
     assert envelope.knobs_for(_signature({"batch": 100}, rows=lambda b: 2 * b + 1)) == {
-        "batch": 100, "dim": 96}
+        "batch": 100,
+        "dim": 96,
+    }
     assert not envelope.contains(CallSignature.of([torch.zeros(200, 96)]))  # even: no knob
 
 
@@ -81,14 +89,14 @@ def test_a_non_linear_dimension_leaves_exact_matches_only() -> None:
 
 
 @pytest.mark.slow
-def test_a_verified_report_carries_its_envelope(verified: Callable[..., Any],
-                                               examples: Path) -> None:
+def test_a_verified_report_carries_its_envelope(
+    verified: Callable[..., Any], examples: Path
+) -> None:
     report = verified(examples / "guard" / "time_bomb.py")  # shared with tests/dispatch
     envelope = report.envelope
     assert report.verdict.value == "verified" and envelope is not None
     default = report.correctness.default_knobs
-    assert envelope.contains(CallSignature.of([torch.randn(default["batch_size"],
-                                                           default["dim"])]))
+    assert envelope.contains(CallSignature.of([torch.randn(default["batch_size"], default["dim"])]))
     # The strided layout variant is in, as the candidate received it.
     assert any(not arg.contiguous for s in envelope.signatures for arg in s.args)
     assert {r.knob for r in envelope.ranges} == set(default)

@@ -6,29 +6,45 @@ from __future__ import annotations
 
 import pytest
 import torch
+from tests.controller.fake_pair import DIES, FakePair, row_sum
 
 from kernelproof.checks.tolerance import TolerancePolicy
 from kernelproof.controller.matrix import CandidateBroken, MatrixResult, MatrixRunner, TaskFailure
 from kernelproof.schema import FindingCheck, TestOutcome
 from kernelproof.schema.variant import InputVariant, VariantKind
 from kernelproof.tasks.variants import ShapeGroup
-from tests.controller.fake_pair import DIES, FakePair, row_sum
 
 DEFAULT = {"batch": 4, "dim": 64}
 
 
 def _groups(*shapes: dict[str, int], seeds: int = 3) -> list[ShapeGroup]:
-    default = ShapeGroup(label="default", knobs=DEFAULT, is_default=True, variants=[
-        InputVariant(name=f"seed:{s}", kind=VariantKind.SEED, seed=s) for s in range(seeds)])
-    others = [ShapeGroup(label=f"dim={shape['dim']}", knobs={**DEFAULT, **shape}, variants=[
-        InputVariant(name=f"shape:dim={shape['dim']}", kind=VariantKind.SHAPE, knobs=shape,
-                     seed=0)]) for shape in shapes]
+    default = ShapeGroup(
+        label="default",
+        knobs=DEFAULT,
+        is_default=True,
+        variants=[
+            InputVariant(name=f"seed:{s}", kind=VariantKind.SEED, seed=s) for s in range(seeds)
+        ],
+    )
+    others = [
+        ShapeGroup(
+            label=f"dim={shape['dim']}",
+            knobs={**DEFAULT, **shape},
+            variants=[
+                InputVariant(
+                    name=f"shape:dim={shape['dim']}", kind=VariantKind.SHAPE, knobs=shape, seed=0
+                )
+            ],
+        )
+        for shape in shapes
+    ]
     return [default, *others]
 
 
 def _run(pair: FakePair, groups: list[ShapeGroup], **options) -> MatrixResult:
-    runner = MatrixRunner(pair=pair, policy=TolerancePolicy(), init_seed=0,
-                          one_thread_sample=False, **options)
+    runner = MatrixRunner(
+        pair=pair, policy=TolerancePolicy(), init_seed=0, one_thread_sample=False, **options
+    )
     return runner.run(groups)
 
 
@@ -41,8 +57,7 @@ def test_an_honest_candidate_passes_every_cell_in_matrix_order():
         return row_sum(knobs, seed, dtype).flip(0).flip(0) + 0.0
 
     result = _run(FakePair(candidate_side=other_order), _groups({"dim": 96}, {"dim": 33}))
-    assert list(_outcomes(result)) == ["seed:0", "seed:1", "seed:2", "shape:dim=96",
-                                      "shape:dim=33"]
+    assert list(_outcomes(result)) == ["seed:0", "seed:1", "seed:2", "shape:dim=96", "shape:dim=33"]
     assert set(_outcomes(result).values()) == {TestOutcome.PASSED}
     assert all(test.compared_with == "oracle" for test in result.tests)
 
@@ -52,8 +67,9 @@ def test_a_candidate_wrong_at_one_shape_fails_that_cell_only():
         out = row_sum(knobs, seed, dtype)
         return out + 1.0 if knobs["dim"] % 2 else out
 
-    outcomes = _outcomes(_run(FakePair(candidate_side=wrong_when_odd),
-                              _groups({"dim": 96}, {"dim": 33})))
+    outcomes = _outcomes(
+        _run(FakePair(candidate_side=wrong_when_odd), _groups({"dim": 96}, {"dim": 33}))
+    )
     assert outcomes["shape:dim=33"] is TestOutcome.FAILED
     assert outcomes["shape:dim=96"] is TestOutcome.PASSED
     assert outcomes["seed:0"] is TestOutcome.PASSED

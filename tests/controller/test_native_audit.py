@@ -134,8 +134,10 @@ def _profile(lines: str) -> NativeProfile:
 
 IN_CALL = "thread (1): fwd (c.py:1);Module._call_impl (torch/nn/modules/module.py:1);"
 GEMM = f"{IN_CALL}mkl_blas_sgemm_kernel (libtorch_cpu.so) 80\n"
-PRODUCTS = (f"{IN_CALL}at::native::mul_kernel (libtorch_cpu.so) 50\n"
-            f"{IN_CALL}at::native::sum_kernel_impl (libtorch_cpu.so) 40\n")
+PRODUCTS = (
+    f"{IN_CALL}at::native::mul_kernel (libtorch_cpu.so) 50\n"
+    f"{IN_CALL}at::native::sum_kernel_impl (libtorch_cpu.so) 40\n"
+)
 
 
 def _timed(checked: str | None, timed: str) -> TimedStacks:
@@ -165,10 +167,12 @@ def test_a_gemm_used_while_checked_and_while_timed_is_left_to_the_matrix_rule():
 
 
 def test_without_a_checked_profile_the_op_audit_decides():
-    assert [f.severity for f in _timed(None, GEMM).findings(
-        {"aten::mul": 1}, {"aten::addmm": 1})] == [Severity.SUSPECT]
-    assert [f.severity for f in _timed(None, GEMM).findings(
-        {"aten::addmm": 1}, {"aten::addmm": 1})] == [Severity.INFO]
+    assert [
+        f.severity for f in _timed(None, GEMM).findings({"aten::mul": 1}, {"aten::addmm": 1})
+    ] == [Severity.SUSPECT]
+    assert [
+        f.severity for f in _timed(None, GEMM).findings({"aten::addmm": 1}, {"aten::addmm": 1})
+    ] == [Severity.INFO]
 
 
 def _kernel_audit() -> NativeAudit:
@@ -183,12 +187,21 @@ def test_any_op_s_kernel_passed_through_is_suspect_unless_the_records_name_the_r
     custom kernels contradict stacks with no custom code. An honest rewrite that shares the
     kernel (``add`` with ``alpha`` for ``x * s + y``) names the reference's op."""
     forged = {"aten::amax": 1, "aten::exp": 1, "aten::sum": 1, "aten::div": 1}
-    assert [f.severity for f in _kernel_audit().findings(
-        forged, {"aten::_softmax": 1})] == [Severity.SUSPECT]
+    assert [f.severity for f in _kernel_audit().findings(forged, {"aten::_softmax": 1})] == [
+        Severity.SUSPECT
+    ]
     # A GEMM in the records does not explain softmax's kernel either.
-    assert [f.severity for f in _kernel_audit().findings(
-        {**forged, "aten::mm": 1}, {"aten::_softmax": 1})] == [Severity.SUSPECT]
-    assert [f.severity for f in _kernel_audit().findings(
-        {"aten::_softmax": 1}, {"aten::_softmax": 1}, {"my_kernel": 3})] == [Severity.SUSPECT]
-    assert [f.severity for f in _kernel_audit().findings(
-        {"aten::add": 1}, {"aten::mul": 1, "aten::add": 1})] == [Severity.INFO]
+    assert [
+        f.severity
+        for f in _kernel_audit().findings({**forged, "aten::mm": 1}, {"aten::_softmax": 1})
+    ] == [Severity.SUSPECT]
+    assert [
+        f.severity
+        for f in _kernel_audit().findings(
+            {"aten::_softmax": 1}, {"aten::_softmax": 1}, {"my_kernel": 3}
+        )
+    ] == [Severity.SUSPECT]
+    assert [
+        f.severity
+        for f in _kernel_audit().findings({"aten::add": 1}, {"aten::mul": 1, "aten::add": 1})
+    ] == [Severity.INFO]

@@ -7,8 +7,12 @@ from kernelproof.schema import Finding, FindingCheck, Severity
 
 
 def _note(shape: str, side: str) -> Finding:
-    return Finding(check=FindingCheck.TIMING_NOISE, severity=Severity.INFO,
-                   message=f"{side} timing at {shape}: 20% outliers", variant=f"timing:{shape}")
+    return Finding(
+        check=FindingCheck.TIMING_NOISE,
+        severity=Severity.INFO,
+        message=f"{side} timing at {shape}: 20% outliers",
+        variant=f"timing:{shape}",
+    )
 
 
 def test_twenty_notes_become_one_finding_with_every_note_in_its_table():

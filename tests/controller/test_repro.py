@@ -17,13 +17,18 @@ def test_wrong_at_odd_sizes_gets_a_statement_and_a_working_repro(verified, examp
     assert repro.knobs["dim"] % 2 == 1 and repro.knobs["dim"] < 4096
     script = tmp_path / "repro.py"
     script.write_text(repro.script)
-    shown = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                           timeout=300)
+    shown = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=300
+    )
     assert shown.returncode == 1 and "REPRODUCED" in shown.stdout, shown.stdout + shown.stderr
     command = repro.command.split()
     assert command[:2] == ["kernelproof", "verify"]
-    rerun = subprocess.run([sys.executable, "-m", "kernelproof.cli", *command[1:]],
-                           capture_output=True, text=True, timeout=600)
+    rerun = subprocess.run(
+        [sys.executable, "-m", "kernelproof.cli", *command[1:]],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert rerun.returncode == 1, rerun.stdout[-2000:]
 
 
@@ -35,15 +40,21 @@ def test_the_repro_command_rebuilds_the_same_weights_and_inputs(verified, exampl
     words = repro.command.split()
     assert words[words.index("--seed") + 1] == str(report.correctness.base_seed)
     out = tmp_path / "rerun.json"
-    rerun = subprocess.run([sys.executable, "-m", "kernelproof.cli", *words[1:], "--json",
-                            str(out)], capture_output=True, text=True, timeout=600)
+    rerun = subprocess.run(
+        [sys.executable, "-m", "kernelproof.cli", *words[1:], "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert rerun.returncode == 1, rerun.stdout[-2000:]
     from kernelproof.schema import Report
 
     again = Report.model_validate_json(out.read_text())
     # Same weights, same inputs, same knobs: the very same error, to the last digit.
     assert repro.detail in [t.message[:600] for t in again.correctness.tests], (
-        repro.detail, [t.message for t in again.correctness.tests])
+        repro.detail,
+        [t.message for t in again.correctness.tests],
+    )
 
 
 def test_hardcoded_shape_repro_shrinks_the_knobs(verified, examples):

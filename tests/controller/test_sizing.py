@@ -15,10 +15,10 @@ from kernelproof.controller.sizing import (
     rows_past_31_bits,
     within_budget,
 )
-from kernelproof.tasks.variants import plan_matrix
 from kernelproof.protocol.messages import Phase, WorkerReply
-from kernelproof.workers.process import Response
 from kernelproof.protocol.requests import PlanRequest
+from kernelproof.tasks.variants import plan_matrix
+from kernelproof.workers.process import Response
 
 
 class _Pair:
@@ -32,8 +32,10 @@ class _Pair:
         knobs = request.knobs
         self.asked.append(knobs)
         data = {"ok": self.sizeable, "bytes": 4.0 * knobs["n"] * knobs["m"], "flops": 0.0}
-        return Response(reply=WorkerReply(ok=True, phase=Phase.PREPARE, data=data),
-                        reply_model=request.reply_model)
+        return Response(
+            reply=WorkerReply(ok=True, phase=Phase.PREPARE, data=data),
+            reply_model=request.reply_model,
+        )
 
 
 def test_largest_fitting_finds_the_budget_edge_within_a_sixteenth():
@@ -68,10 +70,17 @@ class _GpuPair:
         elements = 1
         for name in self.grows:
             elements *= knobs[name]
-        data = {"ok": True, "bytes": 8.0 * elements, "flops": 0.0,
-                "largest_tensor_elements": float(elements), "device_free_bytes": self.free}
-        return Response(reply=WorkerReply(ok=True, phase=Phase.PREPARE, data=data),
-                        reply_model=request.reply_model)
+        data = {
+            "ok": True,
+            "bytes": 8.0 * elements,
+            "flops": 0.0,
+            "largest_tensor_elements": float(elements),
+            "device_free_bytes": self.free,
+        }
+        return Response(
+            reply=WorkerReply(ok=True, phase=Phase.PREPARE, data=data),
+            reply_model=request.reply_model,
+        )
 
 
 def test_past_32_bits_is_the_smallest_size_whose_tensor_passes_2_to_the_31():
@@ -82,12 +91,20 @@ def test_past_32_bits_is_the_smallest_size_whose_tensor_passes_2_to_the_31():
 
 
 def test_past_32_bits_says_when_the_device_or_host_cannot_hold_it():
-    small_device = past_32_bits(_GpuPair(free=16e9), {"n": 1000, "m": 4096}, "n",  # type: ignore[arg-type]
-                                resolve_settings(overrides={"memory_limit_gib": 100.0}))
+    small_device = past_32_bits(
+        _GpuPair(free=16e9),
+        {"n": 1000, "m": 4096},
+        "n",  # type: ignore[arg-type]
+        resolve_settings(overrides={"memory_limit_gib": 100.0}),
+    )
     assert small_device is not None and not small_device.fits
     assert "2**31" in small_device.skipped_text()
-    small_host = past_32_bits(_GpuPair(free=140e9), {"n": 1000, "m": 4096}, "n",  # type: ignore[arg-type]
-                              resolve_settings(overrides={"memory_limit_gib": 8.0}))
+    small_host = past_32_bits(
+        _GpuPair(free=140e9),
+        {"n": 1000, "m": 4096},
+        "n",  # type: ignore[arg-type]
+        resolve_settings(overrides={"memory_limit_gib": 8.0}),
+    )
     assert small_host is not None and not small_host.fits
 
 
@@ -105,14 +122,20 @@ def test_past_32_bits_on_the_cpu_is_sized_by_the_workers_memory_limit():
 def test_past_32_bits_is_none_for_a_task_without_sizes_or_a_knob_that_sizes_nothing():
     settings = resolve_settings(overrides={"memory_limit_gib": 100.0})
     assert past_32_bits(_Pair(), {"n": 10, "m": 1000}, "n", settings) is None  # type: ignore[arg-type]
-    assert past_32_bits(_GpuPair(free=140e9, grows=("n",)), {"n": 1000, "m": 3}, "m",  # type: ignore[arg-type]
-                        settings) is None
+    assert (
+        past_32_bits(
+            _GpuPair(free=140e9, grows=("n",)),
+            {"n": 1000, "m": 3},
+            "m",  # type: ignore[arg-type]
+            settings,
+        )
+        is None
+    )
 
 
 def test_the_matrix_runs_a_past_32_bits_size_as_a_device_sized_stress_variant():
     settings = resolve_settings()
-    groups = plan_matrix({"n": 1000, "m": 4096}, [], [1, 2], settings,
-                         past_32_bits=[{"n": 524289}])
+    groups = plan_matrix({"n": 1000, "m": 4096}, [], [1, 2], settings, past_32_bits=[{"n": 524289}])
     wide = [g for g in groups if g.knobs["n"] == 524289]
     assert len(wide) == 1 and wide[0].stress and wide[0].device_sized
     assert not any(g.device_sized for g in groups if g is not wide[0])
@@ -129,12 +152,17 @@ class _EmbeddingPair:
         self.asked += 1
         k = request.knobs
         output = k["batch_size"] * k["seq_len"] * k["embedding_dim"]
-        data = {"ok": True, "flops": 0.0,
-                "bytes": 4.0 * (k["num_embeddings"] * k["embedding_dim"] + output)
-                + 8.0 * k["batch_size"] * k["seq_len"],
-                "largest_tensor_elements": float(output)}
-        return Response(reply=WorkerReply(ok=True, phase=Phase.PREPARE, data=data),
-                        reply_model=request.reply_model)
+        data = {
+            "ok": True,
+            "flops": 0.0,
+            "bytes": 4.0 * (k["num_embeddings"] * k["embedding_dim"] + output)
+            + 8.0 * k["batch_size"] * k["seq_len"],
+            "largest_tensor_elements": float(output),
+        }
+        return Response(
+            reply=WorkerReply(ok=True, phase=Phase.PREPARE, data=data),
+            reply_model=request.reply_model,
+        )
 
 
 class _RowsPair:
@@ -147,10 +175,16 @@ class _RowsPair:
         self.asked += 1
         k = request.knobs
         elements = k["batch_size"] * k["seq_len"] * k["hidden"]
-        data = {"ok": True, "flops": 0.0, "bytes": 8.0 * elements + 4.0 * k["hidden"],
-                "largest_tensor_elements": float(elements)}
-        return Response(reply=WorkerReply(ok=True, phase=Phase.PREPARE, data=data),
-                        reply_model=request.reply_model)
+        data = {
+            "ok": True,
+            "flops": 0.0,
+            "bytes": 8.0 * elements + 4.0 * k["hidden"],
+            "largest_tensor_elements": float(elements),
+        }
+        return Response(
+            reply=WorkerReply(ok=True, phase=Phase.PREPARE, data=data),
+            reply_model=request.reply_model,
+        )
 
 
 EMBEDDING = {"batch_size": 16, "seq_len": 512, "num_embeddings": 131073, "embedding_dim": 512}
@@ -164,8 +198,9 @@ def test_a_size_past_16_bits_is_fitted_by_shrinking_what_sizes_the_big_tensor():
     assert fitted == {**EMBEDDING, "embedding_dim": 64}
     # RMSNorm-like: rows and width both size the tensor; the rows (an extent) shrink first
     pair = _RowsPair()
-    rows = fit_around(pair, {"batch_size": 131073, "seq_len": 128, "hidden": 1024},
-                      "batch_size", settings)  # type: ignore[arg-type]
+    rows = fit_around(
+        pair, {"batch_size": 131073, "seq_len": 128, "hidden": 1024}, "batch_size", settings
+    )  # type: ignore[arg-type]
     assert rows == {"batch_size": 131073, "seq_len": 1, "hidden": 32}  # 131073 * 64 * 8 > 64 MiB
     assert pair.asked <= 2 * 2 + 12 + 2  # two choices of two options, a dozen halvings
     # the pinned knob is never shrunk: nothing else left means no variant, not a smaller one
@@ -199,8 +234,12 @@ def test_a_table_past_2_to_the_31_rows_is_tried_with_the_other_knobs_at_1():
     knobs = {**EMBEDDING, "num_embeddings": 8192}
     found = rows_past_31_bits(_EmbeddingPair(), knobs, "num_embeddings", resolve_settings())  # type: ignore[arg-type]
     assert found is not None and not found.fits
-    assert found.knobs(knobs) == {"batch_size": 1, "seq_len": 1, "num_embeddings": 2**31 + 1,
-                                  "embedding_dim": 1}
+    assert found.knobs(knobs) == {
+        "batch_size": 1,
+        "seq_len": 1,
+        "num_embeddings": 2**31 + 1,
+        "embedding_dim": 1,
+    }
     assert "2**31 rows" in found.skipped_text()
     roomy = resolve_settings(overrides={"memory_limit_gib": 64.0})
     assert rows_past_31_bits(_EmbeddingPair(), knobs, "num_embeddings", roomy).fits  # type: ignore[arg-type, union-attr]
@@ -208,6 +247,11 @@ def test_a_table_past_2_to_the_31_rows_is_tried_with_the_other_knobs_at_1():
 
 def test_a_fitted_size_can_be_held_to_a_smaller_share_of_the_budget():
     settings = resolve_settings()
-    small = fit_around(_EmbeddingPair(), EMBEDDING, "num_embeddings", settings,  # type: ignore[arg-type]
-                       max_bytes=settings.max_call_bytes / 16)
+    small = fit_around(
+        _EmbeddingPair(),
+        EMBEDDING,
+        "num_embeddings",
+        settings,  # type: ignore[arg-type]
+        max_bytes=settings.max_call_bytes / 16,
+    )
     assert small == {**EMBEDDING, "embedding_dim": 4}  # 131073 rows of 8 are just over 4 MiB

@@ -20,23 +20,36 @@ GROUP = ShapeGroup(label="default", knobs={"dim": 64}, is_default=True)
 
 
 def _session() -> TimingSession:
-    return TimingSession(pair=None, settings=resolve_settings(overrides={"threads": 1}),  # type: ignore[arg-type]  # the cross-check asks the pair nothing
-                         init_seed=0, policy=TolerancePolicy(), rng=random.Random(0))
+    return TimingSession(
+        pair=None,
+        settings=resolve_settings(overrides={"threads": 1}),  # type: ignore[arg-type]  # the cross-check asks the pair nothing
+        init_seed=0,
+        policy=TolerancePolicy(),
+        rng=random.Random(0),
+    )
 
 
-def _judge(role: str, reported_s: float, wall_s: float, cpu_s: float,
-           wait_s: float = 0.0) -> list[tuple[str, Severity]]:
+def _judge(
+    role: str, reported_s: float, wall_s: float, cpu_s: float, wait_s: float = 0.0
+) -> list[tuple[str, Severity]]:
     session = _session()
     data = TimeReply(times=[reported_s / 10] * 10, generation_s=0.0, timed_wall_s=reported_s)
-    facts = BatchFacts(calls=10, reported_s=reported_s, wall_s=wall_s, cpu_s=cpu_s,
-                       main_cpu_s=cpu_s, main_wait_s=wait_s)
+    facts = BatchFacts(
+        calls=10,
+        reported_s=reported_s,
+        wall_s=wall_s,
+        cpu_s=cpu_s,
+        main_cpu_s=cpu_s,
+        main_wait_s=wait_s,
+    )
     session._cross_check(Participant(role=role, baseline="eager"), data, facts, GROUP)
     return [(str(f.check), f.severity) for f in session.findings]
 
 
 def test_a_patched_clock_that_ran_far_more_cpu_than_it_reported_is_suspect():
     assert _judge("candidate", reported_s=0.002, wall_s=0.078, cpu_s=0.075) == [
-        ("timer-cross-check", Severity.SUSPECT)]
+        ("timer-cross-check", Severity.SUSPECT)
+    ]
 
 
 def test_a_candidate_that_did_not_run_for_the_gap_is_inconclusive_not_suspect():

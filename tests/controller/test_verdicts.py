@@ -16,8 +16,9 @@ def test_correct_candidate_is_verified(verified, examples, task):
     assert not [f for f in report.findings if f.severity in (Severity.FAIL, Severity.SUSPECT)]
     outcomes = {t.outcome for t in report.correctness.tests}
     assert TestOutcome.FAILED not in outcomes
-    kinds = {t.variant.kind.value for t in report.correctness.tests
-             if t.outcome is TestOutcome.PASSED}
+    kinds = {
+        t.variant.kind.value for t in report.correctness.tests if t.outcome is TestOutcome.PASSED
+    }
     assert kinds == {"seed", "repeat", "shape", "value", "layout"}
 
 
@@ -29,8 +30,11 @@ def test_wrong_at_odd_sizes_is_incorrect_and_only_odd_shapes_fail(verified, exam
     failed = [t for t in report.correctness.tests if t.outcome is TestOutcome.FAILED]
     assert failed and all(t.variant.kind.value == "shape" for t in failed)
     assert all(any(v % 2 for v in t.variant.knobs.values()) for t in failed)
-    assert all(t.outcome is TestOutcome.PASSED for t in report.correctness.tests
-               if t.variant.kind.value == "seed")
+    assert all(
+        t.outcome is TestOutcome.PASSED
+        for t in report.correctness.tests
+        if t.variant.kind.value == "seed"
+    )
 
 
 @pytest.mark.parametrize("task", TASKS)
@@ -62,17 +66,23 @@ def test_misbehaving_candidates_are_broken_with_their_reason(verified, examples,
 
 
 def test_a_candidate_over_the_memory_limit_is_broken_out_of_memory(verified, examples):
-    report = verified(examples / "broken" / "memory_hog.py", memory_limit_gib=1.0,
-                      call_timeout_s=30.0)
+    report = verified(
+        examples / "broken" / "memory_hog.py", memory_limit_gib=1.0, call_timeout_s=30.0
+    )
     assert report.verdict is Verdict.BROKEN, report.summary
     messages = [f.message for f in report.findings]
-    assert any("out of memory" in m and "over the limit of 1.0 GiB" in m for m in messages), messages
+    assert any("out of memory" in m and "over the limit of 1.0 GiB" in m for m in messages), (
+        messages
+    )
 
 
 def test_wrong_output_shape_is_incorrect_with_both_shapes_named(verified, examples):
     report = verified(examples / "broken" / "wrong_shape.py")
     assert report.verdict is Verdict.INCORRECT
-    assert "wrong output shape: candidate (64,), reference (64, 4096)" in report.correctness.tests[0].message
+    assert (
+        "wrong output shape: candidate (64,), reference (64, 4096)"
+        in report.correctness.tests[0].message
+    )
 
 
 def test_the_controller_survives_and_keeps_working_after_crashes(verified, examples):
@@ -82,13 +92,20 @@ def test_the_controller_survives_and_keeps_working_after_crashes(verified, examp
 
 
 def test_seed_reproduces_the_draws(verified, examples):
-    first = verified(examples / "softmax" / "correct.py", base_seed=99, seeds=2,
-                     shape_variants=False)
-    again = verified(examples / "softmax" / "correct.py", base_seed=99, seeds=2,
-                     shape_variants=False, value_variants=False)
+    first = verified(
+        examples / "softmax" / "correct.py", base_seed=99, seeds=2, shape_variants=False
+    )
+    again = verified(
+        examples / "softmax" / "correct.py",
+        base_seed=99,
+        seeds=2,
+        shape_variants=False,
+        value_variants=False,
+    )
     assert first.correctness.seeds == again.correctness.seeds
-    other = verified(examples / "softmax" / "correct.py", base_seed=100, seeds=2,
-                     shape_variants=False)
+    other = verified(
+        examples / "softmax" / "correct.py", base_seed=100, seeds=2, shape_variants=False
+    )
     assert other.correctness.seeds != first.correctness.seeds
 
 

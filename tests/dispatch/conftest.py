@@ -4,17 +4,18 @@ examples' modules."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import torch
 
 from kernelproof.checks.tolerance import TolerancePolicy
+from kernelproof.controller.envelope import build_envelope
 from kernelproof.controller.environment import collect_environment
 from kernelproof.dispatch.environment_gate import source_hash
 from kernelproof.proof.probe import matrix_thread_count
-from kernelproof.controller.envelope import build_envelope
 from kernelproof.schema import (
     Artifact,
     Correctness,
@@ -41,8 +42,11 @@ BATCHES = [1, 32, 61, 65, 128, 256, 512]
 def _cell(knobs: dict[str, int]) -> CorrectnessTest:
     name = "shape:" + ",".join(f"{k}={v}" for k, v in knobs.items()) if knobs else "seed:0"
     kind = VariantKind.SHAPE if knobs else VariantKind.SEED
-    return CorrectnessTest(variant=InputVariant(name=name, kind=kind, knobs=knobs, seed=7),
-                           seed=7, outcome=TestOutcome.PASSED)
+    return CorrectnessTest(
+        variant=InputVariant(name=name, kind=kind, knobs=knobs, seed=7),
+        seed=7,
+        outcome=TestOutcome.PASSED,
+    )
 
 
 def _signature(knobs: dict[str, int], device: str) -> CallSignature:
@@ -51,8 +55,11 @@ def _signature(knobs: dict[str, int], device: str) -> CallSignature:
     return CallSignature(args=(tensor.model_copy(update={"device": device}),))
 
 
-def synthetic_report(tolerance: dict[str, Any] | None = None, device: str = "cpu",
-                     candidate: Path = GUARD_EXAMPLES / "time_bomb.py") -> Report:
+def synthetic_report(
+    tolerance: dict[str, Any] | None = None,
+    device: str = "cpu",
+    candidate: Path = GUARD_EXAMPLES / "time_bomb.py",
+) -> Report:
     """A verified report of examples/guard's task whose envelope holds the default shape and
     a covered batch_size range (32..128), as a real verification would give it, proved in this
     environment (so the guard serves it) on ``candidate``'s source (the file that defines the
@@ -61,10 +68,14 @@ def synthetic_report(tolerance: dict[str, Any] | None = None, device: str = "cpu
     signatures = {c.variant.name: _signature(c.variant.knobs, device) for c in cells}
     return Report(
         verdict=Verdict.VERIFIED,
-        correctness=Correctness(seeds=[7], base_seed=1234, default_knobs=DEFAULT,
-                                task_knobs=DEFAULT,
-                                tolerance=tolerance or TolerancePolicy().describe(),
-                                tests=cells),
+        correctness=Correctness(
+            seeds=[7],
+            base_seed=1234,
+            default_knobs=DEFAULT,
+            task_knobs=DEFAULT,
+            tolerance=tolerance or TolerancePolicy().describe(),
+            tests=cells,
+        ),
         envelope=build_envelope(cells, signatures, DEFAULT),
         environment=_environment(device),
         reference=Artifact(path=str(GUARD_EXAMPLES / "reference.py"), sha256="0" * 64),
@@ -88,6 +99,7 @@ def report() -> Report:
 def example() -> Callable[[str], torch.nn.Module]:
     """``example(name)``: a fresh module from examples/guard (``reference`` is the task's
     ``Model``, any other name a candidate's ``ModelNew``)."""
+
     def build(name: str) -> torch.nn.Module:
         module = import_file(str(GUARD_EXAMPLES / f"{name}.py"), f"guard_example_{name}")
         return module.Model() if name == "reference" else module.ModelNew()

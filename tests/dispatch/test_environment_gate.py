@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import torch
@@ -40,38 +41,54 @@ def _bomb(example: Build) -> Any:
 
 
 def test_another_torch_routes_every_call_to_the_reference_with_one_incident(
-        example: Build, tmp_path: Path) -> None:
+    example: Build, tmp_path: Path
+) -> None:
     path = _upgraded(synthetic_report(), tmp_path, torch="2.99.0+cpu")
     seen: list[Any] = []
     with pytest.warns(EnvironmentMismatchWarning, match=r"torch 2\.99\.0\+cpu -> "):
-        guarded = kernelproof.guard(_bomb(example), example("reference"), path,
-                                    shadow_rate=1.0, incident_dir=tmp_path / "incidents",
-                                    on_incident=seen.append)
+        guarded = kernelproof.guard(
+            _bomb(example),
+            example("reference"),
+            path,
+            shadow_rate=1.0,
+            incident_dir=tmp_path / "incidents",
+            on_incident=seen.append,
+        )
     for batch in (64, 100, 64, 7):
         x = torch.randn(batch, 256)
         assert torch.equal(guarded(x), torch.softmax(x, -1))  # never the candidate's answer
     stats = guarded.stats
     assert stats["outside_environment"] and not stats["shadow_only"]
-    assert (stats["calls"], stats["reference_calls"], stats["candidate_calls"],
-            stats["shadow_checks"]) == (4, 4, 0, 0)
+    assert (
+        stats["calls"],
+        stats["reference_calls"],
+        stats["candidate_calls"],
+        stats["shadow_checks"],
+    ) == (4, 4, 0, 0)
     [(folder, incident)] = read_incidents(tmp_path / "incidents")
     assert seen == [incident] == guarded.incidents
     assert incident.kinds[0].value == "environment" and incident.signature is None
     assert incident.command == f"kernelproof recheck {path}"
-    assert "torch" in [c.component for c in incident.environment if c.effect.value ==
-                       "invalidates"]
+    assert "torch" in [c.component for c in incident.environment if c.effect.value == "invalidates"]
     assert "environment" in folder.name and "kernelproof recheck" in incident.detail
     assert not guarded.environment.diff.annotations or all(
-        c.component != "torch" for c in guarded.environment.diff.annotations)
+        c.component != "torch" for c in guarded.environment.diff.annotations
+    )
 
 
 def test_shadow_only_compares_sampled_calls_and_never_returns_the_candidate(
-        example: Build, tmp_path: Path) -> None:
+    example: Build, tmp_path: Path
+) -> None:
     path = _upgraded(synthetic_report(), tmp_path, torch="2.99.0+cpu")
     with pytest.warns(EnvironmentMismatchWarning, match="shadow-only"):
-        guarded = kernelproof.guard(_bomb(example), example("reference"), path,
-                                    shadow_rate=1.0, on_mismatch="log",
-                                    on_environment_change="shadow-only")
+        guarded = kernelproof.guard(
+            _bomb(example),
+            example("reference"),
+            path,
+            shadow_rate=1.0,
+            on_mismatch="log",
+            on_environment_change="shadow-only",
+        )
     for seed in range(5):
         x = torch.randn(64, 256, generator=torch.Generator().manual_seed(seed))
         pristine = x.clone()
@@ -85,18 +102,25 @@ def test_shadow_only_compares_sampled_calls_and_never_returns_the_candidate(
 
 
 def test_shadow_only_rolls_back_to_comparing_nothing_on_its_first_mismatch(
-        example: Build, tmp_path: Path) -> None:
+    example: Build, tmp_path: Path
+) -> None:
     path = _upgraded(synthetic_report(), tmp_path, torch="2.99.0+cpu")
     with pytest.warns(EnvironmentMismatchWarning):
-        guarded = kernelproof.guard(_bomb(example), example("reference"), path,
-                                    shadow_rate=1.0, on_environment_change="shadow-only")
+        guarded = kernelproof.guard(
+            _bomb(example),
+            example("reference"),
+            path,
+            shadow_rate=1.0,
+            on_environment_change="shadow-only",
+        )
     for _ in range(4):
         guarded(torch.randn(64, 256))
     assert guarded.stats["rolled_back"] and guarded.stats["shadow_checks"] == 1
 
 
 def test_a_candidate_whose_source_changed_since_its_proof_does_not_serve(
-        example: Build, tmp_path: Path) -> None:
+    example: Build, tmp_path: Path
+) -> None:
     source = tmp_path / "bomb.py"
     source.write_text((GUARD_EXAMPLES / "time_bomb.py").read_text())
     report = synthetic_report(candidate=source)
@@ -110,8 +134,13 @@ def test_a_candidate_whose_source_changed_since_its_proof_does_not_serve(
 
 def test_an_older_report_without_a_fingerprint_is_named_as_such(example: Build) -> None:
     report = synthetic_report()
-    older = report.model_copy(update={"environment": report.environment.model_copy(
-        update={"fingerprint_schema": None, "isa": None, "arch": ""})})
+    older = report.model_copy(
+        update={
+            "environment": report.environment.model_copy(
+                update={"fingerprint_schema": None, "isa": None, "arch": ""}
+            )
+        }
+    )
     with pytest.warns(EnvironmentMismatchWarning, match="predates environment fingerprints"):
         guarded = kernelproof.guard(example("time_bomb"), example("reference"), older)
     assert guarded.stats["outside_environment"]
@@ -131,6 +160,7 @@ def test_threads_serve_at_the_proved_count_and_at_one_only(example: Build) -> No
 class _no_warning:
     def __enter__(self) -> None:
         import warnings
+
         self._catch = warnings.catch_warnings()
         self._catch.__enter__()
         warnings.simplefilter("error", EnvironmentMismatchWarning)
@@ -142,25 +172,34 @@ class _no_warning:
 def test_bad_environment_options_are_refused_with_the_fix(example: Build) -> None:
     report = synthetic_report()
     with pytest.raises(GuardError, match="not a policy; pass one of 'reference'"):
-        kernelproof.guard(example("time_bomb"), example("reference"), report,
-                          on_environment_change="ignore")
+        kernelproof.guard(
+            example("time_bomb"), example("reference"), report, on_environment_change="ignore"
+        )
     with pytest.raises(GuardError, match="shadow_rate=0 compares nothing"):
-        kernelproof.guard(example("time_bomb"), example("reference"), report,
-                          shadow_rate=0.0, on_environment_change="shadow-only")
+        kernelproof.guard(
+            example("time_bomb"),
+            example("reference"),
+            report,
+            shadow_rate=0.0,
+            on_environment_change="shadow-only",
+        )
 
 
-def test_the_environment_incident_is_listed_and_refuses_a_replay(example: Build,
-                                                                  tmp_path: Path) -> None:
+def test_the_environment_incident_is_listed_and_refuses_a_replay(
+    example: Build, tmp_path: Path
+) -> None:
     path = _upgraded(synthetic_report(), tmp_path, torch="2.99.0+cpu")
     with pytest.warns(EnvironmentMismatchWarning):
-        kernelproof.guard(example("time_bomb"), example("reference"), path,
-                          incident_dir=tmp_path / "incidents")
+        kernelproof.guard(
+            example("time_bomb"), example("reference"), path, incident_dir=tmp_path / "incidents"
+        )
     command = [sys.executable, "-m", "kernelproof.cli", "incidents", str(tmp_path / "incidents")]
     listing = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert listing.returncode == 0 and "environment" in listing.stdout
     assert "start-up" in listing.stdout
-    replay = subprocess.run(command + ["--replay", "latest"], capture_output=True, text=True,
-                            timeout=120)
+    replay = subprocess.run(
+        command + ["--replay", "latest"], capture_output=True, text=True, timeout=120
+    )
     said = " ".join(replay.stdout.split())  # the terminal wraps long lines
     assert replay.returncode == 4
     assert "about the environment, not a call" in said and "kernelproof recheck" in said

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import torch
@@ -11,8 +12,8 @@ import torch
 import kernelproof
 from kernelproof.dispatch import CandidateMismatch, GuardError
 from kernelproof.dispatch.incidents import read_incidents
-from kernelproof.tasks.saved_inputs import load_arguments
 from kernelproof.schema import Finding, FindingCheck, Report, Severity, Verdict
+from kernelproof.tasks.saved_inputs import load_arguments
 
 from .conftest import DEFAULT, GUARD_EXAMPLES, synthetic_report
 
@@ -33,27 +34,38 @@ def _bomb(example: Build, after: int) -> Any:
 
 
 def test_an_unverified_report_is_refused_with_its_verdict(report: Report, example: Build) -> None:
-    incorrect = Report(verdict=Verdict.INCORRECT, environment=report.environment,
-                       findings=[Finding(check=FindingCheck.COVERAGE, severity=Severity.FAIL,
-                                         message="wrong at dim=3")],
-                       candidate=report.candidate, reference=report.reference,
-                       envelope=report.envelope, correctness=report.correctness)
+    incorrect = Report(
+        verdict=Verdict.INCORRECT,
+        environment=report.environment,
+        findings=[
+            Finding(check=FindingCheck.COVERAGE, severity=Severity.FAIL, message="wrong at dim=3")
+        ],
+        candidate=report.candidate,
+        reference=report.reference,
+        envelope=report.envelope,
+        correctness=report.correctness,
+    )
     with pytest.raises(GuardError, match="verdict is 'incorrect'.*only ships verified"):
         kernelproof.guard(example("time_bomb"), example("reference"), incorrect)
 
 
-@pytest.mark.parametrize("options, message", [
-    ({"shadow_rate": 1.5}, "not a share of calls"),
-    ({"on_mismatch": "retry"}, "not a policy; pass one of 'rollback'"),
-])
-def test_bad_options_are_refused_with_the_fix(report: Report, example: Build,
-                                              options: dict[str, Any], message: str) -> None:
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"shadow_rate": 1.5}, "not a share of calls"),
+        ({"on_mismatch": "retry"}, "not a policy; pass one of 'rollback'"),
+    ],
+)
+def test_bad_options_are_refused_with_the_fix(
+    report: Report, example: Build, options: dict[str, Any], message: str
+) -> None:
     with pytest.raises(GuardError, match=message):
         kernelproof.guard(example("time_bomb"), example("reference"), report, **options)
 
 
-def test_a_report_path_is_read_and_a_non_module_refused(report: Report, example: Build,
-                                                        tmp_path: Path) -> None:
+def test_a_report_path_is_read_and_a_non_module_refused(
+    report: Report, example: Build, tmp_path: Path
+) -> None:
     path = tmp_path / "report.json"
     path.write_text(report.to_json())
     guarded = kernelproof.guard(example("time_bomb"), example("reference"), path)
@@ -89,15 +101,23 @@ def test_calls_outside_the_envelope_go_to_the_reference(example: Build) -> None:
     guarded(strided)
     guarded(_x().double())  # a dtype never verified
     assert candidate.batches == [64, 100, 64]  # the wrong path (600..1000) was never taken
-    assert guarded.stats == {"calls": 7, "candidate_calls": 3, "reference_calls": 4,
-                             "out_of_envelope": 4, "shadow_checks": 0, "mismatches": 0,
-                             "outside_environment": False, "shadow_only": False,
-                             "rolled_back": False}
+    assert guarded.stats == {
+        "calls": 7,
+        "candidate_calls": 3,
+        "reference_calls": 4,
+        "out_of_envelope": 4,
+        "shadow_checks": 0,
+        "mismatches": 0,
+        "outside_environment": False,
+        "shadow_only": False,
+        "rolled_back": False,
+    }
 
 
 def test_counters_add_up_over_many_mixed_calls(report: Report, example: Build) -> None:
-    guarded = kernelproof.guard(example("time_bomb"), example("reference"), report,
-                                shadow_rate=0.05, seed=3)
+    guarded = kernelproof.guard(
+        example("time_bomb"), example("reference"), report, shadow_rate=0.05, seed=3
+    )
     inputs = [torch.randn(b, 8) for b in (2, 3)] + [_x(64), _x(100), _x(7)]
     guarded.candidate.goes_wrong_after = 10**9
     calls = 4_000
@@ -118,8 +138,9 @@ def test_counters_lose_nothing_across_serving_threads(example: Build) -> None:
     import threading
 
     report = synthetic_report(candidate=GUARD_EXAMPLES / "wrong_outside.py")
-    guarded = kernelproof.guard(example("wrong_outside"), example("reference"), report,
-                                shadow_rate=0.02, seed=4)
+    guarded = kernelproof.guard(
+        example("wrong_outside"), example("reference"), report, shadow_rate=0.02, seed=4
+    )
     inside, outside = _x(64), torch.randn(5, 8)
 
     def serve() -> None:
@@ -158,11 +179,19 @@ def test_keyword_calls_go_to_the_reference() -> None:
 
 
 def test_a_time_bomb_is_rolled_back_within_a_bounded_number_of_calls(
-        report: Report, example: Build, tmp_path: Path) -> None:
+    report: Report, example: Build, tmp_path: Path
+) -> None:
     seen: list[Any] = []
     bomb = _bomb(example, after=50)
-    guarded = kernelproof.guard(bomb, example("reference"), report, shadow_rate=0.1, seed=11,
-                                incident_dir=tmp_path, on_incident=seen.append)
+    guarded = kernelproof.guard(
+        bomb,
+        example("reference"),
+        report,
+        shadow_rate=0.1,
+        seed=11,
+        incident_dir=tmp_path,
+        on_incident=seen.append,
+    )
     x = _x()
     for _ in range(400):
         out = guarded(x)
@@ -179,14 +208,15 @@ def test_a_time_bomb_is_rolled_back_within_a_bounded_number_of_calls(
     assert incident.call_index == bomb.calls - 1 and incident.knobs == DEFAULT
 
 
-def test_raise_policy_raises_and_log_policy_keeps_serving(report: Report,
-                                                          example: Build) -> None:
-    raising = kernelproof.guard(_bomb(example, after=0), example("reference"), report,
-                                shadow_rate=1.0, on_mismatch="raise")
+def test_raise_policy_raises_and_log_policy_keeps_serving(report: Report, example: Build) -> None:
+    raising = kernelproof.guard(
+        _bomb(example, after=0), example("reference"), report, shadow_rate=1.0, on_mismatch="raise"
+    )
     with pytest.raises(CandidateMismatch, match="disagreed with its reference on call 0"):
         raising(_x())
-    logging = kernelproof.guard(_bomb(example, after=0), example("reference"), report,
-                                shadow_rate=1.0, on_mismatch="log")
+    logging = kernelproof.guard(
+        _bomb(example, after=0), example("reference"), report, shadow_rate=1.0, on_mismatch="log"
+    )
     for _ in range(3):
         torch.testing.assert_close(logging(_x()), torch.softmax(_x(), -1))
     assert logging.stats["mismatches"] == 3 and not logging.stats["rolled_back"]
@@ -197,8 +227,9 @@ def test_a_mutated_input_is_caught_and_restored(example: Build) -> None:
     report = synthetic_report(candidate=GUARD_EXAMPLES / "mutates_inputs.py")
     mutating = example("mutates_inputs")
     mutating.mutates_after = 0
-    guarded = kernelproof.guard(mutating, example("reference"), report, shadow_rate=1.0,
-                                on_mismatch="log")
+    guarded = kernelproof.guard(
+        mutating, example("reference"), report, shadow_rate=1.0, on_mismatch="log"
+    )
     kinds = []
     for call in range(1, 7):
         x = _x(seed=call)
@@ -206,7 +237,7 @@ def test_a_mutated_input_is_caught_and_restored(example: Build) -> None:
         out = guarded(x)
         torch.testing.assert_close(out, torch.softmax(pristine, -1))
         assert torch.equal(x, pristine)  # restored from the saved copy
-        kinds += [k.value for i in guarded.incidents[len(kinds):] for k in i.kinds]
+        kinds += [k.value for i in guarded.incidents[len(kinds) :] for k in i.kinds]
     assert kinds == ["input-mutation", "input-mutation"]  # calls 3 and 6
 
 
@@ -222,10 +253,16 @@ def test_a_candidate_that_raises_is_answered_by_the_reference() -> None:
     assert "RuntimeError: kernel launch failed" in guarded.incidents[0].detail
 
 
-def test_an_incident_holds_its_tensors_and_a_replay_command(report: Report, example: Build,
-                                                            tmp_path: Path) -> None:
-    guarded = kernelproof.guard(_bomb(example, after=0), example("reference"), report,
-                                shadow_rate=1.0, incident_dir=tmp_path)
+def test_an_incident_holds_its_tensors_and_a_replay_command(
+    report: Report, example: Build, tmp_path: Path
+) -> None:
+    guarded = kernelproof.guard(
+        _bomb(example, after=0),
+        example("reference"),
+        report,
+        shadow_rate=1.0,
+        incident_dir=tmp_path,
+    )
     x = _x()
     guarded(x)
     [(folder, incident)] = read_incidents(tmp_path)
@@ -238,14 +275,21 @@ def test_an_incident_holds_its_tensors_and_a_replay_command(report: Report, exam
     assert incident.command.startswith(f"kernelproof verify {GUARD_EXAMPLES / 'reference.py'}")
 
 
-def test_incidents_are_listed_numbered_for_replay(report: Report, example: Build,
-                                                  tmp_path: Path) -> None:
+def test_incidents_are_listed_numbered_for_replay(
+    report: Report, example: Build, tmp_path: Path
+) -> None:
     from rich.console import Console
 
     from kernelproof.report.incidents import render_incidents
 
-    guarded = kernelproof.guard(_bomb(example, after=1), example("reference"), report,
-                                shadow_rate=1.0, on_mismatch="log", incident_dir=tmp_path)
+    guarded = kernelproof.guard(
+        _bomb(example, after=1),
+        example("reference"),
+        report,
+        shadow_rate=1.0,
+        on_mismatch="log",
+        incident_dir=tmp_path,
+    )
     for _ in range(3):
         guarded(_x())
     console = Console(record=True, width=200)
@@ -257,15 +301,15 @@ def test_incidents_are_listed_numbered_for_replay(report: Report, example: Build
 
 def test_fixed_tolerance_compares_with_the_reference(example: Build) -> None:
     loose = synthetic_report({"mode": "fixed", "atol": 0.1, "rtol": 0.1})
-    guarded = kernelproof.guard(_bomb(example, after=0), example("reference"), loose,
-                                shadow_rate=1.0)
+    guarded = kernelproof.guard(
+        _bomb(example, after=0), example("reference"), loose, shadow_rate=1.0
+    )
     guarded(_x())  # 1% off passes a 10% tolerance
     assert guarded.stats["mismatches"] == 0
 
 
 @pytest.mark.slow
-def test_torch_compile_of_a_model_holding_a_guard_works(report: Report,
-                                                        example: Build) -> None:
+def test_torch_compile_of_a_model_holding_a_guard_works(report: Report, example: Build) -> None:
     guarded = kernelproof.guard(example("time_bomb"), example("reference"), report)
 
     class Host(torch.nn.Module):
@@ -285,9 +329,14 @@ def test_torch_compile_of_a_model_holding_a_guard_works(report: Report,
 
 @pytest.mark.gpu
 def test_on_cuda_the_shadow_check_runs_on_a_side_stream_and_still_rolls_back(
-        example: Build) -> None:
-    guarded = kernelproof.guard(_bomb(example, after=5).cuda(), example("reference").cuda(),
-                                synthetic_report(device="cuda"), shadow_rate=1.0)
+    example: Build,
+) -> None:
+    guarded = kernelproof.guard(
+        _bomb(example, after=5).cuda(),
+        example("reference").cuda(),
+        synthetic_report(device="cuda"),
+        shadow_rate=1.0,
+    )
     x = _x().cuda()
     for _ in range(10):
         guarded(x)

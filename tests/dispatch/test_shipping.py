@@ -6,8 +6,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import torch
@@ -26,12 +27,18 @@ Build = Callable[[str], torch.nn.Module]
 def kernelproof_cli(*args: str) -> subprocess.CompletedProcess:
     environment = {k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"}
     environment["COLUMNS"] = "200"
-    return subprocess.run([sys.executable, "-m", "kernelproof.cli", *args], capture_output=True,
-                          text=True, env=environment, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "kernelproof.cli", *args],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=300,
+    )
 
 
-def test_a_verified_time_bomb_is_rolled_back_in_serving(verified: Callable[..., Any],
-                                                         example: Build) -> None:
+def test_a_verified_time_bomb_is_rolled_back_in_serving(
+    verified: Callable[..., Any], example: Build
+) -> None:
     report = verified(GUARD_EXAMPLES / "time_bomb.py")
     assert report.verdict.value == "verified"  # verification cannot see it
     bomb = example("time_bomb")
@@ -43,19 +50,22 @@ def test_a_verified_time_bomb_is_rolled_back_in_serving(verified: Callable[..., 
 
 
 def test_a_size_outside_the_real_envelope_never_reaches_the_candidate(
-        verified: Callable[..., Any], example: Build) -> None:
+    verified: Callable[..., Any], example: Build
+) -> None:
     report = verified(GUARD_EXAMPLES / "wrong_outside.py")
     assert report.verdict.value == "verified"
-    guarded = kernelproof.guard(example("wrong_outside"), example("reference"), report,
-                                shadow_rate=1.0)
+    guarded = kernelproof.guard(
+        example("wrong_outside"), example("reference"), report, shadow_rate=1.0
+    )
     for batch in (64, 700, 100, 900):
         x = torch.randn(batch, 256)
         torch.testing.assert_close(guarded(x), torch.softmax(x, -1))
     assert guarded.stats["out_of_envelope"] == 2 and guarded.stats["mismatches"] == 0
 
 
-def test_verified_input_mutations_are_caught_by_the_guard(verified: Callable[..., Any],
-                                                          example: Build) -> None:
+def test_verified_input_mutations_are_caught_by_the_guard(
+    verified: Callable[..., Any], example: Build
+) -> None:
     report = verified(GUARD_EXAMPLES / "mutates_inputs.py")
     assert report.verdict.value == "verified"
     mutating = example("mutates_inputs")
@@ -82,18 +92,17 @@ class ModelNew(nn.Module):
 '''
 
 
-def test_an_incident_replays_through_verify_and_reproduces(tmp_path: Path,
-                                                           example: Build) -> None:
+def test_an_incident_replays_through_verify_and_reproduces(tmp_path: Path, example: Build) -> None:
     reference = GUARD_EXAMPLES / "reference.py"
     candidate = tmp_path / "planted.py"
     candidate.write_text(PLANTED.format(reference=reference))
-    report = verify(reference, candidate, seeds=2, base_seed=99, timing=False,
-                    native_audit=False)
+    report = verify(reference, candidate, seeds=2, base_seed=99, timing=False, native_audit=False)
     assert report.verdict.value == "verified"
     module = import_file(str(candidate), "planted_candidate").ModelNew()
     incidents = tmp_path / "incidents"
-    guarded = kernelproof.guard(module, example("reference"), report, shadow_rate=1.0,
-                                incident_dir=incidents)
+    guarded = kernelproof.guard(
+        module, example("reference"), report, shadow_rate=1.0, incident_dir=incidents
+    )
     x = torch.randn(100, 256)  # inside the batch range, not a verified size
     x[0, 0] = 42.0
     torch.testing.assert_close(guarded(x), torch.softmax(x, -1))
@@ -103,8 +112,9 @@ def test_an_incident_replays_through_verify_and_reproduces(tmp_path: Path,
     assert "replay: reproduced: the saved inputs' cell failed" in replay.stdout
 
 
-def test_drifted_signatures_become_shapes_the_next_verify_covers(tmp_path: Path,
-                                                                 example: Build) -> None:
+def test_drifted_signatures_become_shapes_the_next_verify_covers(
+    tmp_path: Path, example: Build
+) -> None:
     """Inputs shifted -> back to proof in one step: the guard logs production calls outside
     its envelope, `guard shapes --write` adds them to the task, and the next verify's envelope
     holds them."""
@@ -113,8 +123,13 @@ def test_drifted_signatures_become_shapes_the_next_verify_covers(tmp_path: Path,
     from .conftest import synthetic_report
 
     log = tmp_path / "incidents"
-    guarded = kernelproof.guard(example("time_bomb"), example("reference"), synthetic_report(),
-                                shadow_rate=0.0, incident_dir=log)
+    guarded = kernelproof.guard(
+        example("time_bomb"),
+        example("reference"),
+        synthetic_report(),
+        shadow_rate=0.0,
+        incident_dir=log,
+    )
     drifted = [torch.randn(700, 256), torch.randn(7, 256)]
     for x in drifted * 3:
         guarded(x)
@@ -125,8 +140,15 @@ def test_drifted_signatures_become_shapes_the_next_verify_covers(tmp_path: Path,
     result = kernelproof_cli("guard", "shapes", str(log), "--task", str(task), "--write")
     assert result.returncode == 0, result.stdout
     assert "added 2 shape(s)" in result.stdout
-    report = verify(task, GUARD_EXAMPLES / "time_bomb.py", profile="quick", timing=False,
-                    native_audit=False, seeds=1, base_seed=5)
+    report = verify(
+        task,
+        GUARD_EXAMPLES / "time_bomb.py",
+        profile="quick",
+        timing=False,
+        native_audit=False,
+        seeds=1,
+        base_seed=5,
+    )
     assert report.verdict.value == "verified", report.summary
     assert report.envelope is not None
     for x in drifted:

@@ -27,7 +27,7 @@ from kernelproof.schema.e2e import AmdahlRow, SignatureCoverage, Soak, Speed
 from kernelproof.schema.envelope import CallSignature
 from kernelproof.tasks.source import parse_task
 
-HOST = '''
+HOST = """
 import torch
 import torch.nn as nn
 
@@ -60,13 +60,16 @@ def get_inputs():
 
 def get_init_inputs():
     return [hidden]
-'''
+"""
 
 
 def test_replace_parses_target_candidate_and_task() -> None:
     parsed = Replacement.parse("blocks.0.norm=cand.py:task.py")
     assert (parsed.target, str(parsed.candidate), str(parsed.task)) == (
-        "blocks.0.norm", "cand.py", "task.py")
+        "blocks.0.norm",
+        "cand.py",
+        "task.py",
+    )
     assert Replacement.parse("RMSNorm=cand.py").task is None
 
 
@@ -82,8 +85,14 @@ def test_constructor_mismatch_names_both_signatures() -> None:
     assert problem is not None
     assert "ModelNew(dim, heads)" in problem and "RMSNorm(self, hidden, eps=1e-06)" in problem
     assert constructor_mismatch(candidate, [64, 4], "X(self, a, b)") is None
-    assert constructor_mismatch("class ModelNew:\n    def __init__(self, *a):\n        pass\n",
-                                [1, 2, 3], "X(self, a, b, c)") is None
+    assert (
+        constructor_mismatch(
+            "class ModelNew:\n    def __init__(self, *a):\n        pass\n",
+            [1, 2, 3],
+            "X(self, a, b, c)",
+        )
+        is None
+    )
     # What the source alone does not decide (a decorator, a __new__) is left to the worker.
     decorated = "@wrap\nclass ModelNew:\n    def __init__(self, dim, heads):\n        pass\n"
     assert constructor_mismatch(decorated, [64], "X(self, a)") is None
@@ -130,17 +139,24 @@ def test_an_unknown_target_lists_what_the_host_has() -> None:
 
 def _trace(tmp_path) -> TargetTrace:
     calls = tmp_path / "calls.pt"
-    torch.save({"calls": [], "states": {"first": {"weight": torch.ones(8)}},
-                "init": {"first": [8, 1e-6]}}, calls)
+    torch.save(
+        {"calls": [], "states": {"first": {"weight": torch.ones(8)}}, "init": {"first": [8, 1e-6]}},
+        calls,
+    )
     signature = CallSignature.of([torch.randn(2, 8).t()])
-    return TargetTrace(target="Norm", class_name="Norm", class_module="host",
-                       init_signature="Norm(self, hidden, eps=1e-06)",
-                       init_parameters=["hidden", "eps"],
-                       instances=[InstanceTrace(path="first", init_args=[8, 1e-6],
-                                                init_repr="[8, 1e-06]")],
-                       signatures=[signature], signature_counts=[1],
-                       signature_sources=["seed:0"], signature_init=["[8, 1e-06]"],
-                       calls_file=str(calls))
+    return TargetTrace(
+        target="Norm",
+        class_name="Norm",
+        class_module="host",
+        init_signature="Norm(self, hidden, eps=1e-06)",
+        init_parameters=["hidden", "eps"],
+        instances=[InstanceTrace(path="first", init_args=[8, 1e-6], init_repr="[8, 1e-06]")],
+        signatures=[signature],
+        signature_counts=[1],
+        signature_sources=["seed:0"],
+        signature_init=["[8, 1e-06]"],
+        calls_file=str(calls),
+    )
 
 
 def test_the_module_task_ties_sizes_to_constructor_arguments(tmp_path) -> None:
@@ -161,13 +177,17 @@ def test_the_module_task_ties_sizes_to_constructor_arguments(tmp_path) -> None:
 def test_the_signatures_task_rebuilds_each_exact_signature(tmp_path) -> None:
     trace = _trace(tmp_path)
     other = CallSignature.of([torch.randn(3, 4, 8)[:, ::2]])
-    text = signatures_task(HostFiles(path=tmp_path / "host.py", text=HOST), trace,
-                           [(trace.signatures[0], "[8, 1e-06]"), (other, "[4, 1e-05]")])
+    text = signatures_task(
+        HostFiles(path=tmp_path / "host.py", text=HOST),
+        trace,
+        [(trace.signatures[0], "[8, 1e-06]"), (other, "[4, 1e-05]")],
+    )
     task = parse_task(text, tmp_path / "signatures.py")
     assert task.default_knobs == {"signature": CALL_BASE}
     assert task.shapes == [{"signature": CALL_BASE + 1}]
-    for index, (signature, init) in enumerate([(trace.signatures[0], [8, 1e-6]),
-                                               (other, [4, 1e-5])]):
+    for index, (signature, init) in enumerate(
+        [(trace.signatures[0], [8, 1e-6]), (other, [4, 1e-5])]
+    ):
         namespace: dict = {}
         source = task.render({"signature": CALL_BASE + index})
         exec(compile(source, str(tmp_path / "signatures.py"), "exec"), namespace)  # test text
@@ -178,14 +198,25 @@ def test_the_signatures_task_rebuilds_each_exact_signature(tmp_path) -> None:
 
 def test_the_shortfall_is_blamed_on_the_host_signature_only_with_its_timing() -> None:
     def speed(at_host: float | None, measured: float, share: float = 0.4) -> Speed:
-        row = AmdahlRow(target="act", share=share, share_source="profiler",
-                        share_profiler=share, share_hooks=share, isolated_speedup=2.4,
-                        host_signature="(float32[4, 512] strides=[1024, 1]@cpu)",
-                        host_signature_calls=60, host_signature_speedup=at_host,
-                        host_signature_speedup_ci=None if at_host is None
-                        else (at_host - 0.05, at_host + 0.05))
-        return judge(Speed(rows=[row], measured_speedup=measured,
-                           measured_speedup_ci=(measured - 0.03, measured + 0.03)))
+        row = AmdahlRow(
+            target="act",
+            share=share,
+            share_source="profiler",
+            share_profiler=share,
+            share_hooks=share,
+            isolated_speedup=2.4,
+            host_signature="(float32[4, 512] strides=[1024, 1]@cpu)",
+            host_signature_calls=60,
+            host_signature_speedup=at_host,
+            host_signature_speedup_ci=None if at_host is None else (at_host - 0.05, at_host + 0.05),
+        )
+        return judge(
+            Speed(
+                rows=[row],
+                measured_speedup=measured,
+                measured_speedup_ci=(measured - 0.03, measured + 0.03),
+            )
+        )
 
     slow = speed(0.6, 0.82)
     assert slow.shortfall and slow.cause == "host-signature"
@@ -201,8 +232,14 @@ def test_the_shortfall_is_blamed_on_the_host_signature_only_with_its_timing() ->
 
 
 def test_profiler_and_hook_shares_that_disagree_are_said() -> None:
-    row = AmdahlRow(target="act", share=0.1, share_source="profiler", share_profiler=0.1,
-                    share_hooks=0.4, isolated_speedup=2.0)
+    row = AmdahlRow(
+        target="act",
+        share=0.1,
+        share_source="profiler",
+        share_profiler=0.1,
+        share_hooks=0.4,
+        isolated_speedup=2.0,
+    )
     speed = judge(Speed(rows=[row]))
     assert speed.shares_disagree
     assert "act 10% by the profiler, 40% by the forward hooks" in speed.explanation
@@ -214,9 +251,16 @@ def test_profiler_and_hook_shares_that_disagree_are_said() -> None:
 
 
 def test_every_uncovered_signature_is_planned_once_the_first_with_full_seeds() -> None:
-    rows = [SignatureCoverage(signature=CallSignature.of([torch.empty(rows_, 8)]), calls=1,
-                              first_seen="seed:0", covered=False, check="not-checked")
-            for rows_ in range(1, 301)]
+    rows = [
+        SignatureCoverage(
+            signature=CallSignature.of([torch.empty(rows_, 8)]),
+            calls=1,
+            first_seen="seed:0",
+            covered=False,
+            check="not-checked",
+        )
+        for rows_ in range(1, 301)
+    ]
     plan = plan_checks(rows)
     planned = [row for batch, _ in plan for row in batch]
     assert sorted(id(r) for r in planned) == sorted(id(r) for r in rows)
@@ -229,8 +273,9 @@ def test_every_uncovered_signature_is_planned_once_the_first_with_full_seeds() -
 def test_the_dominant_signature_weighs_calls_by_elements(tmp_path) -> None:
     trace = _trace(tmp_path)
     big = CallSignature.of([torch.randn(64, 8)])
-    trace = trace.model_copy(update={"signatures": [trace.signatures[0], big],
-                                     "signature_counts": [10, 2]})
+    trace = trace.model_copy(
+        update={"signatures": [trace.signatures[0], big], "signature_counts": [10, 2]}
+    )
     assert dominant_signature(trace) == (1, big)  # 2 x 512 elements over 10 x 16
     assert dominant_signature(trace.model_copy(update={"signatures": []})) is None
 
@@ -261,13 +306,15 @@ def test_device_memory_growth_is_broken_with_rate_and_failure_step() -> None:
     assert growth is not None
     assert growth.slopes["excess"] == pytest.approx(MiB, rel=0.01)
     assert growth.projected_failure_step == pytest.approx(
-        steps + ((80 << 30) - candidate[-1]) / MiB, abs=2)
+        steps + ((80 << 30) - candidate[-1]) / MiB, abs=2
+    )
     finding = growth_finding(growth, "CUDA allocated memory", steps)
-    assert finding.forces is Verdict.BROKEN and "CUDA allocated memory grows by 1024 KiB" \
-        in finding.message
+    assert (
+        finding.forces is Verdict.BROKEN
+        and "CUDA allocated memory grows by 1024 KiB" in finding.message
+    )
     # A few KiB per step over a short soak is the allocator's noise.
-    small = judge_growth([512 * MiB + step * 4096 for step in range(steps)], reference,
-                         80 << 30)
+    small = judge_growth([512 * MiB + step * 4096 for step in range(steps)], reference, 80 << 30)
     assert small.projected_failure_step is None
     assert growth_finding(small, "CUDA allocated memory", steps) is None
     assert judge_growth(candidate[:3], reference[:3], 80 << 30) is None
@@ -277,10 +324,14 @@ def test_the_soak_applies_the_rule_to_cuda_memory_and_says_when_it_does_not_appl
     steps = 32
     flat = [256 * MiB] * steps
     growing = [256 * MiB + step * 2 * MiB for step in range(steps)]
-    soak = Soak(steps=steps, loop="soak_steps", cuda_memory="measured",
-                cuda_allocated_bytes={"candidate": flat, "reference": flat},
-                cuda_reserved_bytes={"candidate": growing, "reference": flat},
-                cuda_memory_limit_bytes=16 << 30)
+    soak = Soak(
+        steps=steps,
+        loop="soak_steps",
+        cuda_memory="measured",
+        cuda_allocated_bytes={"candidate": flat, "reference": flat},
+        cuda_reserved_bytes={"candidate": growing, "reference": flat},
+        cuda_memory_limit_bytes=16 << 30,
+    )
     findings = cuda_findings(soak)
     assert [f.evidence["memory"] for f in findings] == ["CUDA reserved memory"]
     assert findings[0].forces is Verdict.BROKEN

@@ -15,8 +15,9 @@ def test_batch_statistics_candidate_is_verified_in_training_mode(verified, examp
     assert report.settings["mode"] == "as-built"
     # The running statistics change on every training-mode call; the repeated calls and the
     # oracle must still agree with each other.
-    kinds = {t.variant.kind.value for t in report.correctness.tests
-             if t.outcome is TestOutcome.PASSED}
+    kinds = {
+        t.variant.kind.value for t in report.correctness.tests if t.outcome is TestOutcome.PASSED
+    }
     assert {"seed", "repeat", "value"} <= kinds
 
 

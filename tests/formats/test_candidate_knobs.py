@@ -22,8 +22,11 @@ TASKS = ("lstm_hn.py", "gru_bidirectional.py")
 
 def _renamed(reference: Path, folder: Path, edit: tuple[str, str] | None = None) -> Path:
     """The reference itself with ``Model`` renamed ``ModelNew`` (and one optional edit)."""
-    text = (reference.read_text().replace("class Model(", "class ModelNew(")
-            .replace("super(Model, self)", "super(ModelNew, self)"))
+    text = (
+        reference.read_text()
+        .replace("class Model(", "class ModelNew(")
+        .replace("super(Model, self)", "super(ModelNew, self)")
+    )
     if edit is not None:
         assert edit[0] in text
         text = text.replace(edit[0], edit[1])
@@ -35,10 +38,12 @@ def _renamed(reference: Path, folder: Path, edit: tuple[str, str] | None = None)
 @pytest.mark.slow
 @pytest.mark.parametrize("name", TASKS)
 def test_the_reference_as_its_own_candidate_is_verified_at_every_shape(
-        verified, examples, tmp_path, name):
+    verified, examples, tmp_path, name
+):
     reference = examples / "formats" / "knobs" / name
-    report = verified(_renamed(reference, tmp_path), reference=reference, allow_torch=True,
-                      generated_shapes=False)
+    report = verified(
+        _renamed(reference, tmp_path), reference=reference, allow_torch=True, generated_shapes=False
+    )
     assert report.verdict is Verdict.VERIFIED, report.summary
     assert not [f for f in report.findings if f.check == FindingCheck.LIMITATION]
     shapes = [t for t in report.correctness.tests if t.variant.kind.value == "shape"]
@@ -51,9 +56,14 @@ def test_the_reference_as_its_own_candidate_is_verified_at_every_shape(
 @pytest.mark.slow
 def test_a_size_written_as_a_literal_is_still_a_stated_limitation(verified, examples, tmp_path):
     reference = examples / "formats" / "knobs" / "gru_bidirectional.py"
-    candidate = _renamed(reference, tmp_path, (
-        "torch.randn((num_layers * 2, batch_size, hidden_size))",
-        "torch.randn((num_layers * 2, 4, hidden_size))"))
+    candidate = _renamed(
+        reference,
+        tmp_path,
+        (
+            "torch.randn((num_layers * 2, batch_size, hidden_size))",
+            "torch.randn((num_layers * 2, 4, hidden_size))",
+        ),
+    )
     report = verified(candidate, reference=reference, allow_torch=True, generated_shapes=False)
     assert report.verdict is Verdict.VERIFIED, report.summary
     [limitation] = [f for f in report.findings if f.check == FindingCheck.LIMITATION]
@@ -81,8 +91,10 @@ def test_only_knobs_copied_with_the_reference_value_are_shared():
 
 
 def test_rerendering_sets_the_knobs_and_the_values_derived_from_them():
-    source = ("batch_size = 8\ndim = 16\nbias_shape = (dim, 1)\nfixed = (4, 1)\n"
-              "def width():\n    return dim\n")
+    source = (
+        "batch_size = 8\ndim = 16\nbias_shape = (dim, 1)\nfixed = (4, 1)\n"
+        "def width():\n    return dim\n"
+    )
     module = types.ModuleType("candidate")
     exec(compile(source, "candidate.py", "exec"), module.__dict__)
     rerender_module(module, source, {"dim": 5}, ["batch_size", "dim"])
@@ -110,8 +122,10 @@ def test_the_written_values_are_back_after_construction_even_when_it_raises():
     with rendered_for_construction(module, source, {"dim": 3}, ["dim"]):
         assert module.bias_shape == (3, 1)
     assert module.dim == 16 and module.bias_shape == (16, 1)
-    with pytest.raises(RuntimeError), rendered_for_construction(module, source, {"dim": 5},
-                                                                ["dim"]):
+    with (
+        pytest.raises(RuntimeError),
+        rendered_for_construction(module, source, {"dim": 5}, ["dim"]),
+    ):
         raise RuntimeError("the constructor failed")
     assert module.dim == 16
 
@@ -120,7 +134,8 @@ def test_the_written_values_are_back_after_construction_even_when_it_raises():
 def test_a_kernel_sized_from_a_copied_knob_in_its_calls_is_still_caught(verified, examples):
     """The attack on re-rendering: a grid sized from ``batch_size`` read in ``forward``."""
     candidate = examples / "formats" / "knobs" / "linear_relu_copied_knobs.py"
-    report = verified(candidate, reference=examples / "linear_relu" / "reference.py",
-                      allow_torch=True)
+    report = verified(
+        candidate, reference=examples / "linear_relu" / "reference.py", allow_torch=True
+    )
     assert report.verdict is Verdict.INCORRECT, report.summary
     assert [f for f in report.findings if f.check == FindingCheck.CANDIDATE_KNOBS]

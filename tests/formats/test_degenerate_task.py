@@ -36,10 +36,10 @@ def _call(seed: int, value: torch.Tensor) -> DefaultCall:
 
 
 def test_a_fixed_tolerance_that_accepts_zeros_is_named_degenerate():
-    policy = TolerancePolicy.from_settings(resolve_settings(overrides={"atol": 1e-2,
-                                                                       "rtol": 1e-2}))
-    tiny = [_call(s, torch.randn(64, generator=torch.Generator().manual_seed(s)) * 1e-4)
-            for s in (1, 2)]
+    policy = TolerancePolicy.from_settings(resolve_settings(overrides={"atol": 1e-2, "rtol": 1e-2}))
+    tiny = [
+        _call(s, torch.randn(64, generator=torch.Generator().manual_seed(s)) * 1e-4) for s in (1, 2)
+    ]
     found = degenerate_findings(tiny, policy, "tiny.py")
     assert len(found) == 1 and "zeros are accepted" in found[0].message
     assert "does not depend" not in found[0].message
@@ -47,6 +47,7 @@ def test_a_fixed_tolerance_that_accepts_zeros_is_named_degenerate():
 
 def test_outputs_that_vary_with_the_seed_under_the_oracle_tolerance_pass():
     policy = TolerancePolicy.from_settings(resolve_settings())
-    calls = [_call(s, torch.randn(64, generator=torch.Generator().manual_seed(s)))
-             for s in (1, 2, 3)]
+    calls = [
+        _call(s, torch.randn(64, generator=torch.Generator().manual_seed(s))) for s in (1, 2, 3)
+    ]
     assert degenerate_findings(calls, policy, "sound.py") == []

@@ -32,10 +32,11 @@ def test_entries_that_cannot_be_honoured_are_reported(task, tmp_path):
     folder.mkdir()
     (folder / "reference.py").write_text((task / "reference.py").read_text())
     (folder / "task.yml").write_text(
-        'tests:\n'
+        "tests:\n"
         '  - {"batch": 2, "n": 8, "cond": 2, "seed": 1}\n'
         '  - {"batch": 2, "n": 8, "cond": 2, "seed": 2, "weights": [1, 2]}\n'
-        '  - {"rows": 2, "seed": 3}\n')
+        '  - {"rows": 2, "seed": 3}\n'
+    )
     loaded = GpuModeFormat().load(folder, task / "submission.py", tmp_path / "scratch")
     assert len(loaded.unhonoured) == 2
     assert "weights" in loaded.unhonoured[0] and "not passed" in loaded.unhonoured[0]
@@ -44,8 +45,13 @@ def test_entries_that_cannot_be_honoured_are_reported(task, tmp_path):
 
 @pytest.mark.slow
 def test_an_honest_submission_passes_every_case(verified, task):
-    report = verified(task / "submission.py", reference=task, allow_torch=True,
-                      generated_shapes=False, layout_variants=False)
+    report = verified(
+        task / "submission.py",
+        reference=task,
+        allow_torch=True,
+        generated_shapes=False,
+        layout_variants=False,
+    )
     assert report.verdict is Verdict.VERIFIED, report.summary
     cells = {t.variant.name: t.outcome for t in report.correctness.tests}
     assert all(cells.get(f"value:task:{case}") is TestOutcome.PASSED for case in CASES), cells
@@ -55,9 +61,13 @@ def test_an_honest_submission_passes_every_case(verified, task):
 
 @pytest.mark.slow
 def test_a_shortcut_wrong_on_one_case_only_is_incorrect(verified, task):
-    report = verified(task / "submission_banded_shortcut.py", reference=task, allow_torch=True,
-                      generated_shapes=False, layout_variants=False)
+    report = verified(
+        task / "submission_banded_shortcut.py",
+        reference=task,
+        allow_torch=True,
+        generated_shapes=False,
+        layout_variants=False,
+    )
     assert report.verdict is Verdict.INCORRECT, report.summary
-    failed = {t.variant.name for t in report.correctness.tests
-              if t.outcome is TestOutcome.FAILED}
+    failed = {t.variant.name for t in report.correctness.tests if t.outcome is TestOutcome.FAILED}
     assert failed == {"value:task:case=tridiagonal"}, failed

@@ -38,7 +38,8 @@ def test_a_missing_named_source_is_a_task_error(suite, tmp_path):
     for name in ("reference.py", "task.py", "submission.py"):
         (problem / name).write_text((suite / "vectoradd_py" / name).read_text())
     (problem / "task.yml").write_text(
-        (suite / "vectoradd_py" / "task.yml").read_text().replace("../utils.py", "../nowhere.py"))
+        (suite / "vectoradd_py" / "task.yml").read_text().replace("../utils.py", "../nowhere.py")
+    )
     with pytest.raises(TaskError, match="nowhere.py"):
         load_task(problem, problem / "submission.py", tmp_path / "scratch")
 

@@ -14,8 +14,12 @@ def test_gru_with_a_plain_h0_attribute_gets_a_float64_oracle(verified, examples)
     folder = examples / "formats" / "oracle"
     # Fixed shapes: sizing the grown shape variants of an RNN on the meta device took 244 s
     # here (seq_len 131073 is unrolled step by step); the oracle is what this test is about.
-    report = verified(folder / "gru_h0_same.py", reference=folder / "gru_h0.py",
-                      allow_torch=True, shape_variants=False)
+    report = verified(
+        folder / "gru_h0_same.py",
+        reference=folder / "gru_h0.py",
+        allow_torch=True,
+        shape_variants=False,
+    )
     assert report.verdict is Verdict.VERIFIED, report.summary
     assert not [f for f in report.findings if f.check == "oracle"]
     seeds = [t for t in report.correctness.tests if t.variant.kind.value == "seed"]
@@ -34,8 +38,11 @@ def test_a_task_that_cannot_run_in_float64_falls_back_and_says_so(verified, exam
 def test_a_wrong_answer_still_fails_without_an_oracle(verified, examples, tmp_path):
     folder = examples / "formats" / "oracle"
     wrong = tmp_path / "off_by_a_percent.py"
-    wrong.write_text((folder / "fixed_dtype_rewrite.py").read_text().replace(
-        "return torch.addmm(", "return 1.01 * torch.addmm("))
+    wrong.write_text(
+        (folder / "fixed_dtype_rewrite.py")
+        .read_text()
+        .replace("return torch.addmm(", "return 1.01 * torch.addmm(")
+    )
     report = verified(wrong, reference=folder / "fixed_dtype.py", allow_torch=True)
     assert report.verdict is Verdict.INCORRECT, report.summary
 

@@ -7,9 +7,9 @@ import pytest
 
 from kernelproof.config import resolve_settings
 from kernelproof.controller.sizing import fit_default_shape
-from kernelproof.workers.pair import WorkerPair
 from kernelproof.tasks.knob_roles import KnobRole, knob_role
 from kernelproof.tasks.source import read_task
+from kernelproof.workers.pair import WorkerPair
 
 pytestmark = pytest.mark.slow
 
@@ -52,12 +52,22 @@ def test_tiny_scaled_outputs_are_named(folder):
     assert sizing.tiny_output is not None and "4 element(s)" in sizing.tiny_output
 
 
-@pytest.mark.parametrize("name, role", [
-    ("batch_size", KnobRole.BATCH), ("height", KnobRole.EXTENT), ("dim1", KnobRole.EXTENT),
-    ("seq_len", KnobRole.EXTENT), ("image_size", KnobRole.EXTENT), ("dim", KnobRole.GENERIC),
-    ("K", KnobRole.GENERIC), ("in_channels", KnobRole.WIDTH), ("hidden_size", KnobRole.WIDTH),
-    ("num_classes", KnobRole.FIXED), ("kernel_size", KnobRole.FIXED),
-    ("num_layers", KnobRole.FIXED),
-])
+@pytest.mark.parametrize(
+    "name, role",
+    [
+        ("batch_size", KnobRole.BATCH),
+        ("height", KnobRole.EXTENT),
+        ("dim1", KnobRole.EXTENT),
+        ("seq_len", KnobRole.EXTENT),
+        ("image_size", KnobRole.EXTENT),
+        ("dim", KnobRole.GENERIC),
+        ("K", KnobRole.GENERIC),
+        ("in_channels", KnobRole.WIDTH),
+        ("hidden_size", KnobRole.WIDTH),
+        ("num_classes", KnobRole.FIXED),
+        ("kernel_size", KnobRole.FIXED),
+        ("num_layers", KnobRole.FIXED),
+    ],
+)
 def test_knob_roles_from_names(name, role):
     assert knob_role(name) is role

@@ -25,8 +25,9 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "examples" / "honest" / "kernelbench"
-CANDIDATES = sorted(p.relative_to(CORPUS).as_posix() for p in CORPUS.glob("*/*.py")
-                    if p.name != "reference.py")
+CANDIDATES = sorted(
+    p.relative_to(CORPUS).as_posix() for p in CORPUS.glob("*/*.py") if p.name != "reference.py"
+)
 EXPECTED: dict[str, Any] = yaml.safe_load((CORPUS / "expected.yaml").read_text()) or {}
 
 #: The CLI's options: its defaults, with a short timing budget (timing stays on: several
@@ -50,8 +51,12 @@ def clean_home() -> Path:
 
 def clean_environment(home: Path) -> dict[str, str]:
     """What ``env -i HOME=... PATH=...`` leaves: nothing of this test process's variables."""
-    return {"HOME": str(home), "PATH": os.pathsep.join(
-        [str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"])}
+    return {
+        "HOME": str(home),
+        "PATH": os.pathsep.join(
+            [str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]
+        ),
+    }
 
 
 def verify_in_folder(candidate: Path, home: Path, out: Path) -> dict[str, Any]:
@@ -59,11 +64,17 @@ def verify_in_folder(candidate: Path, home: Path, out: Path) -> dict[str, Any]:
     candidate's folder with a clean environment."""
     cli = shutil.which("kernelproof", path=str(Path(sys.executable).parent))
     assert cli is not None, "the kernelproof console script is not installed in this venv"
-    result = subprocess.run([cli, "verify", "reference.py", candidate.name, "--json", str(out),
-                             *OPTIONS], cwd=candidate.parent, env=clean_environment(home),
-                            capture_output=True, text=True, timeout=TIMEOUT_S)
-    assert out.exists(), f"no report (exit {result.returncode}):\n{result.stdout[-3000:]}" \
-                         f"\n{result.stderr[-3000:]}"
+    result = subprocess.run(
+        [cli, "verify", "reference.py", candidate.name, "--json", str(out), *OPTIONS],
+        cwd=candidate.parent,
+        env=clean_environment(home),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+    )
+    assert out.exists(), (
+        f"no report (exit {result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    )
     return json.loads(out.read_text())
 
 
@@ -77,8 +88,11 @@ def test_the_corpus_holds_sixteen_techniques_and_every_known_failure_is_named():
 @pytest.mark.parametrize("name", CANDIDATES)
 def test_honest_kernelbench_candidate_is_verified_from_its_folder(name, clean_home, tmp_path):
     report = verify_in_folder(CORPUS / name, clean_home, tmp_path / "report.json")
-    flagged = [f"[{f['severity']}] {f['check']}: {f['message'][:400]}"
-               for f in report["findings"] if f["severity"] in ("suspect", "fail")]
+    flagged = [
+        f"[{f['severity']}] {f['check']}: {f['message'][:400]}"
+        for f in report["findings"]
+        if f["severity"] in ("suspect", "fail")
+    ]
     failure = f"{report['verdict']}: {report['summary']}\n" + "\n".join(flagged)
     known = EXPECTED.get(name)
     if known and (report["verdict"] != "verified" or flagged):

@@ -6,8 +6,8 @@ load; it may never say ``suspect``."""
 from __future__ import annotations
 
 import multiprocessing
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -18,13 +18,19 @@ pytestmark = pytest.mark.slow
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ROWSUM = EXAMPLES / "scaled_rowsum"
-HONEST = ["mv_scale.py", "three_reads.py", "thread_pool.py", "numba_pool.py",
-          "float64_inside.py"]
+HONEST = ["mv_scale.py", "three_reads.py", "thread_pool.py", "numba_pool.py", "float64_inside.py"]
 
 #: Timing on, a short budget; the native audit off (it is not what these cases are about).
-SETTINGS = dict(seeds=2, timing=True, budget_s=3.0, compile_baseline=False,
-                timing_shapes=False, native_audit=False, value_variants=False,
-                layout_variants=False)
+SETTINGS = dict(
+    seeds=2,
+    timing=True,
+    budget_s=3.0,
+    compile_baseline=False,
+    timing_shapes=False,
+    native_audit=False,
+    value_variants=False,
+    layout_variants=False,
+)
 
 #: Busy loops beside the verification (the issue's load of about 8 on 2 cores comes from 6
 #: loops plus the workers and the controller).
@@ -51,8 +57,11 @@ def loaded() -> Iterator[None]:
 
 
 def _flagged(report) -> list[str]:
-    return [f"[{f.severity.value}] {f.check}: {f.message[:300]}" for f in report.findings
-            if f.severity in (Severity.SUSPECT, Severity.FAIL)]
+    return [
+        f"[{f.severity.value}] {f.check}: {f.message[:300]}"
+        for f in report.findings
+        if f.severity in (Severity.SUSPECT, Severity.FAIL)
+    ]
 
 
 @pytest.mark.parametrize("name", HONEST)

@@ -20,9 +20,14 @@ pytestmark = pytest.mark.slow
 ATTACKS = Path(__file__).resolve().parents[2] / "examples" / "hacks" / "verifier"
 
 #: Settings of these verifications: timing on, two seeds, no torch.compile baseline.
-SETTINGS: dict[str, Any] = {"seeds": 2, "timing": True, "budget_s": 3.0,
-                            "compile_baseline": False, "timing_shapes": False,
-                            "native_audit": True}
+SETTINGS: dict[str, Any] = {
+    "seeds": 2,
+    "timing": True,
+    "budget_s": 3.0,
+    "compile_baseline": False,
+    "timing_shapes": False,
+    "native_audit": True,
+}
 
 #: Check ids that must appear among the findings (the reason it was caught).
 EXPECTED_CHECKS: dict[str, tuple[str, ...]] = {
@@ -132,8 +137,7 @@ def test_inputs_the_matrix_never_tried_catch_row_39(verified, name):
     and NaN judged exactly each catch the attack written to slip past the matrix without
     them; and only they do (every other cell passes, so the rule, not luck, catches it)."""
     report = verified(ATTACKS / name, **SETTINGS)
-    failed = [t.variant.name for t in report.correctness.tests
-              if t.outcome is TestOutcome.FAILED]
+    failed = [t.variant.name for t in report.correctness.tests if t.outcome is TestOutcome.FAILED]
     assert failed, _describe(report)
     assert all(cell.startswith(CATCHING_CELLS[name]) for cell in failed), failed
     if name == "39e_float_positions.py":  # the one cell past 2**24 elements
@@ -165,8 +169,9 @@ HONEST_SAMPLED = ["softmax/correct.py", "linear_relu/correct.py", "honest/cpp_in
 @pytest.mark.parametrize("name", HONEST_SAMPLED)
 def test_sampling_the_timed_rounds_accuses_no_honest_candidate(verified, name):
     report = verified(EXAMPLES / name, **SETTINGS)
-    accusing = [f for f in report.findings
-                if f.check == "native-stacks" and f.severity.value == "suspect"]
+    accusing = [
+        f for f in report.findings if f.check == "native-stacks" and f.severity.value == "suspect"
+    ]
     assert not accusing, _describe(report)
     assert report.op_audit is not None
     timed = report.op_audit.native.get("timed", {})

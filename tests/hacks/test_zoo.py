@@ -128,9 +128,9 @@ def test_hack_file_is_well_formed(name):
     docstring = ast.get_docstring(tree) or ""
     assert f"HACKS row {int(path.name[:2])}" in docstring, f"{name}: docstring must name its row"
     assert "What catches it" in docstring
-    assert any(isinstance(node, ast.ClassDef) and node.name == "ModelNew" for node in tree.body) or (
-        "ModelNew =" in path.read_text()
-    )
+    assert any(
+        isinstance(node, ast.ClassDef) and node.name == "ModelNew" for node in tree.body
+    ) or ("ModelNew =" in path.read_text())
 
 
 @pytest.mark.slow

@@ -3,10 +3,18 @@ says; this machine's side read from /proc and the packages."""
 
 from __future__ import annotations
 
-from kernelproof.schema.binding import environment_fingerprint, report_fingerprint
 from kernelproof.proof.probe import isa_flags
-from kernelproof.schema import (Artifact, CodeFacts, Environment, Finding, FindingCheck, Report,
-                                Severity, Verdict)
+from kernelproof.schema import (
+    Artifact,
+    CodeFacts,
+    Environment,
+    Finding,
+    FindingCheck,
+    Report,
+    Severity,
+    Verdict,
+)
+from kernelproof.schema.binding import environment_fingerprint, report_fingerprint
 from kernelproof.schema.environment_rule import Effect, diff_fingerprints
 from kernelproof.schema.fingerprint import FINGERPRINT_SCHEMA
 
@@ -20,22 +28,47 @@ ARM = "processor\t: 0\nFeatures\t: fp asimd sve atomics\nCPU part\t: 0xd0c\n"
 
 
 def _report(torch: str = "2.13.0+cpu", schema: str | None = FINGERPRINT_SCHEMA) -> Report:
-    environment = Environment(device="cpu", versions={"torch": torch, "numpy": "2.4.6"},
-                              threads=1, fingerprint_schema=schema, arch="x86_64",
-                              isa=["avx2", "fma"], matrix_threads=2, cpu_model="Xeon")
+    environment = Environment(
+        device="cpu",
+        versions={"torch": torch, "numpy": "2.4.6"},
+        threads=1,
+        fingerprint_schema=schema,
+        arch="x86_64",
+        isa=["avx2", "fma"],
+        matrix_threads=2,
+        cpu_model="Xeon",
+    )
     return Report(
-        verdict=Verdict.ERROR, environment=environment,
-        findings=[Finding(check=FindingCheck.TASK, severity=Severity.FAIL,
-                          forces=Verdict.ERROR, message="a canned report")],
+        verdict=Verdict.ERROR,
+        environment=environment,
+        findings=[
+            Finding(
+                check=FindingCheck.TASK,
+                severity=Severity.FAIL,
+                forces=Verdict.ERROR,
+                message="a canned report",
+            )
+        ],
         candidate=Artifact(path="c.py", sha256="c" * 64),
         reference=Artifact(path="r.py", sha256="r" * 64),
         settings={"device": "cpu", "seeds": 3, "budget_s": 5.0, "build_s": 1.0},
-        code=CodeFacts(languages=["pytorch"]))
+        code=CodeFacts(languages=["pytorch"]),
+    )
 
 
 def test_isa_flags_keep_instruction_sets_only() -> None:
-    assert isa_flags(X86) == ["avx", "avx2", "avx512f", "f16c", "fma", "sse", "sse2",
-                              "sse4_1", "sse4_2", "ssse3"]
+    assert isa_flags(X86) == [
+        "avx",
+        "avx2",
+        "avx512f",
+        "f16c",
+        "fma",
+        "sse",
+        "sse2",
+        "sse4_1",
+        "sse4_2",
+        "ssse3",
+    ]
     assert isa_flags(ARM) == ["asimd", "atomics", "fp", "sve"]
     assert isa_flags("") == []
 
@@ -52,8 +85,9 @@ def test_a_report_s_fingerprint_reads_every_part_from_the_report() -> None:
 
 
 def test_an_edited_torch_version_is_another_torch() -> None:
-    diff = diff_fingerprints(report_fingerprint(_report()),
-                             report_fingerprint(_report(torch="2.14.0+cpu")))
+    diff = diff_fingerprints(
+        report_fingerprint(_report()), report_fingerprint(_report(torch="2.14.0+cpu"))
+    )
     assert [(c.component, c.effect) for c in diff.changes] == [("torch", Effect.INVALIDATES)]
 
 

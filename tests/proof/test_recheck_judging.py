@@ -11,8 +11,17 @@ import pytest
 
 from kernelproof.controller.environment import collect_environment
 from kernelproof.proof.probe import matrix_thread_count
-from kernelproof.schema import (Artifact, CodeFacts, Correctness, CorrectnessTest, InputVariant,
-                                Report, TestOutcome, VariantKind, Verdict)
+from kernelproof.schema import (
+    Artifact,
+    CodeFacts,
+    Correctness,
+    CorrectnessTest,
+    InputVariant,
+    Report,
+    TestOutcome,
+    VariantKind,
+    Verdict,
+)
 from kernelproof.schema.recheck import RecheckExitCode, RecheckStatus
 from kernelproof.suite.recheck import RecheckOptions, recheck
 
@@ -29,14 +38,21 @@ def _report(folder: Path, name: str, **environment: object) -> Path:
     env = env.model_copy(update=environment)
     variant = InputVariant(name="seed:0", kind=VariantKind.SEED, seed=1)
     report = Report(
-        verdict=Verdict.VERIFIED, environment=env, settings=dict(SETTINGS),
-        correctness=Correctness(seeds=[1], base_seed=7, default_knobs={}, task_knobs={},
-                                tolerance={"mode": "oracle"},
-                                tests=[CorrectnessTest(variant=variant, seed=1,
-                                                       outcome=TestOutcome.PASSED)]),
+        verdict=Verdict.VERIFIED,
+        environment=env,
+        settings=dict(SETTINGS),
+        correctness=Correctness(
+            seeds=[1],
+            base_seed=7,
+            default_knobs={},
+            task_knobs={},
+            tolerance={"mode": "oracle"},
+            tests=[CorrectnessTest(variant=variant, seed=1, outcome=TestOutcome.PASSED)],
+        ),
         candidate=Artifact(path="candidate.py", sha256=_sha(folder / "candidate.py")),
         reference=Artifact(path="task.py", sha256=_sha(folder / "task.py")),
-        code=CodeFacts(languages=["pytorch"]))
+        code=CodeFacts(languages=["pytorch"]),
+    )
     path = folder / f"{name}.json"
     path.write_text(report.to_json())
     return path
@@ -102,8 +118,10 @@ def test_an_older_report_a_missing_source_and_a_bad_file_are_named(folder: Path)
     assert items["gone.json"].status is RecheckStatus.FAILED
     assert "candidate file deleted.py is not found here" in items["gone.json"].message
     assert report.exit_code is RecheckExitCode.ERROR
-    assert sorted(Path(s.split(":")[0]).name for s in report.skipped) == ["notes.json",
-                                                                          "truncated.json"]
+    assert sorted(Path(s.split(":")[0]).name for s in report.skipped) == [
+        "notes.json",
+        "truncated.json",
+    ]
     assert all("not a kernelproof report" in s for s in report.skipped)
 
 

@@ -30,9 +30,16 @@ ROOT = Path(__file__).resolve().parents[2]
 KERNELPROOF = [sys.executable, "-m", "kernelproof.cli"]
 
 #: Small and untimed: the recheck is the point, not the speed.
-QUICK: dict[str, Any] = {"profile": "quick", "timing": False, "native_audit": False,
-                         "base_seed": 11, "seeds": 1, "value_variants": False,
-                         "layout_variants": False, "shrink": False}
+QUICK: dict[str, Any] = {
+    "profile": "quick",
+    "timing": False,
+    "native_audit": False,
+    "base_seed": 11,
+    "seeds": 1,
+    "value_variants": False,
+    "layout_variants": False,
+    "shrink": False,
+}
 
 
 def _copy(source: str, folder: Path, name: str | None = None) -> Path:
@@ -46,10 +53,16 @@ def _proof(folder: Path, name: str, reference: Path, candidate: Path, **settings
     return write_json(report, folder / f"{name}.json")
 
 
-def _recheck(*args: str, python: list[str] | None = None,
-             cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*(python or KERNELPROOF), "recheck", *args], capture_output=True,
-                          text=True, timeout=900, cwd=cwd)
+def _recheck(
+    *args: str, python: list[str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*(python or KERNELPROOF), "recheck", *args],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=cwd,
+    )
 
 
 def _items(path: Path) -> dict[str, dict[str, Any]]:
@@ -84,7 +97,8 @@ def softmax(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_recheck_reproves_exactly_the_invalidated_verdicts_and_keeps_the_old(
-        softmax: Path, tmp_path: Path) -> None:
+    softmax: Path, tmp_path: Path
+) -> None:
     folder = tmp_path / "reports"
     shutil.copytree(softmax, folder)
     a = folder / "proof.json"
@@ -98,18 +112,24 @@ def test_recheck_reproves_exactly_the_invalidated_verdicts_and_keeps_the_old(
     # folder's copy, which only proof.json names, now holds a kernel wrong at odd sizes):
     # exactly those two verdicts are re-proved, and the changed kernel loses its verdict.
     shutil.copyfile(ROOT / "examples/softmax/wrong_odd.py", folder / "correct.py")
-    first = _recheck(str(folder), "--json", str(tmp_path / "first.json"),
-                     "--html", str(tmp_path / "first.html"))
+    first = _recheck(
+        str(folder), "--json", str(tmp_path / "first.json"), "--html", str(tmp_path / "first.html")
+    )
     assert first.returncode == 1, first.stdout[-3000:]
     items = _items(tmp_path / "first.json")
     assert {k: v["status"] for k, v in items.items()} == {
-        "proof.json": "reverified", "upgraded.json": "reverified",
-        "untouched.json": "still-valid"}
-    assert {k: [c["component"] for c in v["diff"]["changes"] if c["effect"] == "invalidates"]
-            for k, v in items.items()} == {"proof.json": ["candidate"],
-                                           "upgraded.json": ["torch"], "untouched.json": []}
-    assert (items["proof.json"]["after"]["verdict"], items["proof.json"]["verdict_change"]) \
-        == ("incorrect", "lost-verified")
+        "proof.json": "reverified",
+        "upgraded.json": "reverified",
+        "untouched.json": "still-valid",
+    }
+    assert {
+        k: [c["component"] for c in v["diff"]["changes"] if c["effect"] == "invalidates"]
+        for k, v in items.items()
+    } == {"proof.json": ["candidate"], "upgraded.json": ["torch"], "untouched.json": []}
+    assert (items["proof.json"]["after"]["verdict"], items["proof.json"]["verdict_change"]) == (
+        "incorrect",
+        "lost-verified",
+    )
     assert items["upgraded.json"]["after"]["verdict"] == "verified"
     assert "lost verified" in first.stdout
     html = (tmp_path / "first.html").read_text()
@@ -125,27 +145,39 @@ def test_recheck_reproves_exactly_the_invalidated_verdicts_and_keeps_the_old(
     assert second.returncode == 0, second.stdout[-3000:]
     item = _items(tmp_path / "second.json")["upgraded.json"]
     assert item["status"] == "reverified"
-    assert [c["component"] for c in item["diff"]["changes"] if c["effect"] == "invalidates"] \
-        == ["threads"]
+    assert [c["component"] for c in item["diff"]["changes"] if c["effect"] == "invalidates"] == [
+        "threads"
+    ]
     newest = max(folder.glob("upgraded.recheck-*.json"), key=lambda p: p.stat().st_mtime)
     assert Report.model_validate_json(newest.read_text()).environment.matrix_threads == threads
     assert {p.name: p.read_bytes() for p in (a, b, untouched)} == originals  # never overwritten
 
 
-def test_an_interrupted_store_recheck_resumes_without_redoing_work(softmax: Path,
-                                                                   tmp_path: Path) -> None:
+def test_an_interrupted_store_recheck_resumes_without_redoing_work(
+    softmax: Path, tmp_path: Path
+) -> None:
     url = f"sqlite:///{tmp_path / 'results.db'}"
     report = Report.model_validate_json(
-        _edit_torch(softmax / "proof.json", tmp_path / "old.json").read_text())
-    report = report.model_copy(update={
-        "reference": report.reference.model_copy(update={"path": str(softmax / "reference.py")}),
-        "candidate": report.candidate.model_copy(update={"path": str(softmax / "correct.py")})})
+        _edit_torch(softmax / "proof.json", tmp_path / "old.json").read_text()
+    )
+    report = report.model_copy(
+        update={
+            "reference": report.reference.model_copy(
+                update={"path": str(softmax / "reference.py")}
+            ),
+            "candidate": report.candidate.model_copy(update={"path": str(softmax / "correct.py")}),
+        }
+    )
     with ResultsStore(url) as store:
         run = store.start_run(suite="suite", solutions="solutions")
         for key in ("softmax/a", "softmax/b"):
             store.add(run, key, 1, key, 0, report)
-    process = subprocess.Popen([*KERNELPROOF, "recheck", "--db", url, "--jobs", "1"],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(
+        [*KERNELPROOF, "recheck", "--db", url, "--jobs", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     deadline = time.monotonic() + 600
     while _links(tmp_path / "results.db") < 1:
         assert process.poll() is None and time.monotonic() < deadline, process.stdout.read()
@@ -157,8 +189,9 @@ def test_an_interrupted_store_recheck_resumes_without_redoing_work(softmax: Path
 
     resumed = _recheck("--db", url, "--json", str(tmp_path / "resumed.json"))
     assert resumed.returncode == 0, resumed.stdout[-3000:]
-    statuses = sorted(item["status"] for item in
-                      json.loads((tmp_path / "resumed.json").read_text())["items"])
+    statuses = sorted(
+        item["status"] for item in json.loads((tmp_path / "resumed.json").read_text())["items"]
+    )
     assert statuses == ["reverified", "reverified-earlier"]
     with ResultsStore(url) as store:
         rows = [v for r in store.runs() for v in store.verifications(r.id)]
@@ -174,28 +207,52 @@ def _links(path: Path) -> int:
         return 0
 
 
-def test_another_numpy_in_a_throwaway_venv_reproves_the_verdict(softmax: Path,
-                                                                tmp_path: Path) -> None:
+def test_another_numpy_in_a_throwaway_venv_reproves_the_verdict(
+    softmax: Path, tmp_path: Path
+) -> None:
     """A real package change: a venv that sees the project's packages, with another numpy
     minor release installed over them (from the package index, cached by pip)."""
     other = "2.2.6" if numpy.__version__.startswith("2.3") else "2.3.5"
     venv = tmp_path / "venv"
-    subprocess.run([sys._base_executable, "-m", "venv", "--without-pip", str(venv)],
-                   check=True, timeout=120)
+    subprocess.run(
+        [sys._base_executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120
+    )
     python = venv / "bin" / "python"
-    site = subprocess.run([str(python), "-c", "import site; print(site.getsitepackages()[0])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    site = subprocess.run(
+        [str(python), "-c", "import site; print(site.getsitepackages()[0])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     project_site = next(p for p in sys.path if p.endswith("site-packages"))
     (Path(site) / "zz_project.pth").write_text(f"import site; site.addsitedir({project_site!r})\n")
-    install = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
-                              "--target", site, f"numpy=={other}"],
-                             capture_output=True, text=True, timeout=600)
+    install = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--target",
+            site,
+            f"numpy=={other}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert install.returncode == 0, (
-        f"could not install numpy {other} from the package index: {install.stderr[-2000:]}")
+        f"could not install numpy {other} from the package index: {install.stderr[-2000:]}"
+    )
     folder = tmp_path / "reports"
     shutil.copytree(softmax, folder)
-    result = _recheck(str(folder), "--json", str(tmp_path / "venv.json"),
-                      python=[str(python), "-m", "kernelproof.cli"])
+    result = _recheck(
+        str(folder),
+        "--json",
+        str(tmp_path / "venv.json"),
+        python=[str(python), "-m", "kernelproof.cli"],
+    )
     assert result.returncode == 0, result.stdout[-3000:]
     item = _items(tmp_path / "venv.json")["proof.json"]
     assert item["status"] == "reverified"
@@ -206,7 +263,8 @@ def test_another_numpy_in_a_throwaway_venv_reproves_the_verdict(softmax: Path,
 
 
 def test_a_report_edited_to_take_the_walls_down_is_reproved_with_them_up(
-        softmax: Path, tmp_path: Path) -> None:
+    softmax: Path, tmp_path: Path
+) -> None:
     """The attack of examples/hacks/recheck/escapes_when_rechecked.py: a report whose settings
     were edited to turn the sandbox and the probes off, and whose candidate was swapped for
     one that writes outside the sandbox."""
@@ -224,8 +282,10 @@ def test_a_report_edited_to_take_the_walls_down_is_reproved_with_them_up(
     assert not marker.exists(), "the re-proof ran the candidate outside the sandbox"
     item = _items(tmp_path / "walls.json")["proof.json"]
     assert item["after"]["verdict"] == "suspect", guarded.stdout[-3000:]
-    assert "walls down (sandbox=False, insecure_sandbox=True, integrity_probes=False)" in \
-        item["message"]
+    assert (
+        "walls down (sandbox=False, insecure_sandbox=True, integrity_probes=False)"
+        in item["message"]
+    )
     assert guarded.returncode == 1  # a verified kernel is not verified any more
 
     # The defence is what stops it: with the user vouching for the report, the walls come

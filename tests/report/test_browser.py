@@ -28,9 +28,20 @@ EXAMPLES = ROOT / "examples"
 CHROMIUM = Path("/usr/bin/chromium")
 
 #: Headless, no sandbox (tests may run as root), and nothing that phones home.
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-dev-shm-usage", "--hide-scrollbars", "--enable-logging=stderr", "--v=0"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--hide-scrollbars",
+    "--enable-logging=stderr",
+    "--v=0",
+]
 
 #: Seconds one browser run may take on a loaded 2-core machine.
 BROWSER_TIMEOUT_S = 180
@@ -74,9 +85,12 @@ class Page:
 def chromium() -> str:
     found = shutil.which("chromium") or (str(CHROMIUM) if CHROMIUM.exists() else None)
     if found is None:
-        pytest.fail("chromium is not installed, and the HTML packet must be checked in a real "
-                    "browser: run scripts/install_chromium.sh (it installs Debian's chromium "
-                    "package), then rerun the tests", pytrace=False)
+        pytest.fail(
+            "chromium is not installed, and the HTML packet must be checked in a real "
+            "browser: run scripts/install_chromium.sh (it installs Debian's chromium "
+            "package), then rerun the tests",
+            pytrace=False,
+        )
     return found
 
 
@@ -86,13 +100,19 @@ def open_page(chromium: str, html: Path, work: Path, screenshot: Path | None = N
     text = html.read_text(encoding="utf-8")
     page.write_text(re.sub(r"<head>", "<head>\n" + COLLECTOR, text, count=1), encoding="utf-8")
     profile = work / f"{html.stem}.profile"
-    mode = ([f"--screenshot={screenshot}", "--window-size=1280,1600"] if screenshot
-            else ["--dump-dom"])
-    result = subprocess.run([chromium, *FLAGS, f"--user-data-dir={profile}", *mode, page.as_uri()],
-                            capture_output=True, text=True, timeout=BROWSER_TIMEOUT_S)
+    mode = (
+        [f"--screenshot={screenshot}", "--window-size=1280,1600"] if screenshot else ["--dump-dom"]
+    )
+    result = subprocess.run(
+        [chromium, *FLAGS, f"--user-data-dir={profile}", *mode, page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=BROWSER_TIMEOUT_S,
+    )
     assert result.returncode == 0, f"chromium failed ({result.returncode}): {result.stderr[-2000:]}"
-    console = [line for line in result.stderr.splitlines()
-               if ":CONSOLE" in line or "Uncaught" in line]
+    console = [
+        line for line in result.stderr.splitlines() if ":CONSOLE" in line or "Uncaught" in line
+    ]
     collected: list[str] = []
     if not screenshot:
         match = re.search(r'data-kp-errors="([^"]*)"', result.stdout)
@@ -109,13 +129,16 @@ def packets(verified, tmp_path_factory) -> dict[str, tuple[Path, object]]:
     folder = tmp_path_factory.mktemp("packets")
     softmax = EXAMPLES / "softmax"
     reports = {
-        "correct": verified(softmax / "correct.py", timing=True, budget_s=3,
-                            compile_baseline=False, seeds=2),
+        "correct": verified(
+            softmax / "correct.py", timing=True, budget_s=3, compile_baseline=False, seeds=2
+        ),
         "wrong": verified(softmax / "wrong_odd.py"),
         "broken": verified(EXAMPLES / "broken" / "exits.py"),
     }
-    return {name: (write_html(report, folder / f"{name}.html"), report)
-            for name, report in reports.items()}
+    return {
+        name: (write_html(report, folder / f"{name}.html"), report)
+        for name, report in reports.items()
+    }
 
 
 def assert_clean(page: Page) -> None:
@@ -125,8 +148,10 @@ def assert_clean(page: Page) -> None:
 
 def test_the_error_capture_catches_a_broken_page(chromium, tmp_path):
     broken = tmp_path / "control.html"
-    broken.write_text("<!doctype html><html><head></head><body>"
-                      "<script>console.error('boom'); notDefined();</script></body></html>")
+    broken.write_text(
+        "<!doctype html><html><head></head><body>"
+        "<script>console.error('boom'); notDefined();</script></body></html>"
+    )
     page = open_page(chromium, broken, tmp_path)
     assert any("Uncaught ReferenceError" in line for line in page.console), page.console
     assert any("notDefined" in e for e in page.collected), page.collected
@@ -156,8 +181,9 @@ def test_incorrect_packet(chromium, packets, tmp_path):
     assert "Not timed" in page.dom
     if report.repros:
         assert page.dom.count('aria-label="repro command"') == len(report.repros)
-        assert re.search(r'aria-label="repro script"><pre><code>.*?</code></pre><button', page.dom,
-                         re.DOTALL), "the repro script has no copy button"
+        assert re.search(
+            r'aria-label="repro script"><pre><code>.*?</code></pre><button', page.dom, re.DOTALL
+        ), "the repro script has no copy button"
 
 
 def test_broken_packet(chromium, packets, tmp_path):

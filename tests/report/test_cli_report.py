@@ -14,15 +14,28 @@ from kernelproof.report.files import write_json
 def kernelproof(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     environment = {k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"}
     environment.update({"COLUMNS": "200", **(env or {})})
-    return subprocess.run([sys.executable, "-m", "kernelproof.cli", *args], capture_output=True,
-                          text=True, env=environment, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "kernelproof.cli", *args],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
+    )
 
 
 def test_report_writes_html_junit_and_sarif(full_report, tmp_path):
     source = write_json(full_report, tmp_path / "report.json")
     out = tmp_path / "out"
-    result = kernelproof("report", str(source), "--html", str(out / "p.html"),
-                         "--junit", str(out / "j.xml"), "--sarif", str(out / "r.sarif"))
+    result = kernelproof(
+        "report",
+        str(source),
+        "--html",
+        str(out / "p.html"),
+        "--junit",
+        str(out / "j.xml"),
+        "--sarif",
+        str(out / "r.sarif"),
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "INCORRECT" in result.stdout and "reproduce: kernelproof verify" in result.stdout
     assert (out / "p.html").read_text().startswith("<!doctype html>")
@@ -35,8 +48,10 @@ def test_github_annotations_when_running_in_actions(full_report, tmp_path):
     source = write_json(full_report, tmp_path / "report.json")
     result = kernelproof("report", str(source), env={"GITHUB_ACTIONS": "true"})
     assert result.returncode == 0
-    assert ("::warning file=examples/softmax/wrong_odd.py,line=16,title=kernelproof "
-            "static-introspection,col=9::") in result.stdout
+    assert (
+        "::warning file=examples/softmax/wrong_odd.py,line=16,title=kernelproof "
+        "static-introspection,col=9::"
+    ) in result.stdout
 
 
 def test_a_file_that_is_not_a_report_is_an_error(tmp_path):

@@ -18,22 +18,58 @@ def command(build_report, **changes):
 
 def test_default_settings_give_the_bare_command_with_the_seed(build_report):
     assert command(build_report).words == [
-        "kernelproof", "verify", "examples/softmax/reference.py",
-        "examples/softmax/wrong_odd.py", "--seed", "1234"]
+        "kernelproof",
+        "verify",
+        "examples/softmax/reference.py",
+        "examples/softmax/wrong_odd.py",
+        "--seed",
+        "1234",
+    ]
 
 
 def test_each_non_default_setting_becomes_its_flag(build_report):
-    words = command(build_report, seeds=3, timing=False, allow_torch=True, strict=True,
-                    atol=0.01, rtol=0.02, shape_variants=False, threads=4, hot=True,
-                    compile_baseline=False, dtype="float16", device="cuda",
-                    cuda_graphs=True, budget_s=7.5, default_knobs={"dim": 3, "batch_size": 1},
-                    input_seeds=[5, 6], shrink=False, cache_flush="full").words
+    words = command(
+        build_report,
+        seeds=3,
+        timing=False,
+        allow_torch=True,
+        strict=True,
+        atol=0.01,
+        rtol=0.02,
+        shape_variants=False,
+        threads=4,
+        hot=True,
+        compile_baseline=False,
+        dtype="float16",
+        device="cuda",
+        cuda_graphs=True,
+        budget_s=7.5,
+        default_knobs={"dim": 3, "batch_size": 1},
+        input_seeds=[5, 6],
+        shrink=False,
+        cache_flush="full",
+    ).words
     text = " ".join(words)
-    for flag in ("--seeds 3", "--no-timing", "--allow-torch", "--strict", "--atol 0.01",
-                 "--rtol 0.02", "--fixed-shapes", "--threads 4", "--hot",
-                 "--no-compile-baseline", "--dtype float16", "--device cuda", "--cuda-graphs",
-                 "--budget 7.5", "--knobs dim=3,batch_size=1", "--input-seed 5 --input-seed 6",
-                 "--no-shrink", "--cache-flush full"):
+    for flag in (
+        "--seeds 3",
+        "--no-timing",
+        "--allow-torch",
+        "--strict",
+        "--atol 0.01",
+        "--rtol 0.02",
+        "--fixed-shapes",
+        "--threads 4",
+        "--hot",
+        "--no-compile-baseline",
+        "--dtype float16",
+        "--device cuda",
+        "--cuda-graphs",
+        "--budget 7.5",
+        "--knobs dim=3,batch_size=1",
+        "--input-seed 5 --input-seed 6",
+        "--no-shrink",
+        "--cache-flush full",
+    ):
         assert flag in text, flag
 
 

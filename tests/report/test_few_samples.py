@@ -56,9 +56,22 @@ def test_piped_cli_output_keeps_findings_whole(tmp_path):
     reference = ROOT / "examples" / "formats" / "degenerate" / "reference.py"
     candidate = ROOT / "examples" / "formats" / "degenerate" / "ones.py"
     run = subprocess.run(
-        [sys.executable, "-m", "kernelproof.cli", "verify", str(reference), str(candidate),
-         "--no-timing", "--seeds", "2"],
-        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "kernelproof.cli",
+            "verify",
+            str(reference),
+            str(candidate),
+            "--no-timing",
+            "--seeds",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=300,
     )
     lines = run.stdout.splitlines()
     assert max(len(line) for line in lines) > 80, run.stdout

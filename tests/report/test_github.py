@@ -17,11 +17,16 @@ def test_one_annotation_per_located_finding(full_report):
 
 
 def test_messages_and_properties_are_escaped(build_report):
-    finding = Finding(check="tampering", severity=Severity.SUSPECT, message="50%\nnext line",
-                      location=SourceLocation(path="dir,x/k:1.py", line=3))
+    finding = Finding(
+        check="tampering",
+        severity=Severity.SUSPECT,
+        message="50%\nnext line",
+        location=SourceLocation(path="dir,x/k:1.py", line=3),
+    )
     (line,) = workflow_commands(build_report(Verdict.SUSPECT, findings=[finding]))
-    assert line == ("::error file=dir%2Cx/k%3A1.py,line=3,title=kernelproof tampering::"
-                    "50%25%0Anext line")
+    assert line == (
+        "::error file=dir%2Cx/k%3A1.py,line=3,title=kernelproof tampering::50%25%0Anext line"
+    )
 
 
 def test_only_inside_github_actions():

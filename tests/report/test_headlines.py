@@ -31,56 +31,82 @@ from kernelproof.schema import (
     Verdict,
 )
 
-TORCH_TEXT = ("RuntimeError: Cannot get CUDA generator without ATen_cuda library. PyTorch splits "
-              "its backend into two shared libraries: a CPU library and a CUDA library; this "
-              "error has occurred because you are trying to use some CUDA functionality, but "
-              "the CUDA library has not been loaded by the dynamic linker for some reason.")
+TORCH_TEXT = (
+    "RuntimeError: Cannot get CUDA generator without ATen_cuda library. PyTorch splits "
+    "its backend into two shared libraries: a CPU library and a CUDA library; this "
+    "error has occurred because you are trying to use some CUDA functionality, but "
+    "the CUDA library has not been loaded by the dynamic linker for some reason."
+)
 TASK_PATH = "/home/someone/work/reference-kernels/problems/linalg/cholesky_py/reference.py"
 
 #: The messages a decisive finding carries on each verdict path, as the controller builds them.
 MESSAGES: dict[Verdict, list[tuple[FindingCheck, str]]] = {
     Verdict.ERROR: [
         (FindingCheck.TASK, f"{TASK_PATH}: {explain_task_failure(TORCH_TEXT, 'cpu')}."),
-        (FindingCheck.TASK, f"{TASK_PATH}:12: ValueError: the generator of the input "
-                            "`spectrum_matrix_with_a_very_long_name` takes an argument "
-                            "`conditioning_number_of_the_generated_matrix` that the entry "
-                            "does not give. Fix the reference and rerun."),
-        (FindingCheck.DEADLINE, "not verified within the caller's deadline: stopped during "
-                                "the matrix stage with no decisive failure found so far. The "
-                                "deadline, not the candidate, is at fault: give the batch "
-                                "more time (deadline_s) or fewer candidates per scorer"),
+        (
+            FindingCheck.TASK,
+            f"{TASK_PATH}:12: ValueError: the generator of the input "
+            "`spectrum_matrix_with_a_very_long_name` takes an argument "
+            "`conditioning_number_of_the_generated_matrix` that the entry "
+            "does not give. Fix the reference and rerun.",
+        ),
+        (
+            FindingCheck.DEADLINE,
+            "not verified within the caller's deadline: stopped during "
+            "the matrix stage with no decisive failure found so far. The "
+            "deadline, not the candidate, is at fault: give the batch "
+            "more time (deadline_s) or fewer candidates per scorer",
+        ),
     ],
     Verdict.BROKEN: [
-        (FindingCheck.BUILD, f"the candidate does not build or import ({TASK_PATH}): "
-                             "error: identifier_that_is_extremely_long_and_unbroken_by_spaces "
-                             "is undefined in device code at line 42 of the inline extension "
-                             "source, and 17 further errors were emitted by the compiler"),
+        (
+            FindingCheck.BUILD,
+            f"the candidate does not build or import ({TASK_PATH}): "
+            "error: identifier_that_is_extremely_long_and_unbroken_by_spaces "
+            "is undefined in device code at line 42 of the inline extension "
+            "source, and 17 further errors were emitted by the compiler",
+        ),
     ],
     Verdict.INCORRECT: [],  # from the matrix's own cells, below
     Verdict.SUSPECT: [
-        (FindingCheck.TAMPERING, "the candidate replaced 9 function(s) the harness or torch "
-                                 "relies on: torch.cuda.synchronize, torch.Tensor.copy_, "
-                                 "time.perf_counter_ns, kernelproof.timing.call_timer._clock_ns,"
-                                 " torch.Tensor.clone, torch.Tensor.contiguous, torch.empty"),
+        (
+            FindingCheck.TAMPERING,
+            "the candidate replaced 9 function(s) the harness or torch "
+            "relies on: torch.cuda.synchronize, torch.Tensor.copy_, "
+            "time.perf_counter_ns, kernelproof.timing.call_timer._clock_ns,"
+            " torch.Tensor.clone, torch.Tensor.contiguous, torch.empty",
+        ),
     ],
 }
 
 
 def _cells(outcome: TestOutcome, detail: str, n: int = 6) -> list[CorrectnessTest]:
-    return [CorrectnessTest(
-        variant=InputVariant(name=f"shape:batch_size={i}", kind=VariantKind.SHAPE, seed=1),
-        seed=1, outcome=outcome, message=detail) for i in range(n)]
+    return [
+        CorrectnessTest(
+            variant=InputVariant(name=f"shape:batch_size={i}", kind=VariantKind.SHAPE, seed=1),
+            seed=1,
+            outcome=outcome,
+            message=detail,
+        )
+        for i in range(n)
+    ]
 
 
 def _decisive(verdict: Verdict) -> list[Finding]:
     if verdict is Verdict.INCORRECT:
-        return correctness_findings(_cells(
-            TestOutcome.FAILED, "max abs error 3.1e-02 at index (4, 17) where the reference "
-                                "gives 1.000e+00 and the candidate_output_is_computed_wrongly"))
+        return correctness_findings(
+            _cells(
+                TestOutcome.FAILED,
+                "max abs error 3.1e-02 at index (4, 17) where the reference "
+                "gives 1.000e+00 and the candidate_output_is_computed_wrongly",
+            )
+        )
     severity = Severity.SUSPECT if verdict is Verdict.SUSPECT else Severity.FAIL
     forces = None if verdict is Verdict.SUSPECT else verdict
-    return [Finding(check=check, severity=severity, forces=forces, message=message)
-            for check, message in MESSAGES[verdict]]
+    return [
+        Finding(check=check, severity=severity, forces=forces, message=message)
+        for check, message in MESSAGES[verdict]
+    ]
 
 
 def _words(text: str) -> set[str]:
@@ -95,8 +121,11 @@ def assert_reads_as_a_sentence(line: str, message: str, limit: int) -> None:
     cut = [w for w in _words(line.replace(ELLIPSIS, " ")) if w not in allowed]
     assert not cut, f"words cut or invented: {cut} in {line!r}"
     assert len(line) <= limit + len("Incorrect: ") + len(ELLIPSIS), line
-    for fix in ("rerun with --device cuda on a machine with a CUDA GPU", "Fix the reference "
-                "and rerun", "give the batch more time (deadline_s) or fewer candidates"):
+    for fix in (
+        "rerun with --device cuda on a machine with a CUDA GPU",
+        "Fix the reference and rerun",
+        "give the batch more time (deadline_s) or fewer candidates",
+    ):
         if fix in message:
             assert fix in line, line
 
@@ -114,8 +143,11 @@ def test_the_summary_of_every_verdict_path_reads_as_a_sentence(verdict, build_re
 
 def test_the_verified_summary_is_a_whole_sentence(verified_report):
     summary = verified_report.summary
-    assert re.fullmatch(r"Correct on all \d+ tested variants with no integrity finding"
-                        r"(; worst error [\d.e+-]+x the reference's own)?\.", summary), summary
+    assert re.fullmatch(
+        r"Correct on all \d+ tested variants with no integrity finding"
+        r"(; worst error [\d.e+-]+x the reference's own)?\.",
+        summary,
+    ), summary
     assert report_headline(verified_report) == summary
 
 
@@ -131,9 +163,13 @@ def test_torchs_own_text_is_quoted_in_whole_words():
     explained = explain_task_failure(TORCH_TEXT, "cpu")
     quoted = explained.split("(torch: ", 1)[1]
     assert "ATen_cuda li" not in quoted.replace("ATen_cuda library", "")
-    assert_reads_as_a_sentence(explained, TORCH_TEXT + " the task makes CUDA tensors but this "
-                               "run is on --device cpu: rerun with --device cuda on a machine "
-                               "with a CUDA GPU torch", 10_000)
+    assert_reads_as_a_sentence(
+        explained,
+        TORCH_TEXT + " the task makes CUDA tensors but this "
+        "run is on --device cpu: rerun with --device cuda on a machine "
+        "with a CUDA GPU torch",
+        10_000,
+    )
 
 
 def test_shorten_prefers_a_sentence_then_a_word_and_never_cuts_one():
@@ -141,10 +177,12 @@ def test_shorten_prefers_a_sentence_then_a_word_and_never_cuts_one():
     assert shorten(text, 50) == "The first sentence is here" + ELLIPSIS
     assert shorten("alpha beta gamma delta", 13) == "alpha beta" + ELLIPSIS
     assert shorten("unbreakable_identifier_longer_than_the_limit", 10) == (
-        "unbreakable_identifier_longer_than_the_limit")
+        "unbreakable_identifier_longer_than_the_limit"
+    )
     assert shorten("short", 10) == "short"
     assert shorten("a call (with a parenthesis that is never closed here", 30) == (
-        "a call (with a parenthesis" + ELLIPSIS + ")")
+        "a call (with a parenthesis" + ELLIPSIS + ")"
+    )
 
 
 def test_a_leading_path_is_shown_by_its_file_name():
@@ -168,10 +206,13 @@ def test_a_cuda_task_on_a_cpu_run_has_a_clean_headline(verified, examples):
     assert "rerun with --device cuda" in report_headline(report)
 
 
-@pytest.mark.parametrize("reference, candidate, verdict", [
-    ("examples/nope/reference.py", "examples/softmax/correct.py", Verdict.ERROR),
-    ("examples/softmax/reference.py", "examples/nope.py", Verdict.BROKEN),
-])
+@pytest.mark.parametrize(
+    "reference, candidate, verdict",
+    [
+        ("examples/nope/reference.py", "examples/softmax/correct.py", Verdict.ERROR),
+        ("examples/softmax/reference.py", "examples/nope.py", Verdict.BROKEN),
+    ],
+)
 def test_the_early_reports_headline_shows_no_absolute_path(reference, candidate, verdict):
     from pathlib import Path
 

@@ -8,11 +8,21 @@ from html.parser import HTMLParser
 
 from kernelproof.report.files import write_html
 from kernelproof.report.html import CONTENT_SECURITY_POLICY, render_html
-
 from kernelproof.schema import Verdict
 
-SECTIONS = ["verdict", "summary", "findings", "assumptions", "repros", "correctness", "timing",
-            "roofline", "code", "environment", "reproduce"]
+SECTIONS = [
+    "verdict",
+    "summary",
+    "findings",
+    "assumptions",
+    "repros",
+    "correctness",
+    "timing",
+    "roofline",
+    "code",
+    "environment",
+    "reproduce",
+]
 
 
 class _Links(HTMLParser):
@@ -133,8 +143,10 @@ def test_code_facts_and_environment(full_html):
 
 def test_reproduce_command_has_the_seed_and_non_default_settings(full_html):
     text = section(full_html, "reproduce")
-    assert ("kernelproof verify examples/softmax/reference.py examples/softmax/wrong_odd.py "
-            "--seed 1234 --seeds 2 --budget 5") in text
+    assert (
+        "kernelproof verify examples/softmax/reference.py examples/softmax/wrong_odd.py "
+        "--seed 1234 --seeds 2 --budget 5"
+    ) in text
 
 
 def test_no_timing_degrades_to_a_reason(untimed_report):
@@ -154,8 +166,13 @@ def test_timing_without_roofline_says_why(build_report):
 def test_roofline_without_flops_has_no_plot(build_report):
     from kernelproof.schema import Ceilings, Roofline, SolFraction
 
-    copy = Roofline(flops=0, bytes=1e6, floor_s=1e-4, sol_fraction=SolFraction(),
-                    ceilings=Ceilings(peak_flops=1e10, peak_bytes_per_s=1e10, source="table"))
+    copy = Roofline(
+        flops=0,
+        bytes=1e6,
+        floor_s=1e-4,
+        sol_fraction=SolFraction(),
+        ceilings=Ceilings(peak_flops=1e10, peak_bytes_per_s=1e10, source="table"),
+    )
     text = section(render_html(build_report(roofline=copy)), "roofline")
     assert "<svg" not in text and "No floating-point operations" in text
 
@@ -214,19 +231,22 @@ def test_verified_report_without_findings_says_so(build_report):
 def test_each_finding_says_what_its_evidence_rests_on(full_html):
     text = section(full_html, "findings")
     # correctness compares bytes the controller holds; a static finding reads the source.
-    fail = text[text.index('data-check="correctness"'):]
-    assert "rests on facts outside the candidate" in fail[:fail.index('class="message"')]
-    static = text[text.index('data-check="static-introspection"'):]
-    assert "read from the source" in static[:static.index('class="message"')]
+    fail = text[text.index('data-check="correctness"') :]
+    assert "rests on facts outside the candidate" in fail[: fail.index('class="message"')]
+    static = text[text.index('data-check="static-introspection"') :]
+    assert "read from the source" in static[: static.index('class="message"')]
 
 
 def test_the_sandbox_the_candidate_ran_in_is_shown():
-    from kernelproof.schema.report import Sandbox
     from tests.report.conftest import make_report
 
-    box = Sandbox(enforced=["user namespace", "landlock abi 7", "seccomp"],
-                  missing={"pid namespace": "EPERM <b>"},
-                  outside={"Seccomp": 2, "NoNewPrivs": 1})
+    from kernelproof.schema.report import Sandbox
+
+    box = Sandbox(
+        enforced=["user namespace", "landlock abi 7", "seccomp"],
+        missing={"pid namespace": "EPERM <b>"},
+        outside={"Seccomp": 2, "NoNewPrivs": 1},
+    )
     text = section(render_html(make_report(sandbox=box)), "environment")
     assert "Candidate sandbox" in text
     assert "user namespace, landlock abi 7, seccomp" in text

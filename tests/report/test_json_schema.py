@@ -36,10 +36,17 @@ def _unmeasured(report: Report) -> Report:
     """``report`` with a timing section as a short run leaves it: the default shape and one
     other timed over too few rounds for an interval, and an infinite error ratio."""
     assert report.timing is not None and report.correctness is not None
-    shapes = [shape.model_copy(update={"speedup_ci": UNMEASURED}) if i != 1 else shape
-              for i, shape in enumerate(report.timing.per_shape)]
-    timing = Timing.model_validate({**report.timing.model_dump(), "speedup_ci": UNMEASURED,
-                                    "per_shape": [s.model_dump() for s in shapes]})
+    shapes = [
+        shape.model_copy(update={"speedup_ci": UNMEASURED}) if i != 1 else shape
+        for i, shape in enumerate(report.timing.per_shape)
+    ]
+    timing = Timing.model_validate(
+        {
+            **report.timing.model_dump(),
+            "speedup_ci": UNMEASURED,
+            "per_shape": [s.model_dump() for s in shapes],
+        }
+    )
     tests = list(report.correctness.tests)
     tests[0] = tests[0].model_copy(update={"error_ratio": math.inf})
     correctness = report.correctness.model_copy(update={"tests": tests})
@@ -49,13 +56,18 @@ def _unmeasured(report: Report) -> Report:
 def test_the_published_schema_is_the_models_own():
     assert PUBLISHED.read_text() == report_json_schema_text(), (
         "docs/report.schema.json is stale: regenerate it with "
-        "`kernelproof schema > docs/report.schema.json`")
+        "`kernelproof schema > docs/report.schema.json`"
+    )
     Draft202012Validator.check_schema(report_json_schema())
 
 
 def test_kernelproof_schema_prints_it():
-    printed = subprocess.run([sys.executable, "-m", "kernelproof.cli", "schema"],
-                             capture_output=True, text=True, check=True).stdout
+    printed = subprocess.run(
+        [sys.executable, "-m", "kernelproof.cli", "schema"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert json.loads(printed) == report_json_schema()
 
 
@@ -65,8 +77,9 @@ def test_the_schema_includes_the_environment_fingerprint():
         assert field in environment
 
 
-@pytest.mark.parametrize("name", ["full_report", "verified_report", "untimed_report", "broken",
-                                  "error"])
+@pytest.mark.parametrize(
+    "name", ["full_report", "verified_report", "untimed_report", "broken", "error"]
+)
 def test_every_verdict_path_validates(request, name):
     report = request.getfixturevalue(name)
     data = json.loads(report.to_json())
@@ -88,9 +101,14 @@ def test_a_shape_without_an_interval_is_null_not_infinity(full_report):
 
 
 def test_reports_written_with_infinity_strings_still_read():
-    old = {"variant": "default", "knobs": {}, "speedup": 1.0, "speedup_ci": [0.0, "Infinity"],
-           "reference": {"median_s": 1.0, "iqr_s": 0.0, "samples": [1.0]},
-           "candidate": {"median_s": 1.0, "iqr_s": 0.0, "samples": [1.0]}}
+    old = {
+        "variant": "default",
+        "knobs": {},
+        "speedup": 1.0,
+        "speedup_ci": [0.0, "Infinity"],
+        "reference": {"median_s": 1.0, "iqr_s": 0.0, "samples": [1.0]},
+        "candidate": {"median_s": 1.0, "iqr_s": 0.0, "samples": [1.0]},
+    }
     assert ShapeTiming.model_validate_json(json.dumps(old)).speedup_ci == UNMEASURED
 
 

@@ -28,8 +28,11 @@ def test_one_testcase_per_check(full_report):
 
 def test_failures_carry_the_message(full_report):
     root = parse(full_report)
-    failed = [c for c in suite(root, "kernelproof.correctness").iter("testcase")
-              if c.find("failure") is not None]
+    failed = [
+        c
+        for c in suite(root, "kernelproof.correctness").iter("testcase")
+        if c.find("failure") is not None
+    ]
     assert {c.get("name") for c in failed} == {"shape:dim=4097 [seed 11]", "shape:dim=1 [seed 11]"}
     assert "126" in failed[0].find("failure").text
 

@@ -8,9 +8,11 @@ from kernelproof.report import plots
 
 
 def test_each_plot_is_inline_svg_with_prefixed_ids(full_report):
-    rendered = [plots.speedup_per_shape(full_report.timing),
-                plots.sample_distributions(full_report.timing),
-                plots.roofline_chart(full_report.roofline, full_report.timing)]
+    rendered = [
+        plots.speedup_per_shape(full_report.timing),
+        plots.sample_distributions(full_report.timing),
+        plots.roofline_chart(full_report.roofline, full_report.timing),
+    ]
     for name, plot in zip(("speedup", "samples", "roofline"), rendered):
         assert plot is not None
         assert plot.svg.startswith("<svg") and plot.svg.rstrip().endswith("</svg>")
@@ -33,8 +35,13 @@ def test_absent_data_gives_no_plot(full_report):
     assert plots.speedup_per_shape(None) is None
     assert plots.sample_distributions(None) is None
     assert plots.roofline_chart(None, full_report.timing) is None
-    no_flops = Roofline(flops=0, bytes=10, floor_s=1, sol_fraction=SolFraction(),
-                        ceilings=Ceilings(peak_flops=1, peak_bytes_per_s=1, source="t"))
+    no_flops = Roofline(
+        flops=0,
+        bytes=10,
+        floor_s=1,
+        sol_fraction=SolFraction(),
+        ceilings=Ceilings(peak_flops=1, peak_bytes_per_s=1, source="t"),
+    )
     assert plots.roofline_chart(no_flops, full_report.timing) is None
 
 

@@ -50,23 +50,26 @@ def test_the_plugin_is_registered_through_the_pytest11_entry_point():
     registered = {e.name: e.value for e in entry_points(group="pytest11")}
     assert registered.get("kernelproof") == "kernelproof.pytest_plugin", (
         "the pytest11 entry point is missing from the installed metadata: reinstall with "
-        "`pip install -e .` (scripts/bootstrap.sh does it when pyproject.toml changes)")
+        "`pip install -e .` (scripts/bootstrap.sh does it when pyproject.toml changes)"
+    )
 
 
 def test_pyproject_pairs_become_items_that_fail_on_the_wrong_verdict(pytester, canned):
     pytester.makepyprojecttoml(PAIRS)
     result = pytester.runpytest("-v", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2, failed=1)
-    result.stdout.fnmatch_lines([
-        "*pyproject.toml::good.py PASSED*",
-        "*pyproject.toml::bad-kernel FAILED*",
-        "*pyproject.toml::known-bad PASSED*",
-        "*kernelproof verdict 'incorrect', expected verified*",
-        "*summary: Incorrect: silently wrong on 2 of 7 variants*",
-        "*[[]fail[]] correctness: silently wrong*",
-        "*repro (shape:dim=4097): kernelproof verify*",
-        "*rerun: kernelproof verify*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*pyproject.toml::good.py PASSED*",
+            "*pyproject.toml::bad-kernel FAILED*",
+            "*pyproject.toml::known-bad PASSED*",
+            "*kernelproof verdict 'incorrect', expected verified*",
+            "*summary: Incorrect: silently wrong on 2 of 7 variants*",
+            "*[[]fail[]] correctness: silently wrong*",
+            "*repro (shape:dim=4097): kernelproof verify*",
+            "*rerun: kernelproof verify*",
+        ]
+    )
     good = canned[0]
     assert good.reference == pytester.path / "ref.py"
     assert good.options == {"timing": False, "seeds": 2}
@@ -80,7 +83,8 @@ def test_pairs_run_when_testpaths_keep_collection_away_from_the_root(pytester, c
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=3, failed=1)
     pytester.runpytest("-p", "no:cacheprovider", "tests").assert_outcomes(passed=1)
     pytester.runpytest("-p", "no:cacheprovider", "-m", "kernelproof").assert_outcomes(
-        passed=2, failed=1, deselected=1)
+        passed=2, failed=1, deselected=1
+    )
 
 
 def test_marked_test_fails_before_its_body_on_the_wrong_verdict(pytester, canned):
@@ -136,7 +140,8 @@ def test_reports_folder_gets_json_and_html(pytester, canned):
     """)
     out = pytester.path / "packets"
     pytester.runpytest("-p", "no:cacheprovider", f"--kernelproof-reports={out}").assert_outcomes(
-        passed=1)
+        passed=1
+    )
     (report,) = out.glob("*.json")
     assert json.loads(report.read_text())["verdict"] == "verified"
     assert report.with_suffix(".html").read_text().startswith("<!doctype html>")
@@ -149,27 +154,32 @@ def test_real_verifications_gate_a_suite(pytester, monkeypatch):
     softmax = EXAMPLES / "softmax"
     options = "{timing = false, seeds = 2, base_seed = 5}"
     reference = softmax / "reference.py"
-    pairs = [f'{{reference = "{reference}", candidate = "{softmax / name}.py", name = "{name}", '
-             f"options = {options}}}" for name in ("correct", "wrong_odd")]
+    pairs = [
+        f'{{reference = "{reference}", candidate = "{softmax / name}.py", name = "{name}", '
+        f"options = {options}}}"
+        for name in ("correct", "wrong_odd")
+    ]
     pytester.makepyprojecttoml("[tool.kernelproof]\npairs = [\n" + ",\n".join(pairs) + "\n]\n")
     pytester.makepyfile(f"""
         import pytest
 
-        @pytest.mark.kernelproof(reference=r"{softmax / 'reference.py'}",
-                                 candidate=r"{softmax / 'wrong_odd.py'}", expect="incorrect",
+        @pytest.mark.kernelproof(reference=r"{softmax / "reference.py"}",
+                                 candidate=r"{softmax / "wrong_odd.py"}", expect="incorrect",
                                  timing=False, seeds=2, base_seed=5)
         def test_known_wrong(kernelproof_report):
             assert kernelproof_report.correctness.failures
     """)
     result = pytester.runpytest_subprocess("-v", "-p", "no:cacheprovider", timeout=600)
     result.assert_outcomes(passed=2, failed=1)
-    result.stdout.fnmatch_lines([
-        "*pyproject.toml::correct PASSED*",
-        "*pyproject.toml::wrong_odd FAILED*",
-        "*kernelproof verdict 'incorrect', expected verified*",
-        "*summary: Incorrect: silently wrong on*",
-        "*rerun: kernelproof verify*wrong_odd.py --seed 5 --seeds 2 --no-timing*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*pyproject.toml::correct PASSED*",
+            "*pyproject.toml::wrong_odd FAILED*",
+            "*kernelproof verdict 'incorrect', expected verified*",
+            "*summary: Incorrect: silently wrong on*",
+            "*rerun: kernelproof verify*wrong_odd.py --seed 5 --seeds 2 --no-timing*",
+        ]
+    )
 
 
 @pytest.mark.slow

@@ -36,8 +36,13 @@ def test_results_are_the_located_findings(full_report):
 def test_strict_json_even_with_infinite_evidence(build_report):
     from kernelproof.schema import Finding, Severity, SourceLocation, Verdict
 
-    finding = Finding(check="static-timer", severity=Severity.WARN, message="m", evidence={"v": float("nan")},
-                      location=SourceLocation(path="k.py", line=0))
+    finding = Finding(
+        check="static-timer",
+        severity=Severity.WARN,
+        message="m",
+        evidence={"v": float("nan")},
+        location=SourceLocation(path="k.py", line=0),
+    )
     text = sarif_json(build_report(Verdict.VERIFIED, findings=[finding]))
     result = json.loads(text)["runs"][0]["results"][0]
     assert result["properties"]["evidence"] == {"v": "nan"}

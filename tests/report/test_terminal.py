@@ -18,8 +18,9 @@ def test_full_report_in_brief(full_report):
     assert "INCORRECT" in text
     assert "assumes:" in text and "wrong when dim is odd (shape:dim=4097, shape:dim=1)" in text
     assert "repro (smallest failing case):" in text
-    assert ("kernelproof verify examples/softmax/reference.py examples/softmax/wrong_odd.py "
-            "--seed 1234") in text
+    assert (
+        "kernelproof verify examples/softmax/reference.py examples/softmax/wrong_odd.py --seed 1234"
+    ) in text
     assert "speedup over 3 shapes with an interval: min 0.8x, median 1x, max 2x" in text
     assert "baselines: vs eager 2x, vs torch.compile 1.5x" in text
     assert "default (batch_size=64, dim=4096)" in text  # the per-shape table
@@ -47,5 +48,6 @@ def test_commands_are_not_wrapped(full_report):
     console = Console(record=True, width=60, color_system=None)
     render_report(full_report, console)
     lines = console.export_text().splitlines()
-    assert any(line.startswith("reproduce: kernelproof verify") and "--budget 5" in line
-               for line in lines)
+    assert any(
+        line.startswith("reproduce: kernelproof verify") and "--budget 5" in line for line in lines
+    )

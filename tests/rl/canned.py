@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from kernelproof.schema import (
     Correctness,
@@ -27,34 +28,58 @@ from kernelproof.schema import (
 
 #: A finding that forces each verdict other than ``verified``.
 FORCING = {
-    Verdict.INCORRECT: Finding(check=FindingCheck.CORRECTNESS, severity=Severity.FAIL,
-                               message="silently wrong on 1 of 3 variants"),
-    Verdict.SUSPECT: Finding(check=FindingCheck.PASSTHROUGH, severity=Severity.SUSPECT,
-                             message="the reference's own ops"),
-    Verdict.BROKEN: Finding(check=FindingCheck.BUILD, severity=Severity.FAIL,
-                            forces=Verdict.BROKEN, message="does not import"),
+    Verdict.INCORRECT: Finding(
+        check=FindingCheck.CORRECTNESS,
+        severity=Severity.FAIL,
+        message="silently wrong on 1 of 3 variants",
+    ),
+    Verdict.SUSPECT: Finding(
+        check=FindingCheck.PASSTHROUGH, severity=Severity.SUSPECT, message="the reference's own ops"
+    ),
+    Verdict.BROKEN: Finding(
+        check=FindingCheck.BUILD,
+        severity=Severity.FAIL,
+        forces=Verdict.BROKEN,
+        message="does not import",
+    ),
 }
 
 
-def report(verdict: Verdict = Verdict.VERIFIED, speedup_ci: tuple[float, float] | None = None,
-           summary: str = "") -> Report:
+def report(
+    verdict: Verdict = Verdict.VERIFIED,
+    speedup_ci: tuple[float, float] | None = None,
+    summary: str = "",
+) -> Report:
     """A report with ``verdict``; verified ones carry one passed cell, and timing when
     ``speedup_ci`` is given."""
     variant = InputVariant(name="seed:0", kind=VariantKind.SEED, seed=1)
-    correctness = Correctness(seeds=[1], base_seed=0, default_knobs={}, task_knobs={},
-                              tolerance={}, tests=[CorrectnessTest(variant=variant, seed=1,
-                                                                   outcome=TestOutcome.PASSED)])
+    correctness = Correctness(
+        seeds=[1],
+        base_seed=0,
+        default_knobs={},
+        task_knobs={},
+        tolerance={},
+        tests=[CorrectnessTest(variant=variant, seed=1, outcome=TestOutcome.PASSED)],
+    )
     timing = None
     if speedup_ci is not None:
         stats = TimingStats(median_s=1e-3, iqr_s=1e-5, samples=[1e-3] * 5)
-        timing = Timing(reference=stats, candidate=stats, speedup=sum(speedup_ci) / 2,
-                        speedup_ci=speedup_ci)
+        timing = Timing(
+            reference=stats, candidate=stats, speedup=sum(speedup_ci) / 2, speedup_ci=speedup_ci
+        )
     findings = [] if verdict is Verdict.VERIFIED else [FORCING[verdict]]
-    return Report(verdict=verdict, findings=findings, correctness=correctness, timing=timing,
-                  summary=summary or verdict.value,
-                  pipeline=Pipeline(decided_by=Stage.MATRIX),
-                  settings={"timing": True},
-                  environment=Environment(device="cpu"), candidate=None, reference=None)
+    return Report(
+        verdict=verdict,
+        findings=findings,
+        correctness=correctness,
+        timing=timing,
+        summary=summary or verdict.value,
+        pipeline=Pipeline(decided_by=Stage.MATRIX),
+        settings={"timing": True},
+        environment=Environment(device="cpu"),
+        candidate=None,
+        reference=None,
+    )
 
 
 @dataclass
@@ -97,11 +122,15 @@ def by_marker(reference: str, candidate: str) -> Report:
     return report(Verdict.VERIFIED, (1.5, 2.5) if "# fast" in candidate else None)
 
 
-REFERENCE = "import torch\nclass Model: pass\ndef get_inputs(): return []\n" \
-            "def get_init_inputs(): return []\n"
+REFERENCE = (
+    "import torch\nclass Model: pass\ndef get_inputs(): return []\n"
+    "def get_init_inputs(): return []\n"
+)
 
 
 def completion(marker: str = "", body: str = "pass") -> str:
     """A well-formed completion whose candidate carries ``marker``."""
-    return (f"Here you go.\n\n```python\nimport torch.nn as nn\n{marker}\n"
-            f"class ModelNew(nn.Module):\n    def forward(self, x):\n        {body}\n```\n")
+    return (
+        f"Here you go.\n\n```python\nimport torch.nn as nn\n{marker}\n"
+        f"class ModelNew(nn.Module):\n    def forward(self, x):\n        {body}\n```\n"
+    )

@@ -5,11 +5,11 @@ rewards the shaping promises."""
 from __future__ import annotations
 
 import pytest
+from tests.conftest import EXAMPLES
+from tests.rl.test_completion_corpus import CORPUS, EXPECTED, load_completion
 
 from kernelproof.rl.scorer import BatchScorer
 from kernelproof.rl.shaping import RewardShaping
-from tests.conftest import EXAMPLES
-from tests.rl.test_completion_corpus import CORPUS, EXPECTED, load_completion
 
 pytestmark = pytest.mark.slow
 
@@ -18,8 +18,13 @@ def test_the_corpus_scores_as_expected():
     reference = (EXAMPLES / "softmax" / "reference.py").read_text()
     names = sorted(EXPECTED)
     items = [(reference, load_completion(CORPUS / name)) for name in names]
-    with BatchScorer(jobs=2, shaping=RewardShaping(mode="correctness", format_weight=0.25),
-                     seeds=2, generated_shapes=False, native_audit=False) as scorer:
+    with BatchScorer(
+        jobs=2,
+        shaping=RewardShaping(mode="correctness", format_weight=0.25),
+        seeds=2,
+        generated_shapes=False,
+        native_audit=False,
+    ) as scorer:
         scored = dict(zip(names, scorer.score(items)))
     for name in names:
         expected, result = EXPECTED[name], scored[name]
@@ -36,12 +41,20 @@ def test_ray_actors_score_a_batch_in_order():
     import ray
 
     reference = (EXAMPLES / "softmax" / "reference.py").read_text()
-    items = [(reference, load_completion(CORPUS / "wrong_but_well_formed.md")),
-             (reference, "no code"),
-             (reference, load_completion(CORPUS / "plain_fenced.md"))]
+    items = [
+        (reference, load_completion(CORPUS / "wrong_but_well_formed.md")),
+        (reference, "no code"),
+        (reference, load_completion(CORPUS / "plain_fenced.md")),
+    ]
     try:
-        with BatchScorer(ray="local", jobs=1, shaping=RewardShaping(mode="correctness"),
-                         seeds=2, generated_shapes=False, native_audit=False) as scorer:
+        with BatchScorer(
+            ray="local",
+            jobs=1,
+            shaping=RewardShaping(mode="correctness"),
+            seeds=2,
+            generated_shapes=False,
+            native_audit=False,
+        ) as scorer:
             scored = scorer.score(items)
     finally:
         ray.shutdown()

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 import yaml
+from tests.conftest import EXAMPLES
 
 from kernelproof.rl.completion import extract_candidate
-from tests.conftest import EXAMPLES
 
 CORPUS = EXAMPLES / "completions"
 EXPECTED: dict[str, dict[str, Any]] = yaml.safe_load((CORPUS / "expected.yaml").read_text())
@@ -83,26 +83,33 @@ def test_several_different_blocks_are_taken_last_only_when_asked():
     assert any("the last" in note for note in extraction.notes)
 
 
-@pytest.mark.parametrize("completion, reason", [
-    ([{"role": "user", "content": "write a kernel"}], "no answer"),
-    ([{"role": "assistant", "content": None}], "no answer"),
-    (["not a message"], "is a str"),
-    ("x" * (1 << 20 + 1), "over the limit"),
-])
+@pytest.mark.parametrize(
+    "completion, reason",
+    [
+        ([{"role": "user", "content": "write a kernel"}], "no answer"),
+        ([{"role": "assistant", "content": None}], "no answer"),
+        (["not a message"], "is a str"),
+        ("x" * (1 << 20 + 1), "over the limit"),
+    ],
+)
 def test_odd_completions_get_a_reason_not_an_exception(completion: Any, reason: str):
     extraction = extract_candidate(completion)
     assert not extraction.ok and reason in extraction.reason
 
 
 def test_a_truncated_extra_block_after_the_candidate_is_only_noted():
-    text = ("```python\nimport torch.nn as nn\nclass ModelNew(nn.Module):\n    pass\n```\n"
-            "Test it with:\n```python\nprint(ModelNew()")
+    text = (
+        "```python\nimport torch.nn as nn\nclass ModelNew(nn.Module):\n    pass\n```\n"
+        "Test it with:\n```python\nprint(ModelNew()"
+    )
     extraction = extract_candidate(text)
     assert extraction.ok and extraction.block == 0
     assert any("not closed" in note for note in extraction.notes)
 
 
 def test_an_unclosed_think_after_the_answer_does_not_hide_the_answer():
-    text = ("```python\nimport torch.nn as nn\nclass ModelNew(nn.Module):\n    pass\n```\n"
-            "<think>now let me double check")
+    text = (
+        "```python\nimport torch.nn as nn\nclass ModelNew(nn.Module):\n    pass\n```\n"
+        "<think>now let me double check"
+    )
     assert extract_candidate(text).ok

@@ -7,7 +7,6 @@ import time
 from typing import Any
 
 import pytest
-
 from tests.conftest import EXAMPLES, TEST_SETTINGS
 
 pytestmark = pytest.mark.slow
@@ -24,12 +23,15 @@ def session() -> Any:
         yield shared
 
 
-@pytest.mark.parametrize("candidate, verdict, decided_by", [
-    (SOFTMAX / "wrong_odd.py", "incorrect", "matrix"),
-    (EXAMPLES / "broken" / "wrong_shape.py", "incorrect", "first-input"),
-    (EXAMPLES / "broken" / "import_error.py", "broken", "build"),
-    (EXAMPLES / "broken" / "no_modelnew.py", "broken", "load"),
-])
+@pytest.mark.parametrize(
+    "candidate, verdict, decided_by",
+    [
+        (SOFTMAX / "wrong_odd.py", "incorrect", "matrix"),
+        (EXAMPLES / "broken" / "wrong_shape.py", "incorrect", "first-input"),
+        (EXAMPLES / "broken" / "import_error.py", "broken", "build"),
+        (EXAMPLES / "broken" / "no_modelnew.py", "broken", "load"),
+    ],
+)
 def test_fail_fast_gives_the_full_verdict_sooner(session, candidate, verdict, decided_by):
     reference = (SOFTMAX / "reference.py").read_text()
     source = candidate.read_text()
@@ -44,8 +46,9 @@ def test_fail_fast_gives_the_full_verdict_sooner(session, candidate, verdict, de
 
 
 def test_an_honest_candidate_runs_every_stage_under_fail_fast(session):
-    report = session.evaluate((SOFTMAX / "reference.py").read_text(),
-                              (SOFTMAX / "correct.py").read_text(), fail_fast=True)
+    report = session.evaluate(
+        (SOFTMAX / "reference.py").read_text(), (SOFTMAX / "correct.py").read_text(), fail_fast=True
+    )
     assert report.verdict.value == "verified"
     assert report.pipeline.stopped is None
     stages = [r.stage.value for r in report.pipeline.stages]
@@ -54,8 +57,11 @@ def test_an_honest_candidate_runs_every_stage_under_fail_fast(session):
 
 def test_a_deadline_stops_the_verification_and_blames_the_deadline(session):
     started = time.monotonic()
-    report = session.evaluate((SOFTMAX / "reference.py").read_text(),
-                              (EXAMPLES / "broken" / "hangs.py").read_text(), deadline_s=1.5)
+    report = session.evaluate(
+        (SOFTMAX / "reference.py").read_text(),
+        (EXAMPLES / "broken" / "hangs.py").read_text(),
+        deadline_s=1.5,
+    )
     assert time.monotonic() - started < 8  # the worker's kill and the report, not the hang
     assert report.verdict.value == "error"
     assert report.pipeline.stopped == "deadline"

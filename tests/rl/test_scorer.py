@@ -7,13 +7,13 @@ import time
 from typing import Any
 
 import pytest
+from tests.conftest import EXAMPLES
+from tests.rl.canned import REFERENCE, FakeSession, by_marker, completion, report
 
 from kernelproof.rl.scorer import BatchScorer
 from kernelproof.rl.shaping import RewardShaping
 from kernelproof.rl.tasks import TaskBook, UnknownTask
 from kernelproof.schema import Verdict
-from tests.conftest import EXAMPLES
-from tests.rl.canned import REFERENCE, FakeSession, by_marker, completion, report
 
 
 def scorer(session: FakeSession, **options: Any) -> BatchScorer:
@@ -22,16 +22,22 @@ def scorer(session: FakeSession, **options: Any) -> BatchScorer:
 
 # -- shaping -----------------------------------------------------------------------------------
 
+
 def test_shaping_pays_only_verified_and_then_the_lower_bound():
     shaping = RewardShaping()
     assert shaping.reward(report(Verdict.VERIFIED, (1.5, 2.5)), extracted=True) == 1.5
     for verdict in (Verdict.INCORRECT, Verdict.SUSPECT, Verdict.BROKEN):
         assert shaping.reward(report(verdict), extracted=True) == 0.0
     assert shaping.reward(None, extracted=False) == 0.0
-    assert RewardShaping(mode="correctness").reward(report(Verdict.VERIFIED, (0.2, 0.3)),
-                                                    extracted=True) == 1.0
-    assert RewardShaping(cap=1.8).reward(report(Verdict.VERIFIED, (1.9, 2.5)),
-                                         extracted=True) == 1.8
+    assert (
+        RewardShaping(mode="correctness").reward(
+            report(Verdict.VERIFIED, (0.2, 0.3)), extracted=True
+        )
+        == 1.0
+    )
+    assert (
+        RewardShaping(cap=1.8).reward(report(Verdict.VERIFIED, (1.9, 2.5)), extracted=True) == 1.8
+    )
 
 
 def test_the_format_component_is_opt_in_and_never_pays_a_hack():
@@ -45,11 +51,16 @@ def test_the_format_component_is_opt_in_and_never_pays_a_hack():
 
 # -- the scorer --------------------------------------------------------------------------------
 
+
 def test_rewards_come_back_in_input_order_with_their_reasons():
     session = FakeSession(by_marker)
-    items = [(REFERENCE, completion("# fast")), (REFERENCE, "no code at all"),
-             (REFERENCE, completion("# verdict: incorrect")),
-             (REFERENCE, completion("# verdict: suspect")), (REFERENCE, completion())]
+    items = [
+        (REFERENCE, completion("# fast")),
+        (REFERENCE, "no code at all"),
+        (REFERENCE, completion("# verdict: incorrect")),
+        (REFERENCE, completion("# verdict: suspect")),
+        (REFERENCE, completion()),
+    ]
     with scorer(session) as batch:
         scored = batch.score(items)
     assert [s.reward for s in scored] == [1.5, 0.0, 0.0, 0.0, 0.0]  # the last: speed unmeasured
@@ -62,9 +73,10 @@ def test_rewards_come_back_in_input_order_with_their_reasons():
 def test_identical_candidates_are_verified_once_and_scored_for_each():
     session = FakeSession(by_marker)
     with scorer(session) as batch:
-        scored = batch.score([(REFERENCE, completion("# fast"))] * 4
-                             + [(REFERENCE, "```python\n" + completion("# fast").split(
-                                 "```python\n")[1])])
+        scored = batch.score(
+            [(REFERENCE, completion("# fast"))] * 4
+            + [(REFERENCE, "```python\n" + completion("# fast").split("```python\n")[1])]
+        )
     assert [s.reward for s in scored] == [1.5] * 5
     assert len(session.calls) == 1
 
@@ -82,15 +94,15 @@ def test_the_batch_never_blocks_past_its_deadline():
     session = FakeSession(by_marker, delay_s=30.0)
     with scorer(session) as batch:
         started = time.monotonic()
-        scored = batch.score([(REFERENCE, completion(f"# n{i}")) for i in range(3)],
-                             deadline_s=0.5)
+        scored = batch.score([(REFERENCE, completion(f"# n{i}")) for i in range(3)], deadline_s=0.5)
         took = time.monotonic() - started
     assert took < 0.5 + 2.0 + 0.5  # the deadline and the grace for reports, not 30 s
     assert [s.reward for s in scored] == [0.0, 0.0, 0.0]
     # Those that ran were cut at the deadline (the stand-in returns when cut, like verify);
     # the one still queued at the deadline was never started.
     assert {s.reason for s in scored if s.verdict is None} <= {
-        "deadline: not scored within the batch's 0.5 s"}
+        "deadline: not scored within the batch's 0.5 s"
+    }
     assert all(call["deadline_s"] <= 0.5 for call in session.calls)
 
 
@@ -115,6 +127,7 @@ def test_bad_settings_fail_when_the_scorer_is_made_not_per_batch():
 
 
 # -- tasks -------------------------------------------------------------------------------------
+
 
 def test_a_server_book_takes_suite_keys_only():
     book = TaskBook(EXAMPLES.parent / "tasks", allow_source=False, allow_paths=False)

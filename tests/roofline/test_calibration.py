@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from kernelproof.roofline import calibration, calibration_record
 import torch
 
 from kernelproof.errors import UsageError
@@ -14,6 +12,8 @@ from kernelproof.roofline import (
     attainable_peak,
     cache_dir,
     calibrate,
+    calibration,
+    calibration_record,
     ceilings_for,
     find_device,
     load_calibration,
@@ -102,8 +102,9 @@ def test_record_keeps_raw_samples(cache: Path) -> None:
     assert len(record.copy_samples_s) >= SMALL["repeats"]
     assert len(record.matmul["float32"].samples_s) == SMALL["repeats"]
     # The best of a read and a write stream (one byte count) and a copy (read plus write).
-    assert record.bytes_per_s == pytest.approx(record.copy_bytes / min(record.copy_samples_s)) \
-        or record.bytes_per_s == pytest.approx(2 * record.copy_bytes / min(record.copy_samples_s))
+    assert record.bytes_per_s == pytest.approx(
+        record.copy_bytes / min(record.copy_samples_s)
+    ) or record.bytes_per_s == pytest.approx(2 * record.copy_bytes / min(record.copy_samples_s))
     fp32 = record.matmul["float32"]
     assert fp32.flops_per_s == pytest.approx(2 * fp32.size**3 / min(fp32.samples_s))
 
@@ -189,8 +190,9 @@ def test_cuda_calibration_runs(cache: Path) -> None:
     assert record is not None and {"float32", "tf32", "bfloat16"} <= set(record.matmul)
 
 
-def test_a_calibration_starved_of_cpu_is_not_cached(tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_calibration_starved_of_cpu_is_not_cached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Issue 25 class 6: a steady load slows every copy sample alike (no spread to see), so
     the calibrating thread's own wait for a CPU (/proc schedstat) decides."""
     monkeypatch.setenv("KERNELPROOF_CACHE_DIR", str(tmp_path))

@@ -18,8 +18,9 @@ def test_signature_reads_shape_dtype_strides_and_device() -> None:
     x = torch.zeros(4, 6)
     signature = CallSignature.of([x.t(), 3, 1.5, None, "mean", [1, 2]])
     tensor, *values = signature.args
-    assert tensor == TensorSignature(shape=(6, 4), dtype="float32", strides=(1, 6),
-                                     contiguous=False, device="cpu")
+    assert tensor == TensorSignature(
+        shape=(6, 4), dtype="float32", strides=(1, 6), contiguous=False, device="cpu"
+    )
     assert [v.value for v in values[:4]] == [3, 1.5, None, "mean"]
     assert values[0].type == "int" and values[3].type == "str"
     assert values[4].opaque and not signature.routable
@@ -38,12 +39,28 @@ def _softmax_envelope(covered: bool = True) -> Envelope:
     return Envelope(
         signatures=[template, CallSignature.of([torch.zeros(128, 64).t()])],
         knobs=[{"batch": 64, "dim": 128}, {"batch": 64, "dim": 128}],
-        templates=[template], default_knobs={"batch": 64, "dim": 128},
-        ranges=[KnobRange(knob="batch", values=[32, 61, 64, 65, 128], low=32, high=128,
-                          covered=covered, reason="test",
-                          bindings=[DimensionBinding(arg=0, dim=0, scale=1)]),
-                KnobRange(knob="dim", values=[128], low=128, high=128, covered=False,
-                          reason="test", bindings=[DimensionBinding(arg=0, dim=1, scale=1)])],
+        templates=[template],
+        default_knobs={"batch": 64, "dim": 128},
+        ranges=[
+            KnobRange(
+                knob="batch",
+                values=[32, 61, 64, 65, 128],
+                low=32,
+                high=128,
+                covered=covered,
+                reason="test",
+                bindings=[DimensionBinding(arg=0, dim=0, scale=1)],
+            ),
+            KnobRange(
+                knob="dim",
+                values=[128],
+                low=128,
+                high=128,
+                covered=False,
+                reason="test",
+                bindings=[DimensionBinding(arg=0, dim=1, scale=1)],
+            ),
+        ],
     )
 
 
@@ -58,7 +75,9 @@ def test_exact_signatures_are_inside_layouts_included() -> None:
 def test_a_covered_knob_range_admits_sizes_between_verified_values() -> None:
     envelope = _softmax_envelope()
     assert envelope.knobs_for(CallSignature.of([torch.zeros(100, 128)])) == {
-        "batch": 100, "dim": 128}
+        "batch": 100,
+        "dim": 128,
+    }
     assert not envelope.contains(CallSignature.of([torch.zeros(129, 128)]))  # past the range
     assert not envelope.contains(CallSignature.of([torch.zeros(100, 127)]))  # dim: exact only
     assert not envelope.contains(CallSignature.of([torch.zeros(100, 128, dtype=torch.float64)]))
@@ -73,8 +92,9 @@ def test_an_uncovered_range_admits_exact_values_only() -> None:
 
 def test_value_arguments_must_match_exactly() -> None:
     template = CallSignature.of([torch.zeros(8), 2])
-    envelope = Envelope(signatures=[template], knobs=[{"n": 8}], templates=[template],
-                        default_knobs={"n": 8})
+    envelope = Envelope(
+        signatures=[template], knobs=[{"n": 8}], templates=[template], default_knobs={"n": 8}
+    )
     assert envelope.contains(CallSignature.of([torch.ones(8), 2]))
     assert not envelope.contains(CallSignature.of([torch.ones(8), 3]))
     assert isinstance(template.args[1], ValueSignature)

@@ -19,11 +19,22 @@ from kernelproof.schema.fingerprint import EnvironmentFingerprint
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "shipping.md"
 
 BASE = EnvironmentFingerprint(
-    components={"torch": "2.13.0+cpu", "numpy": "2.4.6", "numba": "0.68.1", "python": "3.11.7",
-                "compiler": "c++ 12.2.0", "isa": "avx avx2 fma", "threads": "2",
-                "candidate": "a" * 64, "task": "b" * 64, "kernelproof": "0.1.0",
-                "cpu_model": "Xeon A", "driver": "550.54.15"},
-    languages=["pytorch"])
+    components={
+        "torch": "2.13.0+cpu",
+        "numpy": "2.4.6",
+        "numba": "0.68.1",
+        "python": "3.11.7",
+        "compiler": "c++ 12.2.0",
+        "isa": "avx avx2 fma",
+        "threads": "2",
+        "candidate": "a" * 64,
+        "task": "b" * 64,
+        "kernelproof": "0.1.0",
+        "cpu_model": "Xeon A",
+        "driver": "550.54.15",
+    },
+    languages=["pytorch"],
+)
 
 
 def _diff(languages: list[str] | None = None, **changed: str | None):
@@ -36,21 +47,36 @@ def _effect(languages: list[str] | None = None, **changed: str | None) -> Effect
     return change.effect
 
 
-@pytest.mark.parametrize("component, value", [
-    ("torch", "2.14.0+cpu"), ("torch", "2.13.0+cu124"), ("candidate", "c" * 64),
-    ("task", "d" * 64), ("isa", "avx avx2 avx512f fma"), ("numpy", "2.3.5"),
-    ("python", "3.12.1"), ("driver", "560.1"),
-])
+@pytest.mark.parametrize(
+    "component, value",
+    [
+        ("torch", "2.14.0+cpu"),
+        ("torch", "2.13.0+cu124"),
+        ("candidate", "c" * 64),
+        ("task", "d" * 64),
+        ("isa", "avx avx2 avx512f fma"),
+        ("numpy", "2.3.5"),
+        ("python", "3.12.1"),
+        ("driver", "560.1"),
+    ],
+)
 def test_an_invalidating_change_invalidates(component: str, value: str) -> None:
     assert _effect(**{component: value}) is Effect.INVALIDATES
 
 
-@pytest.mark.parametrize("component, value", [
-    ("numpy", "2.4.5"), ("python", "3.11.9"), ("kernelproof", "0.2.0"),
-    ("cpu_model", "Xeon B"), ("driver", "550.90.07"),
-])
-def test_a_change_that_does_not_compute_differently_only_annotates(component: str,
-                                                                   value: str) -> None:
+@pytest.mark.parametrize(
+    "component, value",
+    [
+        ("numpy", "2.4.5"),
+        ("python", "3.11.9"),
+        ("kernelproof", "0.2.0"),
+        ("cpu_model", "Xeon B"),
+        ("driver", "550.90.07"),
+    ],
+)
+def test_a_change_that_does_not_compute_differently_only_annotates(
+    component: str, value: str
+) -> None:
     assert _effect(**{component: value}) is Effect.ANNOTATES
 
 
@@ -66,8 +92,10 @@ def test_a_toolchain_invalidates_only_candidates_written_in_its_language() -> No
     assert change.effect is Effect.INVALIDATES
 
 
-@pytest.mark.parametrize("current, effect", [
-    ("2", Effect.INVALIDATES), ("1", Effect.ANNOTATES), ("4", Effect.INVALIDATES)])
+@pytest.mark.parametrize(
+    "current, effect",
+    [("2", Effect.INVALIDATES), ("1", Effect.ANNOTATES), ("4", Effect.INVALIDATES)],
+)
 def test_threads_hold_at_the_proved_count_and_at_one(current: str, effect: Effect) -> None:
     proved = BASE.with_components(threads="2" if current != "2" else "4")
     [change] = diff_fingerprints(proved, BASE.with_components(threads=current)).changes
@@ -83,8 +111,9 @@ def test_not_recorded_invalidates_and_not_checkable_is_unchecked() -> None:
     assert diff.describe().startswith("the report predates environment fingerprints")
     guard_side = BASE.with_components(task=None)
     [unchecked] = diff_fingerprints(BASE, guard_side).changes
-    assert unchecked.effect is Effect.UNCHECKED and not diff_fingerprints(BASE,
-                                                                          guard_side).invalidated
+    assert (
+        unchecked.effect is Effect.UNCHECKED and not diff_fingerprints(BASE, guard_side).invalidated
+    )
 
 
 def test_everything_turns_annotations_into_invalidations() -> None:

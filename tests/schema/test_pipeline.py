@@ -43,6 +43,9 @@ def test_the_clock_records_stages_in_order_with_their_verdicts():
     clock.relabel(Stage.BUILD)  # the constructor failed while preparing the first input
     clock.end(B)
     assert [(r.stage, r.verdict) for r in clock.records] == [
-        (Stage.LOAD, V), (Stage.BUILD, V), (Stage.BUILD, B)]
+        (Stage.LOAD, V),
+        (Stage.BUILD, V),
+        (Stage.BUILD, B),
+    ]
     assert all(r.duration_s >= 0 for r in clock.records)
     assert clock.current is None and clock.last_stage_value() == "build"

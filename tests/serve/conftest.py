@@ -65,8 +65,9 @@ class PostgresServer:
         import psycopg
 
         name = f"kp_{uuid.uuid4().hex[:12]}"
-        with psycopg.connect(f"host=127.0.0.1 port={self.port} user={self.user} "
-                             "dbname=postgres", autocommit=True) as connection:
+        with psycopg.connect(
+            f"host=127.0.0.1 port={self.port} user={self.user} dbname=postgres", autocommit=True
+        ) as connection:
             connection.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
 
@@ -76,26 +77,63 @@ def postgresql() -> Iterator[PostgresServer]:
     """A real PostgreSQL server for the whole session."""
     bindir = _postgres_bin()
     if bindir is None:
-        pytest.fail("PostgreSQL is not installed, and the server's store and queue must be "
-                    "tested against it: run scripts/install_postgresql.sh (it installs Debian's "
-                    "postgresql package), then rerun the tests", pytrace=False)
+        pytest.fail(
+            "PostgreSQL is not installed, and the server's store and queue must be "
+            "tested against it: run scripts/install_postgresql.sh (it installs Debian's "
+            "postgresql package), then rerun the tests",
+            pytrace=False,
+        )
     folder = Path(tempfile.mkdtemp(prefix="kernelproof-pg-"))
     prefix: list[str] = []
     if os.geteuid() == 0:
         shutil.chown(folder, user=POSTGRES_USER)
         prefix = ["runuser", "-u", POSTGRES_USER, "--"]
     data = folder / "data"
-    subprocess.run([*prefix, str(bindir / "initdb"), "-D", str(data), "-U", "kernelproof",
-                    "--auth=trust", "-E", "UTF8", "--no-sync"],
-                   cwd=folder, check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            *prefix,
+            str(bindir / "initdb"),
+            "-D",
+            str(data),
+            "-U",
+            "kernelproof",
+            "--auth=trust",
+            "-E",
+            "UTF8",
+            "--no-sync",
+        ],
+        cwd=folder,
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     port = _free_port()
     log = open(folder / "postgres.log", "wb")
     server = subprocess.Popen(
-        [*prefix, str(bindir / "postgres"), "-D", str(data), "-p", str(port),
-         "-k", str(folder), "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off",
-         "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-         "-c", "max_connections=200"],
-        cwd=folder, stdout=log, stderr=subprocess.STDOUT)
+        [
+            *prefix,
+            str(bindir / "postgres"),
+            "-D",
+            str(data),
+            "-p",
+            str(port),
+            "-k",
+            str(folder),
+            "-c",
+            "listen_addresses=127.0.0.1",
+            "-c",
+            "fsync=off",
+            "-c",
+            "synchronous_commit=off",
+            "-c",
+            "full_page_writes=off",
+            "-c",
+            "max_connections=200",
+        ],
+        cwd=folder,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     running = PostgresServer(port)
     try:
         _wait_for(running, server, folder)
@@ -117,8 +155,10 @@ def _wait_for(running: PostgresServer, server: subprocess.Popen[bytes], folder: 
     deadline = time.monotonic() + POSTGRES_START_S
     while True:
         try:
-            psycopg.connect(f"host=127.0.0.1 port={running.port} user={running.user} "
-                            "dbname=postgres", connect_timeout=2).close()
+            psycopg.connect(
+                f"host=127.0.0.1 port={running.port} user={running.user} dbname=postgres",
+                connect_timeout=2,
+            ).close()
             return
         except psycopg.OperationalError:
             if server.poll() is not None or time.monotonic() > deadline:
@@ -142,61 +182,113 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 FAKE = re.compile(r"#\s*fake:(.*)")
 
 
-def fake_source(verdict: str = "verified", speedup: float | None = None,
-                ci: tuple[float, float] | None = None, sleep: float = 0.0,
-                tag: str = "") -> str:
+def fake_source(
+    verdict: str = "verified",
+    speedup: float | None = None,
+    ci: tuple[float, float] | None = None,
+    sleep: float = 0.0,
+    tag: str = "",
+) -> str:
     """A candidate whose fake verification gives this result. ``tag`` makes sources differ."""
     options = [f"verdict={verdict}", f"sleep={sleep}"]
     if speedup is not None:
         options.append(f"speedup={speedup}")
     if ci is not None:
         options.append(f"ci={ci[0]},{ci[1]}")
-    return ("import torch\n\n\n"
-            f"class ModelNew(torch.nn.Module):  # fake: {' '.join(options)}\n"
-            f"    tag = {tag!r}\n")
+    return (
+        "import torch\n\n\n"
+        f"class ModelNew(torch.nn.Module):  # fake: {' '.join(options)}\n"
+        f"    tag = {tag!r}\n"
+    )
 
 
 def fake_report(source: str, catalog: Any, task_key: str) -> Any:
     """The report :func:`fake_verify` gives for ``source`` on ``task_key``."""
     from kernelproof.config import resolve_settings
-    from kernelproof.schema import (Artifact, Correctness, CorrectnessTest, Environment,
-                                    Finding, InputVariant, Report, Severity, TestOutcome,
-                                    Timing, TimingStats, Verdict, VariantKind)
+    from kernelproof.schema import (
+        Artifact,
+        Correctness,
+        CorrectnessTest,
+        Environment,
+        Finding,
+        InputVariant,
+        Report,
+        Severity,
+        TestOutcome,
+        Timing,
+        TimingStats,
+        VariantKind,
+        Verdict,
+    )
 
     options = dict(part.split("=", 1) for part in FAKE.search(source).group(1).split())
     verdict = Verdict(options["verdict"])
     passed = verdict is not Verdict.INCORRECT
-    correctness = Correctness(seeds=[1], base_seed=1, default_knobs={}, task_knobs={},
-                              tolerance={}, tests=[CorrectnessTest(
-                                  variant=InputVariant(name="seed:0", kind=VariantKind.SEED,
-                                                       seed=1),
-                                  seed=1, outcome=TestOutcome.PASSED if passed
-                                  else TestOutcome.FAILED, error_ratio=0.5 if passed else 99.0)])
+    correctness = Correctness(
+        seeds=[1],
+        base_seed=1,
+        default_knobs={},
+        task_knobs={},
+        tolerance={},
+        tests=[
+            CorrectnessTest(
+                variant=InputVariant(name="seed:0", kind=VariantKind.SEED, seed=1),
+                seed=1,
+                outcome=TestOutcome.PASSED if passed else TestOutcome.FAILED,
+                error_ratio=0.5 if passed else 99.0,
+            )
+        ],
+    )
     findings = {
         Verdict.VERIFIED: [],
-        Verdict.INCORRECT: [Finding(check="correctness", severity=Severity.FAIL,
-                                    forces=Verdict.INCORRECT, message="wrong on seed:0")],
-        Verdict.SUSPECT: [Finding(check="passthrough", severity=Severity.SUSPECT,
-                                  message="ran the reference's own ops")],
-        Verdict.BROKEN: [Finding(check="crash", severity=Severity.FAIL, forces=Verdict.BROKEN,
-                                 message="the worker exited with status 7")],
+        Verdict.INCORRECT: [
+            Finding(
+                check="correctness",
+                severity=Severity.FAIL,
+                forces=Verdict.INCORRECT,
+                message="wrong on seed:0",
+            )
+        ],
+        Verdict.SUSPECT: [
+            Finding(
+                check="passthrough",
+                severity=Severity.SUSPECT,
+                message="ran the reference's own ops",
+            )
+        ],
+        Verdict.BROKEN: [
+            Finding(
+                check="crash",
+                severity=Severity.FAIL,
+                forces=Verdict.BROKEN,
+                message="the worker exited with status 7",
+            )
+        ],
     }[verdict]
     timing = None
     if "speedup" in options:
         low, high = (float(x) for x in options.get("ci", "0.9,1.1").split(","))
         stats = TimingStats(median_s=1e-3, iqr_s=1e-4, samples=[1e-3] * 5)
-        timing = Timing(reference=stats, candidate=stats, speedup=float(options["speedup"]),
-                        speedup_ci=(low, high))
+        timing = Timing(
+            reference=stats,
+            candidate=stats,
+            speedup=float(options["speedup"]),
+            speedup_ci=(low, high),
+        )
     identity = catalog.identity(task_key, source)
     settings = resolve_settings(profile=catalog.profile, overrides=catalog.overrides)
     return Report(
-        verdict=verdict, findings=findings,
-        correctness=correctness if verdict is not Verdict.BROKEN else None, timing=timing,
+        verdict=verdict,
+        findings=findings,
+        correctness=correctness if verdict is not Verdict.BROKEN else None,
+        timing=timing,
         environment=Environment(device="cpu", fingerprint=identity.fingerprint),
-        candidate=Artifact(path="submission.py",
-                           sha256=hashlib.sha256(source.encode()).hexdigest()),
+        candidate=Artifact(
+            path="submission.py", sha256=hashlib.sha256(source.encode()).hexdigest()
+        ),
         reference=Artifact(path=task_key, sha256=identity.reference_sha256),
-        settings=settings.model_dump(mode="json"), duration_s=float(options["sleep"]),
+        settings=settings.model_dump(mode="json"),
+        duration_s=float(options["sleep"]),
     )
 
 
@@ -205,8 +297,9 @@ def fake_verify(catalog: Any) -> Any:
 
     def run(task: Any, candidate: Path) -> Any:
         source = candidate.read_text()
-        delay = float(dict(part.split("=", 1) for part in
-                           FAKE.search(source).group(1).split())["sleep"])
+        delay = float(
+            dict(part.split("=", 1) for part in FAKE.search(source).group(1).split())["sleep"]
+        )
         time.sleep(delay)
         return fake_report(source, catalog, task.key)
 
@@ -257,10 +350,27 @@ class ServerProcess:
         if self.db_in_environment:
             environment["KERNELPROOF_DB"], store = self.database_url, []
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "kernelproof.cli", "serve", str(SUITE), *store,
-             "--tokens", str(tokens), "--port", str(self.port),
-             "--workers", str(self.workers), *SERVER_FLAGS, *self.extra],
-            stdout=log, stderr=subprocess.STDOUT, cwd=self.folder, env=environment)
+            [
+                sys.executable,
+                "-m",
+                "kernelproof.cli",
+                "serve",
+                str(SUITE),
+                *store,
+                "--tokens",
+                str(tokens),
+                "--port",
+                str(self.port),
+                "--workers",
+                str(self.workers),
+                *SERVER_FLAGS,
+                *self.extra,
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=self.folder,
+            env=environment,
+        )
         deadline = time.monotonic() + SERVER_START_S
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -270,8 +380,9 @@ class ServerProcess:
                 return self
             except OSError:
                 time.sleep(0.3)
-        pytest.fail(f"the server did not listen within {SERVER_START_S} s: {self.log()}",
-                    pytrace=False)
+        pytest.fail(
+            f"the server did not listen within {SERVER_START_S} s: {self.log()}", pytrace=False
+        )
 
     def log(self) -> str:
         return (self.folder / f"server-{self.port}.log").read_text(errors="replace")[-3000:]
@@ -292,31 +403,35 @@ class ServerProcess:
 
     def full_log(self) -> str:
         """Every log this server's processes wrote, across its restarts."""
-        return "".join(path.read_text(errors="replace")
-                       for path in sorted(self.folder.glob("server-*.log")))
+        return "".join(
+            path.read_text(errors="replace") for path in sorted(self.folder.glob("server-*.log"))
+        )
 
     def submit(self, task: str, source: str) -> Any:
         import json
         import urllib.request
 
         request = urllib.request.Request(
-            self.base + "/api/submissions", method="POST",
+            self.base + "/api/submissions",
+            method="POST",
             data=json.dumps({"task": task, "source": source}).encode(),
-            headers={"Authorization": f"Bearer {self.token}",
-                     "Content-Type": "application/json"})
+            headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},
+        )
         with urllib.request.urlopen(request, timeout=30) as response:
             return json.loads(response.read())
 
-    def wait_for(self, submission_id: int, statuses: tuple[str, ...],
-                 within_s: float = 300) -> dict[str, Any]:
+    def wait_for(
+        self, submission_id: int, statuses: tuple[str, ...], within_s: float = 300
+    ) -> dict[str, Any]:
         deadline = time.monotonic() + within_s
         while time.monotonic() < deadline:
             view = self.get(f"/api/submissions/{submission_id}")
             if view["status"] in statuses:
                 return view
             time.sleep(0.2)
-        raise AssertionError(f"submission {submission_id} never reached {statuses}: {view}\n"
-                             f"{self.log()}")
+        raise AssertionError(
+            f"submission {submission_id} never reached {statuses}: {view}\n{self.log()}"
+        )
 
     def stop(self, sig: int = signal.SIGINT) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -333,8 +448,7 @@ def server_process(tmp_path: Path) -> Iterator[Callable[..., ServerProcess]]:
     """``server_process(database_url, workers=1)``: a started server, stopped at the end."""
     started: list[ServerProcess] = []
 
-    def start(database_url: str, workers: int = 1, *extra: str,
-              **options: Any) -> ServerProcess:
+    def start(database_url: str, workers: int = 1, *extra: str, **options: Any) -> ServerProcess:
         server = ServerProcess(database_url, tmp_path, workers, extra, **options).start()
         started.append(server)
         return server

@@ -37,8 +37,9 @@ class Client:
         return {"Authorization": f"Bearer {self.tokens[name]}"}
 
     def submit(self, source: str, name: str = "alice", task: str = TASK) -> Any:
-        return self.http.post("/api/submissions", json={"task": task, "source": source},
-                              headers=self.auth(name))
+        return self.http.post(
+            "/api/submissions", json={"task": task, "source": source}, headers=self.auth(name)
+        )
 
     def wait(self, submission_id: int) -> dict[str, Any]:
         deadline = time.monotonic() + DONE_WITHIN_S
@@ -58,14 +59,25 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., Client]]:
     def start(database_url: str, workers: int = 1, **config: Any) -> Client:
         tokens_file = tmp_path / f"tokens-{len(stack)}.jsonl"
         tokens = {name: create_token(name, tokens_file) for name in ("alice", "bob")}
-        settings = ServeConfig(suite=SUITE, db_url=database_url, tokens=tokens_file,
-                               profile="quick", overrides={"timing": False}, **config)
+        settings = ServeConfig(
+            suite=SUITE,
+            db_url=database_url,
+            tokens=tokens_file,
+            profile="quick",
+            overrides={"timing": False},
+            **config,
+        )
 
         def pool(server):
             if not workers:
                 return None
-            return ThreadWorkers(server.queue, server.catalog, server.run_id,
-                                 fake_verify(server.catalog), count=workers)
+            return ThreadWorkers(
+                server.queue,
+                server.catalog,
+                server.run_id,
+                fake_verify(server.catalog),
+                count=workers,
+            )
 
         http = TestClient(create_app(open_server(settings, pool)))
         http.__enter__()
@@ -118,26 +130,49 @@ def test_leaderboard_ranks_verified_by_lower_ci_bound_and_lists_the_rest_apart(s
 
 
 def test_every_refusal_is_json_that_says_what_to_fix(serve, tmp_path):
-    client = serve(f"sqlite:///{tmp_path / 'kp.db'}", workers=0,
-                   limits=Limits(max_source_bytes=1000))
+    client = serve(
+        f"sqlite:///{tmp_path / 'kp.db'}", workers=0, limits=Limits(max_source_bytes=1000)
+    )
     cases = {
-        "no token": (client.http.post("/api/submissions", json={"task": TASK, "source": "x"}),
-                     401, "Authorization: Bearer"),
-        "bad token": (client.http.post("/api/submissions", json={"task": TASK, "source": "x"},
-                                       headers={"Authorization": "Bearer kp_nope"}),
-                      401, "not known"),
-        "unknown task": (client.submit(fake_source(), task="level9/nope"), 404,
-                         "GET /api/tasks"),
+        "no token": (
+            client.http.post("/api/submissions", json={"task": TASK, "source": "x"}),
+            401,
+            "Authorization: Bearer",
+        ),
+        "bad token": (
+            client.http.post(
+                "/api/submissions",
+                json={"task": TASK, "source": "x"},
+                headers={"Authorization": "Bearer kp_nope"},
+            ),
+            401,
+            "not known",
+        ),
+        "unknown task": (client.submit(fake_source(), task="level9/nope"), 404, "GET /api/tasks"),
         "too large": (client.submit(fake_source() + "#" * 2000), 413, "at most 1000 bytes"),
-        "body far too large": (client.http.post(
-            "/api/submissions", content=b"{" + b" " * 20_000 + b"}",
-            headers={**client.auth("alice"), "Content-Type": "application/json"}),
-            413, "at most 1000 bytes"),
-        "not json": (client.http.post("/api/submissions", content=b"task=x",
-                                      headers=client.auth("alice")), 422, "must be JSON"),
-        "extra field": (client.http.post("/api/submissions",
-                                         json={"task": TASK, "source": "x", "x": 1},
-                                         headers=client.auth("alice")), 422, "x"),
+        "body far too large": (
+            client.http.post(
+                "/api/submissions",
+                content=b"{" + b" " * 20_000 + b"}",
+                headers={**client.auth("alice"), "Content-Type": "application/json"},
+            ),
+            413,
+            "at most 1000 bytes",
+        ),
+        "not json": (
+            client.http.post("/api/submissions", content=b"task=x", headers=client.auth("alice")),
+            422,
+            "must be JSON",
+        ),
+        "extra field": (
+            client.http.post(
+                "/api/submissions",
+                json={"task": TASK, "source": "x", "x": 1},
+                headers=client.auth("alice"),
+            ),
+            422,
+            "x",
+        ),
         "no ModelNew": (client.submit("import torch\n"), 422, "ModelNew"),
         "unknown submission": (client.http.get("/api/submissions/999"), 404, "POST"),
         "unknown page": (client.http.get("/nope"), 404, "/tasks/TASK"),
@@ -151,16 +186,22 @@ def test_every_refusal_is_json_that_says_what_to_fix(serve, tmp_path):
 
 
 def test_rate_limits_and_queue_caps_are_per_token(serve, tmp_path):
-    client = serve(f"sqlite:///{tmp_path / 'kp.db'}", workers=0,
-                   limits=Limits(burst=3, submissions_per_minute=1, max_queued_per_token=100))
+    client = serve(
+        f"sqlite:///{tmp_path / 'kp.db'}",
+        workers=0,
+        limits=Limits(burst=3, submissions_per_minute=1, max_queued_per_token=100),
+    )
     statuses = [client.submit(fake_source(tag=str(i))).status_code for i in range(5)]
     assert statuses == [202, 202, 202, 429, 429]
     limited = client.submit(fake_source(tag="x"))
     assert "rate limit" in limited.json()["error"] and int(limited.headers["Retry-After"]) >= 1
     assert client.submit(fake_source(tag="bob"), name="bob").status_code == 202
 
-    capped = serve(f"sqlite:///{tmp_path / 'capped.db'}", workers=0,
-                   limits=Limits(burst=50, max_queued_per_token=2))
+    capped = serve(
+        f"sqlite:///{tmp_path / 'capped.db'}",
+        workers=0,
+        limits=Limits(burst=50, max_queued_per_token=2),
+    )
     statuses = [capped.submit(fake_source(tag=str(i))).status_code for i in range(3)]
     assert statuses == [202, 202, 429]
     assert capped.submit(fake_source(tag="b"), name="bob").status_code == 202
@@ -202,7 +243,8 @@ def test_pages_render_with_a_policy_that_forbids_outside_assets(serve, tmp_path)
 
 
 def test_a_submission_identical_to_a_bench_result_reuses_it_and_the_task_page_shows_bench_runs(
-        serve, tmp_path):
+    serve, tmp_path
+):
     from kernelproof.roofline import machine_fingerprint
     from kernelproof.serve.catalog import SuiteCatalog
     from kernelproof.store.results import ResultsStore
@@ -220,5 +262,5 @@ def test_a_submission_identical_to_a_bench_result_reuses_it_and_the_task_page_sh
     assert reused.status_code == 200 and reused.json()["reused"] is True
     assert reused.json()["result"]["verification_id"] == stored
     page = client.http.get(f"/tasks/{TASK}").text
-    bench = page[page.index('id="bench"'):]
+    bench = page[page.index('id="bench"') :]
     assert "nightly" in bench and "1.7x" in bench

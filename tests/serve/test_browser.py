@@ -31,9 +31,19 @@ TASK = "level1/19_NewGELU"
 HONEST = (ROOT / "tasks" / "solutions" / "level1" / "19_torch_fused_gelu.py").read_text()
 
 CHROMIUM = Path("/usr/bin/chromium")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-dev-shm-usage", "--hide-scrollbars", "--remote-debugging-port=0"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--hide-scrollbars",
+    "--remote-debugging-port=0",
+]
 
 #: Seconds Chromium may take to open its DevTools endpoint on a loaded machine.
 BROWSER_START_S = 60
@@ -51,17 +61,21 @@ class Browser:
     def __init__(self, chromium: str, profile: Path) -> None:
         from websockets.sync.client import connect
 
-        self.process = subprocess.Popen([chromium, *FLAGS, f"--user-data-dir={profile}",
-                                         "about:blank"],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                        text=True)
+        self.process = subprocess.Popen(
+            [chromium, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         endpoint = self._endpoint()
-        pages = json.loads(urllib.request.urlopen(f"http://{endpoint}/json/list",
-                                                  timeout=10).read())
+        pages = json.loads(
+            urllib.request.urlopen(f"http://{endpoint}/json/list", timeout=10).read()
+        )
         page = next(p for p in pages if p["type"] == "page")
         self._closing = contextlib.ExitStack()
-        self.socket = self._closing.enter_context(connect(page["webSocketDebuggerUrl"],
-                                                          max_size=None))
+        self.socket = self._closing.enter_context(
+            connect(page["webSocketDebuggerUrl"], max_size=None)
+        )
         self.ids = itertools.count(1)
         self.events: list[dict[str, Any]] = []
         for domain in ("Runtime", "Log", "Page"):
@@ -104,8 +118,9 @@ class Browser:
 
     def run(self, expression: str) -> Any:
         """Evaluate ``expression`` in the page (awaiting a promise) and return its value."""
-        result = self.call("Runtime.evaluate", expression=expression, awaitPromise=True,
-                           returnByValue=True)
+        result = self.call(
+            "Runtime.evaluate", expression=expression, awaitPromise=True, returnByValue=True
+        )
         assert "exceptionDetails" not in result, result["exceptionDetails"]
         return result["result"].get("value")
 
@@ -116,13 +131,19 @@ class Browser:
             method, params = event.get("method"), event.get("params", {})
             if method == "Runtime.exceptionThrown":
                 details = params["exceptionDetails"]
-                found.append(f"exception: {details.get('text', '')} "
-                             f"{details.get('exception', {}).get('description', '')}")
-            elif method == "Runtime.consoleAPICalled" and params["type"] in ("error", "warning",
-                                                                              "assert"):
-                found.append(f"console.{params['type']}: "
-                             + " ".join(str(a.get("value", a.get("description")))
-                                        for a in params["args"]))
+                found.append(
+                    f"exception: {details.get('text', '')} "
+                    f"{details.get('exception', {}).get('description', '')}"
+                )
+            elif method == "Runtime.consoleAPICalled" and params["type"] in (
+                "error",
+                "warning",
+                "assert",
+            ):
+                found.append(
+                    f"console.{params['type']}: "
+                    + " ".join(str(a.get("value", a.get("description"))) for a in params["args"])
+                )
             elif method == "Log.entryAdded" and params["entry"]["level"] in ("error", "warning"):
                 found.append(f"log: {params['entry']['text']} ({params['entry'].get('url', '')})")
         return found
@@ -141,9 +162,11 @@ class Browser:
 def browser(tmp_path: Path):
     found = shutil.which("chromium") or (str(CHROMIUM) if CHROMIUM.exists() else None)
     if found is None:
-        pytest.fail("chromium is not installed, and the server's pages must be checked in a "
-                    "real browser: run scripts/install_chromium.sh, then rerun the tests",
-                    pytrace=False)
+        pytest.fail(
+            "chromium is not installed, and the server's pages must be checked in a "
+            "real browser: run scripts/install_chromium.sh, then rerun the tests",
+            pytrace=False,
+        )
     page = Browser(found, tmp_path / "profile")
     yield page
     page.close()
@@ -162,9 +185,12 @@ def test_submit_wait_and_review_in_a_browser(browser, server_process, postgresql
     assert browser.run("document.title").startswith("tasks")
     submitted = browser.run(
         "fetch('/api/submissions', {method: 'POST', headers: {'Authorization': 'Bearer "
-        + server.token + "', 'Content-Type': 'application/json'}, body: JSON.stringify("
-        + json.dumps({"task": TASK, "source": HONEST}) + ")})"
-        ".then(r => r.json().then(body => ({status: r.status, body})))")
+        + server.token
+        + "', 'Content-Type': 'application/json'}, body: JSON.stringify("
+        + json.dumps({"task": TASK, "source": HONEST})
+        + ")})"
+        ".then(r => r.json().then(body => ({status: r.status, body})))"
+    )
     assert submitted["status"] == 202, submitted
     submission_id = submitted["body"]["id"]
 
@@ -177,9 +203,11 @@ def test_submit_wait_and_review_in_a_browser(browser, server_process, postgresql
     assert view["status"] == "done" and view["result"]["verdict"] == "verified", view
 
     browser.open(f"{server.base}/tasks/{TASK}")
-    row = browser.run(f"(() => {{ const row = document.querySelector("
-                      f"'#verified + table tr[data-submission=\"{submission_id}\"]');"
-                      " return row && row.querySelector('.verdict').textContent; })()")
+    row = browser.run(
+        f"(() => {{ const row = document.querySelector("
+        f"'#verified + table tr[data-submission=\"{submission_id}\"]');"
+        " return row && row.querySelector('.verdict').textContent; })()"
+    )
     assert row == "verified"
 
     browser.run(f"document.querySelector('a[href=\"/submissions/{submission_id}\"]').click()")

@@ -18,7 +18,9 @@ def test_loopback_needs_no_sandbox_probe():
 
 
 def test_a_public_address_is_refused_while_the_sandbox_is_incomplete():
-    with pytest.raises(UsageError, match=r"refusing --host 0.0.0.0.*landlock \(not in this kernel\)"):
+    with pytest.raises(
+        UsageError, match=r"refusing --host 0.0.0.0.*landlock \(not in this kernel\)"
+    ):
         check_exposure("0.0.0.0", {"landlock": "not in this kernel"}, sandboxed=True)
     with pytest.raises(UsageError, match="sandbox=False"):
         check_exposure("0.0.0.0", {}, sandboxed=False)

@@ -23,7 +23,7 @@ from kernelproof.serve.supervisor import ThreadWorkers
 from kernelproof.serve.tokens import create_token
 
 from .conftest import SUITE, fake_report, fake_source
-from .test_api import TASK, Client
+from .test_api import Client
 
 #: A line of a candidate's source that its failure quotes (as a traceback does).
 SECRET_LINE = "return my_private_kernel(x, scale=0.7071)  # the trick: skip the erf"
@@ -36,16 +36,30 @@ def _quoting_verify(catalog: Any) -> Any:
     def run(task: Any, candidate: Path) -> Any:
         source = candidate.read_text()
         report = fake_report(source, catalog, task.key)
-        traceback = ("Traceback (most recent call last):\n"
-                     f'  File "{candidate}", line 9, in forward\n'
-                     f"    {SECRET_LINE}\n"
-                     "NameError: name 'my_private_kernel' is not defined")
-        return report.model_copy(update={
-            "verdict": Verdict.BROKEN,
-            "findings": [Finding(check="crash", severity=Severity.FAIL, forces=Verdict.BROKEN,
-                                 message=traceback)],
-            "repros": [Repro(failure="crash", knobs={}, seed=1, command="python repro.py",
-                             script=source)]})
+        traceback = (
+            "Traceback (most recent call last):\n"
+            f'  File "{candidate}", line 9, in forward\n'
+            f"    {SECRET_LINE}\n"
+            "NameError: name 'my_private_kernel' is not defined"
+        )
+        return report.model_copy(
+            update={
+                "verdict": Verdict.BROKEN,
+                "findings": [
+                    Finding(
+                        check="crash",
+                        severity=Severity.FAIL,
+                        forces=Verdict.BROKEN,
+                        message=traceback,
+                    )
+                ],
+                "repros": [
+                    Repro(
+                        failure="crash", knobs={}, seed=1, command="python repro.py", script=source
+                    )
+                ],
+            }
+        )
 
     return run
 
@@ -58,14 +72,21 @@ def serve_with(tmp_path: Path) -> Iterator[Callable[..., Client]]:
     def start(database_url: str, verify: Any = None, **config: Any) -> Client:
         tokens_file = tmp_path / f"tokens-{len(stack)}.jsonl"
         tokens = {name: create_token(name, tokens_file) for name in ("alice", "bob")}
-        settings = ServeConfig(suite=SUITE, db_url=database_url, tokens=tokens_file,
-                               profile="quick", overrides={"timing": False}, **config)
+        settings = ServeConfig(
+            suite=SUITE,
+            db_url=database_url,
+            tokens=tokens_file,
+            profile="quick",
+            overrides={"timing": False},
+            **config,
+        )
 
         def pool(server: Any) -> Any:
             from .conftest import fake_verify
 
-            return ThreadWorkers(server.queue, server.catalog, server.run_id,
-                                 (verify or fake_verify)(server.catalog))
+            return ThreadWorkers(
+                server.queue, server.catalog, server.run_id, (verify or fake_verify)(server.catalog)
+            )
 
         http = TestClient(create_app(open_server(settings, pool)))
         http.__enter__()
@@ -80,8 +101,11 @@ def serve_with(tmp_path: Path) -> Iterator[Callable[..., Client]]:
 def test_ids_beyond_64_bits_are_refused_as_invalid_not_a_server_error(serve_with, database_url):
     client = serve_with(database_url)
     for big in (2**31, 2**63, 2**64 + 5, 10**30):
-        for path in (f"/api/submissions/{big}", f"/api/submissions/{big}/report",
-                     f"/submissions/{big}"):
+        for path in (
+            f"/api/submissions/{big}",
+            f"/api/submissions/{big}/report",
+            f"/submissions/{big}",
+        ):
             response = client.http.get(path)
             assert response.status_code == 422, (path, response.text)
             assert "less than or equal" in response.json()["error"], path
@@ -91,7 +115,8 @@ def test_ids_beyond_64_bits_are_refused_as_invalid_not_a_server_error(serve_with
 
 
 def test_a_missing_or_broken_tokens_file_is_a_plain_503_with_the_detail_in_the_log(
-        serve_with, tmp_path, caplog):
+    serve_with, tmp_path, caplog
+):
     client = serve_with(f"sqlite:///{tmp_path / 'kp.db'}")
     tokens = tmp_path / "tokens-0.jsonl"
     tokens.write_text("this is not json\n")
@@ -122,14 +147,14 @@ def test_a_revoked_token_is_refused_from_the_next_request(serve_with, tmp_path):
     assert again.exit_code != 0 and "no token named 'alice'" in str(again.exception)
 
 
-def test_the_packet_page_has_the_policy_header_and_a_405_says_what_is_allowed(serve_with,
-                                                                                 tmp_path):
+def test_the_packet_page_has_the_policy_header_and_a_405_says_what_is_allowed(serve_with, tmp_path):
     client = serve_with(f"sqlite:///{tmp_path / 'kp.db'}")
     submission_id = client.submit(fake_source(speedup=1.1)).json()["id"]
     view = client.wait(submission_id)
-    for packet in (client.http.get(view["packet"]),
-                   client.http.get(f"/api/submissions/{submission_id}/packet",
-                                   headers=client.auth("alice"))):
+    for packet in (
+        client.http.get(view["packet"]),
+        client.http.get(f"/api/submissions/{submission_id}/packet", headers=client.auth("alice")),
+    ):
         assert packet.status_code == 200 and 'data-verdict="verified"' in packet.text
         assert "default-src 'none'" in packet.headers["Content-Security-Policy"]
     wrong = client.http.delete(f"/api/submissions/{submission_id}")
@@ -144,8 +169,9 @@ def test_a_sqlite_store_is_created_readable_by_its_owner_only(serve_with, tmp_pa
     assert stat.S_IMODE(database.stat().st_mode) == 0o600
 
 
-def test_private_code_pages_show_nothing_derived_from_the_source_to_others(serve_with,
-                                                                            database_url):
+def test_private_code_pages_show_nothing_derived_from_the_source_to_others(
+    serve_with, database_url
+):
     client = serve_with(database_url, _quoting_verify, private_code=True)
     source = fake_source("broken") + f"\ndef helper(x):\n    {SECRET_LINE}\n"
     submission_id = client.submit(source).json()["id"]
@@ -155,19 +181,24 @@ def test_private_code_pages_show_nothing_derived_from_the_source_to_others(serve
     assert public.status_code == 200 and 'data-verdict="broken"' in public.text
     assert "my_private_kernel" not in public.text and "skip the erf" not in public.text
     assert "NameError" in public.text  # what failed is still public, only the code is not
-    owner = client.http.get(f"/api/submissions/{submission_id}/packet",
-                            headers=client.auth("alice"))
+    owner = client.http.get(
+        f"/api/submissions/{submission_id}/packet", headers=client.auth("alice")
+    )
     assert "my_private_kernel" in owner.text
     for name in (None, "bob"):
         headers = client.auth(name) if name else {}
-        assert client.http.get(f"/api/submissions/{submission_id}/report",
-                               headers=headers).status_code == 403
+        assert (
+            client.http.get(f"/api/submissions/{submission_id}/report", headers=headers).status_code
+            == 403
+        )
 
 
-def test_a_reward_task_naming_an_unknown_home_is_an_answer_not_a_server_error(serve_with,
-                                                                              tmp_path):
+def test_a_reward_task_naming_an_unknown_home_is_an_answer_not_a_server_error(serve_with, tmp_path):
     client = serve_with(f"sqlite:///{tmp_path / 'kp.db'}")
-    response = client.http.post("/api/rewards", headers=client.auth("alice"), json={
-        "items": [{"task": "~no-such-user-kp/x", "completion": "x"}]})
+    response = client.http.post(
+        "/api/rewards",
+        headers=client.auth("alice"),
+        json={"items": [{"task": "~no-such-user-kp/x", "completion": "x"}]},
+    )
     assert response.status_code in (200, 422), response.text  # found by schemathesis: a 500
     assert "Could not determine home" not in response.text

@@ -14,9 +14,14 @@ schemathesis = pytest.importorskip("schemathesis", reason="the test extra instal
 from fastapi.testclient import TestClient  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 from schemathesis import GenerationMode  # noqa: E402
-from schemathesis.checks import (allow_header_conformance, content_type_conformance,  # noqa: E402
-                                 not_a_server_error, response_headers_conformance,
-                                 response_schema_conformance, status_code_conformance)
+from schemathesis.checks import (  # noqa: E402
+    allow_header_conformance,
+    content_type_conformance,
+    not_a_server_error,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
 
 from kernelproof.serve.app import create_app  # noqa: E402
 from kernelproof.serve.config import ServeConfig  # noqa: E402
@@ -30,8 +35,14 @@ pytestmark = pytest.mark.slow
 #: The checks: the error paths must stay inside the schema (schemathesis's
 #: positive_data_acceptance is left out: a schema cannot say that a task must exist or that
 #: OpenRLHF's three lists must be as long as each other, and those are 404s and 422s).
-CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
-          response_schema_conformance, response_headers_conformance, allow_header_conformance]
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+    response_headers_conformance,
+    allow_header_conformance,
+]
 
 #: Examples per operation and generation mode: enough to reach every error branch of these
 #: small routes; more only costs minutes on a loaded machine.
@@ -43,12 +54,20 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> tuple[TestClient, str]:
     folder: Path = tmp_path_factory.mktemp("openapi")
     tokens = folder / "tokens.jsonl"
     token = create_token("alice", tokens)
-    config = ServeConfig(suite=SUITE, db_url=f"sqlite:///{folder / 'kp.db'}", tokens=tokens,
-                         profile="quick", overrides={"timing": False})
+    config = ServeConfig(
+        suite=SUITE,
+        db_url=f"sqlite:///{folder / 'kp.db'}",
+        tokens=tokens,
+        profile="quick",
+        overrides={"timing": False},
+    )
     client = TestClient(create_app(open_server(config, lambda _server: None)))
     client.__enter__()
-    response = client.post("/api/submissions", headers={"Authorization": f"Bearer {token}"},
-                           json={"task": "level1/19_NewGELU", "source": fake_source()})
+    response = client.post(
+        "/api/submissions",
+        headers={"Authorization": f"Bearer {token}"},
+        json={"task": "level1/19_NewGELU", "source": fake_source()},
+    )
     assert response.status_code == 202, response.text  # id 1 exists: 409s are reachable
     return client, token
 
@@ -63,17 +82,21 @@ def _failures(client: TestClient, token: str, mode: GenerationMode) -> dict[str,
     for result in api.get_all_operations():
         operation = result.ok()
 
-        @settings(max_examples=EXAMPLES, deadline=None, database=None,
-                  suppress_health_check=list(HealthCheck))
+        @settings(
+            max_examples=EXAMPLES,
+            deadline=None,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+        )
         @given(operation.as_strategy(mode))
         def run(case):  # type: ignore[no-untyped-def]
             try:
-                case.call_and_validate(headers={"Authorization": f"Bearer {token}"},
-                                       checks=CHECKS)
+                case.call_and_validate(headers={"Authorization": f"Bearer {token}"}, checks=CHECKS)
             except BaseException as exc:  # noqa: BLE001 - a FailureGroup: record each
                 for failure in getattr(exc, "exceptions", [exc]):
-                    found.setdefault(operation.label, set()).add(
-                        " ".join(str(failure).split())[:240])
+                    found.setdefault(operation.label, set()).add(  # noqa: B023 - run() runs in this iteration
+                        " ".join(str(failure).split())[:240]
+                    )
 
         try:
             run()
@@ -83,8 +106,9 @@ def _failures(client: TestClient, token: str, mode: GenerationMode) -> dict[str,
     return found
 
 
-@pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE],
-                         ids=["valid", "invalid"])
+@pytest.mark.parametrize(
+    "mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE], ids=["valid", "invalid"]
+)
 def test_every_answer_of_the_api_is_in_its_schema(served, mode):
     client, token = served
     assert _failures(client, token, mode) == {}

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from tests.rl.canned import FakeSession, by_marker, completion
 
 from kernelproof.rl.scorer import BatchScorer
 from kernelproof.serve.app import create_app
@@ -18,7 +19,6 @@ from kernelproof.serve.config import ServeConfig
 from kernelproof.serve.rewards import RewardLimits
 from kernelproof.serve.server import open_server
 from kernelproof.serve.tokens import create_token
-from tests.rl.canned import FakeSession, by_marker, completion
 
 from .conftest import SUITE
 
@@ -26,9 +26,11 @@ TASK = "level1/10_Softmax"
 
 #: A KernelBench-style prompt: it carries the reference and an example ``ModelNew`` of its own,
 #: which must never be taken for the response's candidate.
-PROMPT = ("You write fast kernels. Example of the format:\n```python\nimport torch.nn as nn\n"
-          "class ModelNew(nn.Module):\n    def forward(self, a, b):\n        return a + b\n```\n"
-          "Now optimise this model:\n```python\nclass Model(nn.Module): ...\n```\n")
+PROMPT = (
+    "You write fast kernels. Example of the format:\n```python\nimport torch.nn as nn\n"
+    "class ModelNew(nn.Module):\n    def forward(self, a, b):\n        return a + b\n```\n"
+    "Now optimise this model:\n```python\nclass Model(nn.Module): ...\n```\n"
+)
 
 
 @pytest.fixture
@@ -40,15 +42,17 @@ def app(tmp_path: Path) -> Iterator[Callable[..., Any]]:
     def start(database_url: str, **limits: Any) -> tuple[TestClient, dict[str, str], Any]:
         tokens_file = tmp_path / f"tokens-{len(clients)}.jsonl"
         tokens = {name: create_token(name, tokens_file) for name in ("alice", "bob")}
-        config = ServeConfig(suite=SUITE, db_url=database_url, tokens=tokens_file,
-                             profile="quick", workers=0)
+        config = ServeConfig(
+            suite=SUITE, db_url=database_url, tokens=tokens_file, profile="quick", workers=0
+        )
         application = create_app(open_server(config, lambda server: None))
         service = application.state.rewards
         service.limits = RewardLimits(**limits)
         service.__post_init__()
         session = FakeSession(by_marker)
-        service.scorer = BatchScorer(session=session, tasks=service.tasks(), jobs=2,
-                                     keep_report=service.keep)
+        service.scorer = BatchScorer(
+            session=session, tasks=service.tasks(), jobs=2, keep_report=service.keep
+        )
         client = TestClient(application)
         client.__enter__()
         clients.append(client)
@@ -65,18 +69,23 @@ def bearer(token: str) -> dict[str, str]:
 
 def test_rewards_come_back_in_order_and_their_reports_are_stored(app, database_url):
     client, tokens, _ = app(database_url)
-    items = [{"task": TASK, "completion": completion("# fast")},
-             {"task": TASK, "completion": "no code"},
-             {"task": TASK, "completion": [{"role": "assistant",
-                                            "content": completion("# verdict: suspect")}]}]
+    items = [
+        {"task": TASK, "completion": completion("# fast")},
+        {"task": TASK, "completion": "no code"},
+        {
+            "task": TASK,
+            "completion": [{"role": "assistant", "content": completion("# verdict: suspect")}],
+        },
+    ]
     answer = client.post("/api/rewards", json={"items": items}, headers=bearer(tokens["alice"]))
     assert answer.status_code == 200, answer.text
     body = answer.json()
     assert body["rewards"] == [1.5, 0.0, 0.0]
     assert [r["verdict"] for r in body["results"]] == ["verified", None, "suspect"]
     assert body["report_ids"][1] is None and "no candidate" in body["results"][1]["reason"]
-    stored = client.get(f"/api/rewards/reports/{body['report_ids'][2]}",
-                        headers=bearer(tokens["alice"]))
+    stored = client.get(
+        f"/api/rewards/reports/{body['report_ids'][2]}", headers=bearer(tokens["alice"])
+    )
     assert stored.status_code == 200 and stored.json()["verdict"] == "suspect"
     # Another token reads none of it, nor any other verification of the store by its id.
     for report_id in (body["report_ids"][2], int(body["report_ids"][0]) + 100):
@@ -89,11 +98,15 @@ def test_rewards_come_back_in_order_and_their_reports_are_stored(app, database_u
 
 def test_openrlhf_requests_take_the_response_after_its_prompt(app, tmp_path):
     client, tokens, session = app(f"sqlite:///{tmp_path / 'o.db'}")
-    queries = [PROMPT + completion("# fast"), PROMPT + "I give up.",
-               "a query that lost its prompt " + completion("# fast")]
-    answer = client.post(f"/api/rewards/openrlhf?token={tokens['alice']}",
-                         json={"query": queries, "prompts": [PROMPT] * 3,
-                               "labels": [TASK] * 3})
+    queries = [
+        PROMPT + completion("# fast"),
+        PROMPT + "I give up.",
+        "a query that lost its prompt " + completion("# fast"),
+    ]
+    answer = client.post(
+        f"/api/rewards/openrlhf?token={tokens['alice']}",
+        json={"query": queries, "prompts": [PROMPT] * 3, "labels": [TASK] * 3},
+    )
     assert answer.status_code == 200, answer.text
     body = answer.json()
     assert body["rewards"] == [1.5, 0.0, 0.0]
@@ -108,8 +121,11 @@ def test_tasks_come_only_from_the_served_suite(app, tmp_path):
     client, tokens, session = app(f"sqlite:///{tmp_path / 's.db'}")
     reference = (SUITE / "level1" / "10_Softmax.py").read_text()
     for task in (reference, str(SUITE / "level1" / "10_Softmax.py"), "level9/0_Nothing"):
-        answer = client.post("/api/rewards", headers=bearer(tokens["alice"]),
-                             json={"items": [{"task": task, "completion": completion()}]})
+        answer = client.post(
+            "/api/rewards",
+            headers=bearer(tokens["alice"]),
+            json={"items": [{"task": task, "completion": completion()}]},
+        )
         assert answer.status_code == 200
         assert answer.json()["rewards"] == [0.0]
         assert "task" in answer.json()["results"][0]["reason"]
@@ -117,30 +133,52 @@ def test_tasks_come_only_from_the_served_suite(app, tmp_path):
 
 
 def test_refusals_name_the_limit_and_the_fix(app, tmp_path):
-    client, tokens, _ = app(f"sqlite:///{tmp_path / 'l.db'}", max_batch=2, burst=2,
-                            batches_per_minute=1, max_completion_chars=500)
+    client, tokens, _ = app(
+        f"sqlite:///{tmp_path / 'l.db'}",
+        max_batch=2,
+        burst=2,
+        batches_per_minute=1,
+        max_completion_chars=500,
+    )
     item = {"task": TASK, "completion": completion()}
     assert client.post("/api/rewards", json={"items": [item]}).status_code == 401
-    assert client.post("/api/rewards?token=kp_wrong",
-                       json={"items": [item]}).status_code == 401
-    too_many = client.post("/api/rewards", json={"items": [item] * 3},
-                           headers=bearer(tokens["alice"]))
+    assert client.post("/api/rewards?token=kp_wrong", json={"items": [item]}).status_code == 401
+    too_many = client.post(
+        "/api/rewards", json={"items": [item] * 3}, headers=bearer(tokens["alice"])
+    )
     assert too_many.status_code == 413 and "at most 2 per request" in too_many.json()["error"]
-    too_long = client.post("/api/rewards", headers=bearer(tokens["alice"]),
-                           json={"items": [{"task": TASK, "completion": "x" * 600}]})
+    too_long = client.post(
+        "/api/rewards",
+        headers=bearer(tokens["alice"]),
+        json={"items": [{"task": TASK, "completion": "x" * 600}]},
+    )
     assert too_long.status_code == 413
     bad = client.post("/api/rewards", json={"itemz": []}, headers=bearer(tokens["alice"]))
     assert bad.status_code == 422 and "RewardRequest" in bad.json()["error"]
-    late = client.post("/api/rewards", json={"items": [item], "deadline_s": 10_000},
-                       headers=bearer(tokens["alice"]))
+    late = client.post(
+        "/api/rewards",
+        json={"items": [item], "deadline_s": 10_000},
+        headers=bearer(tokens["alice"]),
+    )
     assert late.status_code == 422 and "at most" in late.json()["error"]
-    assert client.post("/api/rewards", json={"items": [item]},
-                       headers=bearer(tokens["alice"])).status_code == 200
-    assert client.post("/api/rewards", json={"items": [item]},
-                       headers=bearer(tokens["alice"])).status_code == 200
-    limited = client.post("/api/rewards", json={"items": [item]},
-                          headers=bearer(tokens["alice"]))
+    assert (
+        client.post(
+            "/api/rewards", json={"items": [item]}, headers=bearer(tokens["alice"])
+        ).status_code
+        == 200
+    )
+    assert (
+        client.post(
+            "/api/rewards", json={"items": [item]}, headers=bearer(tokens["alice"])
+        ).status_code
+        == 200
+    )
+    limited = client.post("/api/rewards", json={"items": [item]}, headers=bearer(tokens["alice"]))
     assert limited.status_code == 429 and "Retry-After" in limited.headers
     # Another token has its own bucket.
-    assert client.post("/api/rewards", json={"items": [item]},
-                       headers=bearer(tokens["bob"])).status_code == 200
+    assert (
+        client.post(
+            "/api/rewards", json={"items": [item]}, headers=bearer(tokens["bob"])
+        ).status_code
+        == 200
+    )

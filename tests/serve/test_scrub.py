@@ -3,29 +3,43 @@
 
 from __future__ import annotations
 
-from kernelproof.schema import (Artifact, Environment, Finding, Repro, Report, Severity,
-                                Verdict)
-from kernelproof.serve.scrub import (PRIVATE_LINE, REDACTED, Scrubber, secret_values,
-                                     server_paths, without_source)
+from kernelproof.schema import Artifact, Environment, Finding, Report, Repro, Severity, Verdict
+from kernelproof.serve.scrub import (
+    PRIVATE_LINE,
+    REDACTED,
+    Scrubber,
+    secret_values,
+    server_paths,
+    without_source,
+)
 from kernelproof.serve.supervisor import worker_environment
 from kernelproof.serve.worker import WorkerConfig
 
 from .conftest import SUITE
 
 URL = "postgresql+psycopg://kp:Pa55-w0rd-xyz@db.internal:5432/kernelproof"
-ENVIRON = {"OPENAI_API_KEY": "sk-live-0123456789abcdef", "HOME": "/home/op", "LANG": "C.UTF-8",
-           "MIRROR": "https://bob:hunter22@mirror.example/simple", "OMP_NUM_THREADS": "2"}
+ENVIRON = {
+    "OPENAI_API_KEY": "sk-live-0123456789abcdef",
+    "HOME": "/home/op",
+    "LANG": "C.UTF-8",
+    "MIRROR": "https://bob:hunter22@mirror.example/simple",
+    "OMP_NUM_THREADS": "2",
+}
 
 
 def _report(message: str, script: str = "") -> Report:
     return Report(
-        verdict=Verdict.BROKEN, environment=Environment(device="cpu"),
-        findings=[Finding(check="crash", severity=Severity.FAIL, forces=Verdict.BROKEN,
-                          message=message)],
-        repros=[Repro(failure="crash", knobs={}, seed=1, command="python repro.py",
-                      script=script)] if script else [],
+        verdict=Verdict.BROKEN,
+        environment=Environment(device="cpu"),
+        findings=[
+            Finding(check="crash", severity=Severity.FAIL, forces=Verdict.BROKEN, message=message)
+        ],
+        repros=[Repro(failure="crash", knobs={}, seed=1, command="python repro.py", script=script)]
+        if script
+        else [],
         candidate=Artifact(path=f"{SUITE}/../x/submission_1.py", sha256="0" * 64),
-        reference=Artifact(path=str(SUITE / "level1" / "19_NewGELU.py"), sha256="1" * 64))
+        reference=Artifact(path=str(SUITE / "level1" / "19_NewGELU.py"), sha256="1" * 64),
+    )
 
 
 def test_the_store_url_its_password_and_secret_looking_variables_are_secrets():
@@ -54,26 +68,34 @@ def test_report_paths_of_the_server_become_labels():
 
 
 def test_private_code_hides_source_lines_frames_and_repro_scripts_only():
-    source = ("import torch\n\nclass ModelNew(torch.nn.Module):\n"
-              "    def forward(self, x):  # secret trick: fold the bias\n"
-              "        return launch_my_kernel(x, 0.5)\n")
-    traceback = ('Traceback (most recent call last):\n'
-                 '  File "<candidate>", line 5, in forward\n'
-                 '    return launch_my_kernel(x, 0.5)\n'
-                 'NameError: a name is not defined')
+    source = (
+        "import torch\n\nclass ModelNew(torch.nn.Module):\n"
+        "    def forward(self, x):  # secret trick: fold the bias\n"
+        "        return launch_my_kernel(x, 0.5)\n"
+    )
+    traceback = (
+        "Traceback (most recent call last):\n"
+        '  File "<candidate>", line 5, in forward\n'
+        "    return launch_my_kernel(x, 0.5)\n"
+        "NameError: a name is not defined"
+    )
     public = without_source(_report(traceback, script=source), source)
     message = public.findings[0].message
     assert "launch_my_kernel" not in message and "forward" not in message
     assert message.startswith("Traceback") and message.endswith("NameError: a name is not defined")
-    assert public.repros[0].script == PRIVATE_LINE and "fold the bias" not in public.model_dump_json()
+    assert (
+        public.repros[0].script == PRIVATE_LINE and "fold the bias" not in public.model_dump_json()
+    )
     unrelated = without_source(_report("wrong on seed:0"), source)
     assert unrelated.findings[0].message == "wrong on seed:0"
 
 
 def test_a_worker_gets_no_variable_that_holds_the_store_url():
     config = WorkerConfig(db_url=URL, suite=SUITE, run_id=1)
-    environ = worker_environment(config, {**ENVIRON, "KERNELPROOF_DB": URL,
-                                          "PGPASSWORD": "Pa55-w0rd-xyz", "PATH": "/usr/bin"})
+    environ = worker_environment(
+        config,
+        {**ENVIRON, "KERNELPROOF_DB": URL, "PGPASSWORD": "Pa55-w0rd-xyz", "PATH": "/usr/bin"},
+    )
     assert "KERNELPROOF_DB" not in environ and "PGPASSWORD" not in environ
     assert environ["PATH"] == "/usr/bin" and environ["LANG"] == "C.UTF-8"
 
@@ -88,4 +110,7 @@ def test_a_private_name_that_is_also_a_verdict_or_check_keeps_the_report_valid()
 def test_a_secret_equal_to_a_schema_value_leaves_the_report_valid():
     scrub = Scrubber(secrets=("broken",))
     report = scrub.report(_report("the worker is broken"))
-    assert report.verdict is Verdict.BROKEN and report.findings[0].message == f"the worker is {REDACTED}"
+    assert (
+        report.verdict is Verdict.BROKEN
+        and report.findings[0].message == f"the worker is {REDACTED}"
+    )

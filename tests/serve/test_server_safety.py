@@ -32,7 +32,7 @@ PASSWORD = "Pg-s3cret-4f9d2c1e"
 API_KEY = "sk-test-7c1d0e5b9a3f42d8"
 
 #: A candidate that puts everything it can read of its environment into its failure.
-EXFILTRATOR = '''
+EXFILTRATOR = """
 import os
 import torch
 
@@ -51,10 +51,10 @@ class ModelNew(torch.nn.Module):
             except OSError as exc:
                 seen.append(f"{path}: {exc}")
         raise RuntimeError("exfiltrated: " + " | ".join(seen))
-'''
+"""
 
 #: A candidate that writes a file into its scratch folder, then spins until killed.
-SPINNER = '''
+SPINNER = """
 import torch
 
 
@@ -67,7 +67,7 @@ class ModelNew(torch.nn.Module):
             handle.write(b"x" * (1 << 20))
         while True:
             pass
-'''
+"""
 
 
 def _with_password(url: str) -> str:
@@ -105,8 +105,9 @@ def _wait(predicate, within_s: float, what: str) -> None:  # type: ignore[no-unt
 
 def test_no_secret_of_the_server_reaches_a_page_a_report_or_a_log(server_process, postgresql):
     url = _with_password(postgresql.create_database())
-    server = server_process(url, 1, environment={"KP_TEST_API_KEY": API_KEY},
-                            db_in_environment=True)
+    server = server_process(
+        url, 1, environment={"KP_TEST_API_KEY": API_KEY}, db_in_environment=True
+    )
     for worker in _children(server.process.pid):
         for part in ("environ", "cmdline"):
             seen = Path(f"/proc/{worker}/{part}").read_bytes().decode(errors="replace")
@@ -119,8 +120,10 @@ def test_no_secret_of_the_server_reaches_a_page_a_report_or_a_log(server_process
         "packet": server.read(f"/submissions/{submission}"),
         "owner packet": server.read(f"/api/submissions/{submission}/packet", server.token),
         "status": server.read(f"/api/submissions/{submission}"),
-        "queue": server.read("/queue"), "history": server.read("/history"),
-        "task": server.read(f"/tasks/{TASK}"), "log": server.full_log(),
+        "queue": server.read("/queue"),
+        "history": server.read("/history"),
+        "task": server.read(f"/tasks/{TASK}"),
+        "log": server.full_log(),
     }
     assert "exfiltrated" in published["report"], "the candidate's error is not in its report"
     for where, text in published.items():
@@ -128,12 +131,15 @@ def test_no_secret_of_the_server_reaches_a_page_a_report_or_a_log(server_process
             assert secret not in text, f"{secret!r} is in the {where}"
         assert str(SUITE) not in text or where == "log", f"the suite's path is in the {where}"
     report = json.loads(published["report"])
-    assert not any(str(path).startswith("/") for path in
-                   (report["candidate"]["path"], report["reference"]["path"])), report
+    assert not any(
+        str(path).startswith("/")
+        for path in (report["candidate"]["path"], report["reference"]["path"])
+    ), report
 
 
-def test_no_candidate_or_scratch_file_outlives_a_killed_or_stopped_server(server_process,
-                                                                          postgresql):
+def test_no_candidate_or_scratch_file_outlives_a_killed_or_stopped_server(
+    server_process, postgresql
+):
     url = postgresql.create_database()
     root = workers_root(url, SUITE)
     server = server_process(url)
@@ -146,8 +152,11 @@ def test_no_candidate_or_scratch_file_outlives_a_killed_or_stopped_server(server
     server.stop(signal.SIGKILL)  # the server only: its workers and candidates must follow
     _wait(lambda: not _beneath(root), 15, f"candidates {_beneath(root)} outlived the server")
     server.start()  # removes what the dead workers left on disk
-    _wait(lambda: not any(root.rglob("spinner-leftover.bin")) or _beneath(root), 30,
-          "the dead workers' scratch was not removed at the restart")
+    _wait(
+        lambda: not any(root.rglob("spinner-leftover.bin")) or _beneath(root),
+        30,
+        "the dead workers' scratch was not removed at the restart",
+    )
     again = server.wait_for(submission, ("running",))
     assert again["attempts"] == 1, again  # the crash was not the candidate's: not charged
     _wait(lambda: any(root.rglob("spinner-leftover.bin")), 180, "the spinner never ran again")
@@ -174,8 +183,11 @@ def test_a_client_sending_a_too_large_body_at_once_reads_the_413(server_process,
     server = server_process(postgresql.create_database(), 0)
     body = json.dumps({"task": TASK, "source": "#" * (5 << 20)}).encode()
     request = urllib.request.Request(
-        server.base + "/api/submissions", data=body, method="POST",
-        headers={"Authorization": f"Bearer {server.token}", "Content-Type": "application/json"})
+        server.base + "/api/submissions",
+        data=body,
+        method="POST",
+        headers={"Authorization": f"Bearer {server.token}", "Content-Type": "application/json"},
+    )
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, timeout=60)
     assert refused.value.code == 413

@@ -28,8 +28,12 @@ def test_round_trip_resume_and_concurrent_writers(database_url):
         assert (row.speedup, row.speedup_ci_low, row.speedup_ci_high) == (2.5, 2.0, 3.0)
         assert row.settings_hash == settings_hash(report.settings) == identity.settings_hash
 
-        key = (identity.candidate_sha256, identity.reference_sha256, "machine-1",
-               identity.settings_hash)
+        key = (
+            identity.candidate_sha256,
+            identity.reference_sha256,
+            "machine-1",
+            identity.settings_hash,
+        )
         assert store.find_done(*key).id == stored
         assert store.find_done(*key[:2], "machine-2", key[3]) is None
         assert store.find_done("0" * 64, *key[1:]) is None

@@ -15,9 +15,21 @@ from kernelproof.serve.tokens import TokenBook, create_token, token_hash
 
 def test_token_create_prints_the_token_alone_once_and_stores_only_its_hash(tmp_path):
     tokens = tmp_path / "tokens.jsonl"
-    result = subprocess.run([sys.executable, "-m", "kernelproof.cli", "token", "create",
-                             "alice", "--tokens", str(tokens)],
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kernelproof.cli",
+            "token",
+            "create",
+            "alice",
+            "--tokens",
+            str(tokens),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     token = result.stdout.strip()
     assert result.stdout == token + "\n" and token.startswith("kp_") and len(token) > 40

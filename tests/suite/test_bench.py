@@ -22,8 +22,14 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 #: Fast settings for bench tests: the point is the machinery, not the kernels.
-QUICK = {"seeds": 1, "timing": False, "shape_variants": False, "value_variants": False,
-         "layout_variants": False, "shrink": False}
+QUICK = {
+    "seeds": 1,
+    "timing": False,
+    "shape_variants": False,
+    "value_variants": False,
+    "layout_variants": False,
+    "shrink": False,
+}
 
 
 @pytest.fixture(scope="module")
@@ -46,23 +52,35 @@ def tiny_suite(tmp_path_factory) -> tuple[Path, Path]:
 def ray_cluster():
     """One local Ray cluster for the whole test session (starting one costs seconds)."""
     ray = pytest.importorskip("ray", reason="ray is part of the test extras; run scripts/test.sh")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {k: v for k, v in os.environ.items()
-                                       if k.endswith("_DIR") and "CACHE" in k or
-                                       k == "TORCH_EXTENSIONS_DIR"}})
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={
+            "env_vars": {
+                k: v
+                for k, v in os.environ.items()
+                if k.endswith("_DIR") and "CACHE" in k or k == "TORCH_EXTENSIONS_DIR"
+            }
+        },
+    )
     yield ray
     ray.shutdown()
 
 
 def verdicts(outcome) -> dict[str, str]:
-    return {f"{item.task.key}:{item.candidate.name}": report.verdict.value
-            for item, report in outcome.reports}
+    return {
+        f"{item.task.key}:{item.candidate.name}": report.verdict.value
+        for item, report in outcome.reports
+    }
 
 
-EXPECTED = {"level1/1_Softmax:1_softmax.py": "verified",
-            "level1/2_LinearReLU:a_correct.py": "verified",
-            "level1/2_LinearReLU:b_hardcoded.py": "verified",  # wrong only at larger shapes
-            "level1/2_LinearReLU:c_broken.py": "broken"}
+EXPECTED = {
+    "level1/1_Softmax:1_softmax.py": "verified",
+    "level1/2_LinearReLU:a_correct.py": "verified",
+    "level1/2_LinearReLU:b_hardcoded.py": "verified",  # wrong only at larger shapes
+    "level1/2_LinearReLU:c_broken.py": "broken",
+}
 
 
 def test_local_pool_runs_stores_and_resumes(tiny_suite, tmp_path):
@@ -79,8 +97,7 @@ def test_local_pool_runs_stores_and_resumes(tiny_suite, tmp_path):
 
 def test_ray_cluster_gives_the_same_verdicts(tiny_suite, tmp_path, ray_cluster):
     suite, solutions = tiny_suite
-    options = BenchOptions(ray="local", db_url=f"sqlite:///{tmp_path / 'ray.db'}",
-                           overrides=QUICK)
+    options = BenchOptions(ray="local", db_url=f"sqlite:///{tmp_path / 'ray.db'}", overrides=QUICK)
     outcome = run_bench(suite, solutions, options)
     assert verdicts(outcome) == EXPECTED
 
@@ -88,9 +105,22 @@ def test_ray_cluster_gives_the_same_verdicts(tiny_suite, tmp_path, ray_cluster):
 def test_kill_9_loses_nothing_stored_and_the_rerun_resumes(tiny_suite, tmp_path):
     suite, solutions = tiny_suite
     db = tmp_path / "killed.db"
-    command = [sys.executable, "-m", "kernelproof.cli", "bench", str(suite), "--solutions",
-               str(solutions), "--db", f"sqlite:///{db}", "--seeds", "1", "--no-timing",
-               "--profile", "ci"]
+    command = [
+        sys.executable,
+        "-m",
+        "kernelproof.cli",
+        "bench",
+        str(suite),
+        "--solutions",
+        str(solutions),
+        "--db",
+        f"sqlite:///{db}",
+        "--seeds",
+        "1",
+        "--no-timing",
+        "--profile",
+        "ci",
+    ]
     bench = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     stored = _wait_for_rows(db, at_least=1, timeout_s=400)
     os.kill(bench.pid, signal.SIGKILL)
@@ -110,7 +140,9 @@ def _rows(db: Path) -> int:
         return 0
     try:
         with sqlite3.connect(db) as connection:
-            return connection.execute("select count(*) from kernelproof_verifications").fetchone()[0]
+            return connection.execute("select count(*) from kernelproof_verifications").fetchone()[
+                0
+            ]
     except sqlite3.OperationalError:
         return 0
 
@@ -129,14 +161,17 @@ def test_evaluate_is_safe_from_many_threads():
     import kernelproof
 
     reference = (EXAMPLES / "softmax" / "reference.py").read_text()
-    candidates = [(EXAMPLES / "softmax" / "correct.py").read_text(),
-                  (EXAMPLES / "softmax" / "wrong_odd.py").read_text(),
-                  "this is not python("]
+    candidates = [
+        (EXAMPLES / "softmax" / "correct.py").read_text(),
+        (EXAMPLES / "softmax" / "wrong_odd.py").read_text(),
+        "this is not python(",
+    ]
     results: dict[int, Verdict] = {}
 
     def score(index: int) -> None:
-        report = kernelproof.evaluate(reference, candidates[index], seeds=1, timing=False,
-                                      shrink=False)
+        report = kernelproof.evaluate(
+            reference, candidates[index], seeds=1, timing=False, shrink=False
+        )
         results[index] = report.verdict
 
     threads = [threading.Thread(target=score, args=(i,)) for i in range(3)]
@@ -178,13 +213,31 @@ def test_ctrl_c_stops_cleanly_and_keeps_what_is_stored(tiny_suite, tmp_path):
     solutions = shutil.copytree(solutions, tmp_path / "solutions")
     (solutions / "level1" / "2" / "d_slow.py").write_text(SLOW_SAMPLE)
     db = tmp_path / "interrupted.db"
-    command = [sys.executable, "-m", "kernelproof.cli", "bench", str(suite), "--solutions",
-               str(solutions), "--db", f"sqlite:///{db}", "--seeds", "1", "--no-timing",
-               "--profile", "ci"]
+    command = [
+        sys.executable,
+        "-m",
+        "kernelproof.cli",
+        "bench",
+        str(suite),
+        "--solutions",
+        str(solutions),
+        "--db",
+        f"sqlite:///{db}",
+        "--seeds",
+        "1",
+        "--no-timing",
+        "--profile",
+        "ci",
+    ]
     # SIGINT back to its default in the child: a pytest-xdist worker ignores it, and an ignored
     # signal stays ignored across exec (Python then never raises KeyboardInterrupt).
-    bench = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    bench = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     _wait_for_rows(db, at_least=1, timeout_s=400)
     bench.send_signal(signal.SIGINT)
     output, _ = bench.communicate(timeout=120)

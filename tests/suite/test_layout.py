@@ -5,8 +5,10 @@ import pytest
 from kernelproof.errors import UsageError
 from kernelproof.suite.layout import bench_items, read_suite
 
-TASK = "import torch\nn = 4\nclass Model(torch.nn.Module):\n    pass\n" \
-       "def get_inputs():\n    return []\ndef get_init_inputs():\n    return []\n"
+TASK = (
+    "import torch\nn = 4\nclass Model(torch.nn.Module):\n    pass\n"
+    "def get_inputs():\n    return []\ndef get_init_inputs():\n    return []\n"
+)
 
 
 def write(path: Path, text: str = TASK) -> Path:
@@ -27,15 +29,22 @@ def test_kernelbench_layout_matches_by_level_and_problem_id(tmp_path):
     write(solutions / "level1" / "11_other.py", "class ModelNew: pass\n")  # no such task
     layout, tasks = read_suite(suite, solutions)
     assert layout == "kernelbench"
-    assert [t.key for t in tasks] == ["level1/1_Add", "level1/2_Mul", "level1/10_Div",
-                                      "level2/1_Fused"]
+    assert [t.key for t in tasks] == [
+        "level1/1_Add",
+        "level1/2_Mul",
+        "level1/10_Div",
+        "level2/1_Fused",
+    ]
     by_key = {t.key: t for t in tasks}
     assert [p.name for p in by_key["level1/1_Add"].candidates] == ["1_mine.py"]
     assert by_key["level1/2_Mul"].candidates == ()
     assert [p.name for p in by_key["level1/10_Div"].candidates] == ["a.py", "b.py"]
     items = bench_items(tasks)
     assert [(i.task.key, i.sample) for i in items] == [
-        ("level1/1_Add", 0), ("level1/10_Div", 0), ("level1/10_Div", 1)]
+        ("level1/1_Add", 0),
+        ("level1/10_Div", 0),
+        ("level1/10_Div", 1),
+    ]
 
 
 def test_gpumode_and_native_layouts(tmp_path):

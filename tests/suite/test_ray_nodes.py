@@ -23,12 +23,14 @@ EXAMPLES = ROOT / "examples"
 RAY = Path(sys.executable).with_name("ray")
 
 #: Six candidates of two tasks: enough that the lost node holds one in flight.
-SAMPLES = {"1_softmax_a.py": EXAMPLES / "softmax" / "correct.py",
-           "1_softmax_b.py": EXAMPLES / "softmax" / "wrong_odd.py",
-           "1_softmax_c.py": EXAMPLES / "softmax" / "hardcoded.py",
-           "2/a.py": EXAMPLES / "linear_relu" / "correct.py",
-           "2/b.py": EXAMPLES / "linear_relu" / "hardcoded.py",
-           "2/c.py": EXAMPLES / "broken" / "wrong_signature.py"}
+SAMPLES = {
+    "1_softmax_a.py": EXAMPLES / "softmax" / "correct.py",
+    "1_softmax_b.py": EXAMPLES / "softmax" / "wrong_odd.py",
+    "1_softmax_c.py": EXAMPLES / "softmax" / "hardcoded.py",
+    "2/a.py": EXAMPLES / "linear_relu" / "correct.py",
+    "2/b.py": EXAMPLES / "linear_relu" / "hardcoded.py",
+    "2/c.py": EXAMPLES / "broken" / "wrong_signature.py",
+}
 
 DRIVER = """
 import sys
@@ -55,7 +57,8 @@ def _rows(db: Path) -> list[tuple[str, str]]:
     try:
         with sqlite3.connect(db) as connection:
             return connection.execute(
-                "select candidate_path, verdict from kernelproof_verifications").fetchall()
+                "select candidate_path, verdict from kernelproof_verifications"
+            ).fetchall()
     except sqlite3.Error:  # not created yet
         return []
 
@@ -63,10 +66,14 @@ def _rows(db: Path) -> list[tuple[str, str]]:
 def _node(*args: str, env: dict[str, str]) -> subprocess.Popen:
     """A Ray node in the foreground, in a process group of its own: killing the group is
     losing the node (and stops only what this test started)."""
-    return subprocess.Popen([str(RAY), "start", "--num-cpus=1", "--block",
-                             "--node-ip-address=127.0.0.1", *args], env=env,
-                            start_new_session=True, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        [str(RAY), "start", "--num-cpus=1", "--block", "--node-ip-address=127.0.0.1", *args],
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def _kill(node: subprocess.Popen) -> None:
@@ -86,12 +93,17 @@ def test_a_lost_node_loses_no_candidate_and_stores_none_twice(tmp_path: Path):
         (solutions / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(source, solutions / name)
     port = _free_port()
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled",
-           "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "RAY_USAGE_STATS_ENABLED": "0",
+        "RAY_AUTH_MODE": "disabled",
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
+    }
     # Ray's socket paths must fit in 107 bytes: a short folder, not pytest's tmp_path.
     temp = Path(tempfile.mkdtemp(prefix="kpray-", dir="/tmp"))
-    head = _node("--head", f"--port={port}", "--include-dashboard=false",
-                 f"--temp-dir={temp}", env=env)
+    head = _node(
+        "--head", f"--port={port}", "--include-dashboard=false", f"--temp-dir={temp}", env=env
+    )
     second = None
     db = tmp_path / "kp.db"
     try:
@@ -101,9 +113,20 @@ def test_a_lost_node_loses_no_candidate_and_stores_none_twice(tmp_path: Path):
         time.sleep(10)  # the second node registers with the head
         assert second.poll() is None, second.communicate()[0][-3000:]
         driver = subprocess.Popen(
-            [sys.executable, "-c", DRIVER, str(tmp_path / "suite"), str(tmp_path / "solutions"),
-             f"127.0.0.1:{port}", f"sqlite:///{db}"],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            [
+                sys.executable,
+                "-c",
+                DRIVER,
+                str(tmp_path / "suite"),
+                str(tmp_path / "solutions"),
+                f"127.0.0.1:{port}",
+                f"sqlite:///{db}",
+            ],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         deadline = time.monotonic() + 600
         while not _rows(db) and driver.poll() is None and time.monotonic() < deadline:
             time.sleep(0.5)

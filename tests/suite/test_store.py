@@ -44,8 +44,15 @@ def stats(median):
     return TimingStats(median_s=median, iqr_s=median / 10, samples=[median] * 3)
 
 
-def make_report(verdict=Verdict.VERIFIED, speedup=2.0, ci=0.1, candidate="c" * 64,
-                fingerprint="fp-machine-1", settings=SETTINGS, compile_speedup=1.25):
+def make_report(
+    verdict=Verdict.VERIFIED,
+    speedup=2.0,
+    ci=0.1,
+    candidate="c" * 64,
+    fingerprint="fp-machine-1",
+    settings=SETTINGS,
+    compile_speedup=1.25,
+):
     """A real Report with timing; ``speedup=None`` leaves timing out."""
     variant = InputVariant(name="seed:0", kind=VariantKind.SEED, seed=1)
     outcome = TestOutcome.PASSED if verdict is not Verdict.INCORRECT else TestOutcome.FAILED
@@ -53,29 +60,51 @@ def make_report(verdict=Verdict.VERIFIED, speedup=2.0, ci=0.1, candidate="c" * 6
         Verdict.VERIFIED: [],
         Verdict.INCORRECT: [Finding(check="correctness", severity=Severity.FAIL, message="wrong")],
         Verdict.SUSPECT: [Finding(check="tampering", severity=Severity.SUSPECT, message="x")],
-        Verdict.BROKEN: [Finding(check="crash", severity=Severity.FAIL, message="died",
-                                 forces=Verdict.BROKEN)],
+        Verdict.BROKEN: [
+            Finding(check="crash", severity=Severity.FAIL, message="died", forces=Verdict.BROKEN)
+        ],
     }[verdict]
     timing = None
     if speedup is not None:
-        shapes = [ShapeTiming(variant=name, knobs={"dim": dim}, reference=stats(1e-3 * factor),
-                              candidate=stats(1e-3 * factor / speedup), speedup=speedup * factor,
-                              speedup_ci=(speedup * factor - ci, speedup * factor + ci),
-                              floor_s=1e-6)
-                  for name, dim, factor in (("default", 64, 1.0), ("dim*2", 128, 1.5))]
-        timing = Timing(reference=stats(1e-3), candidate=stats(1e-3 / speedup), speedup=speedup,
-                        speedup_ci=(speedup - ci, speedup + ci), per_shape=shapes,
-                        baselines=Baselines(eager=speedup, torch_compile=compile_speedup))
+        shapes = [
+            ShapeTiming(
+                variant=name,
+                knobs={"dim": dim},
+                reference=stats(1e-3 * factor),
+                candidate=stats(1e-3 * factor / speedup),
+                speedup=speedup * factor,
+                speedup_ci=(speedup * factor - ci, speedup * factor + ci),
+                floor_s=1e-6,
+            )
+            for name, dim, factor in (("default", 64, 1.0), ("dim*2", 128, 1.5))
+        ]
+        timing = Timing(
+            reference=stats(1e-3),
+            candidate=stats(1e-3 / speedup),
+            speedup=speedup,
+            speedup_ci=(speedup - ci, speedup + ci),
+            per_shape=shapes,
+            baselines=Baselines(eager=speedup, torch_compile=compile_speedup),
+        )
     return Report(
-        verdict=verdict, findings=findings, timing=timing,
-        correctness=Correctness(seeds=[1], base_seed=0, default_knobs={"dim": 64},
-                                task_knobs={"dim": 64}, tolerance={"mode": "oracle"},
-                                tests=[CorrectnessTest(variant=variant, seed=1, outcome=outcome)]),
-        environment=Environment(device="cpu", device_name="Test CPU", fingerprint=fingerprint,
-                                versions={"torch": "2.x"}),
+        verdict=verdict,
+        findings=findings,
+        timing=timing,
+        correctness=Correctness(
+            seeds=[1],
+            base_seed=0,
+            default_knobs={"dim": 64},
+            task_knobs={"dim": 64},
+            tolerance={"mode": "oracle"},
+            tests=[CorrectnessTest(variant=variant, seed=1, outcome=outcome)],
+        ),
+        environment=Environment(
+            device="cpu", device_name="Test CPU", fingerprint=fingerprint, versions={"torch": "2.x"}
+        ),
         candidate=Artifact(path=f"solutions/{candidate[:4]}.py", sha256=candidate),
         reference=Artifact(path="suite/level1/3_Softmax.py", sha256="r" * 64),
-        settings=dict(settings), duration_s=3.5,
+        settings=dict(settings),
+        duration_s=3.5,
     )
 
 
@@ -86,15 +115,25 @@ def store(tmp_path):
 
 
 def test_round_trip_keeps_the_full_report_and_the_scored_columns(store):
-    run_id = store.start_run(suite="suite", solutions="solutions", settings=SETTINGS,
-                             fingerprint="fp-machine-1", device="cpu", label="baseline")
+    run_id = store.start_run(
+        suite="suite",
+        solutions="solutions",
+        settings=SETTINGS,
+        fingerprint="fp-machine-1",
+        device="cpu",
+        label="baseline",
+    )
     report = make_report()
     store.add(run_id, "level1/3_Softmax", 1, 3, 0, report)
     store.finish_run(run_id)
 
     (run,) = store.runs()
-    assert (run.id, run.status, run.label, run.settings) == (run_id, "finished", "baseline",
-                                                             SETTINGS)
+    assert (run.id, run.status, run.label, run.settings) == (
+        run_id,
+        "finished",
+        "baseline",
+        SETTINGS,
+    )
     assert run.finished_at is not None and run.kernelproof_version
     (row,) = store.verifications(run_id)
     assert (row.task_key, row.level, row.problem, row.sample) == ("level1/3_Softmax", 1, "3", 0)
@@ -124,8 +163,9 @@ def test_an_untimed_report_and_an_unknown_run(store):
 
 def test_settings_hash_ignores_order_and_result_neutral_keys():
     base = {"device": "cpu", "seeds": 5}
-    assert settings_hash(base) == settings_hash({"seeds": 5, "device": "cpu", "build_s": 9.0,
-                                                 "json_path": "out.json", "jobs": 8})
+    assert settings_hash(base) == settings_hash(
+        {"seeds": 5, "device": "cpu", "build_s": 9.0, "json_path": "out.json", "jobs": 8}
+    )
     assert settings_hash(base) != settings_hash({**base, "seeds": 6})
 
 
@@ -135,9 +175,9 @@ def test_resume_finds_the_same_candidate_machine_and_settings_only(store):
     key = ("c" * 64, "r" * 64, "fp-machine-1", settings_hash(SETTINGS))
     done = store.find_done(*key)
     assert done is not None and done.verdict == "verified"
-    assert store.find_done("d" * 64, *key[1:]) is None                        # other candidate
-    assert store.find_done(key[0], "q" * 64, *key[2:]) is None                 # other reference
-    assert store.find_done(*key[:2], "fp-machine-2", key[3]) is None           # other machine
+    assert store.find_done("d" * 64, *key[1:]) is None  # other candidate
+    assert store.find_done(key[0], "q" * 64, *key[2:]) is None  # other reference
+    assert store.find_done(*key[:2], "fp-machine-2", key[3]) is None  # other machine
     assert store.find_done(*key[:3], settings_hash({**SETTINGS, "seeds": 9})) is None
     assert store.find_done(*key[:3], settings_hash({**SETTINGS, "build_s": 99})) is not None
     assert store.find_done(None, *key[1:]) is None
@@ -209,8 +249,12 @@ def test_two_processes_write_one_sqlite_file(tmp_path):
     context = multiprocessing.get_context("fork")
     barrier = context.Barrier(2)
     count = 40
-    workers = [context.Process(target=_write_from_another_process,
-                               args=(url, run_id, worker, count, barrier)) for worker in (1, 2)]
+    workers = [
+        context.Process(
+            target=_write_from_another_process, args=(url, run_id, worker, count, barrier)
+        )
+        for worker in (1, 2)
+    ]
     for process in workers:
         process.start()
     for process in workers:
@@ -226,11 +270,19 @@ def test_two_processes_write_one_sqlite_file(tmp_path):
 
 # -- the CLI -------------------------------------------------------------------------------------
 
+
 def cli(*args, cwd=None):
     env = {**os.environ, "COLUMNS": "250"}
     env.pop(DB_ENV, None)
-    return subprocess.run([sys.executable, "-m", "kernelproof.cli", *args], check=False,
-                          capture_output=True, text=True, env=env, cwd=cwd, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "kernelproof.cli", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+    )
 
 
 @pytest.fixture()
@@ -244,8 +296,14 @@ def two_runs(tmp_path):
         store.finish_run(first)
         second = store.start_run(suite="s", solutions="d", label="after")
         store.add(second, "level1/1_Relu", 1, 1, 0, make_report(speedup=3.0, candidate="3" * 64))
-        store.add(second, "level1/2_Softmax", 1, 2, 0,
-                  make_report(Verdict.INCORRECT, speedup=None, candidate="4" * 64))
+        store.add(
+            second,
+            "level1/2_Softmax",
+            1,
+            2,
+            0,
+            make_report(Verdict.INCORRECT, speedup=None, candidate="4" * 64),
+        )
         store.finish_run(second, RunStatus.INTERRUPTED)
     return url, first, second
 
@@ -255,10 +313,10 @@ def test_history_command_prints_the_table(two_runs):
     result = cli("history", "--db", url)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "4 verification(s)" in result.stdout
-    assert re.search(r"2 after .*level1/2_Softmax .*4444444444 .*incorrect .* - ",
-                     result.stdout)
-    assert re.search(r"1 before .*level1/1_Relu .*1111111111 .*verified .*2\.00x .*Test CPU",
-                     result.stdout)
+    assert re.search(r"2 after .*level1/2_Softmax .*4444444444 .*incorrect .* - ", result.stdout)
+    assert re.search(
+        r"1 before .*level1/1_Relu .*1111111111 .*verified .*2\.00x .*Test CPU", result.stdout
+    )
     only = cli("history", "--db", url, "--task", "level1/1_Relu", "--limit", "1")
     assert only.returncode == 0 and "1 verification(s)" in only.stdout
     assert "3.00x" in only.stdout and "Softmax" not in only.stdout
@@ -275,12 +333,17 @@ def test_compare_flags_regressions_with_exit_1(two_runs):
     url, first, second = two_runs
     result = cli("compare", str(first), str(second), "--db", url)
     assert result.returncode == 1, result.stdout + result.stderr
-    assert re.search(r"level1/2_Softmax .*verified .*1\.50x .*incorrect .*lost-verified",
-                     result.stdout)
-    assert re.search(r"level1/1_Relu .*2\.00x \[1\.90, 2\.10\] .*3\.00x .*x1\.50 .*faster",
-                     result.stdout)
-    assert re.search(r"2 tasks: 1 regression\(s\) \(1 lost verified, 0 slower\), "
-                     r"1 improvement\(s\)", result.stdout)
+    assert re.search(
+        r"level1/2_Softmax .*verified .*1\.50x .*incorrect .*lost-verified", result.stdout
+    )
+    assert re.search(
+        r"level1/1_Relu .*2\.00x \[1\.90, 2\.10\] .*3\.00x .*x1\.50 .*faster", result.stdout
+    )
+    assert re.search(
+        r"2 tasks: 1 regression\(s\) \(1 lost verified, 0 slower\), "
+        r"1 improvement\(s\)",
+        result.stdout,
+    )
 
 
 def test_compare_without_regressions_exits_0(two_runs):

@@ -30,15 +30,20 @@ def _v1_store(tmp_path: Path) -> str:
         connection.exec_driver_sql("DROP TABLE alembic_version")
     store.close()
     with sqlite3.connect(tmp_path / "old.db") as db:
-        db.execute("INSERT INTO kernelproof_runs (id, started_at, suite, solutions, "
-                   "kernelproof_version, fingerprint, device, settings, status) VALUES "
-                   "(1, '2026-01-01 00:00:00', 's', 'd', '0.0.9', 'fp', 'cpu', '{}', "
-                   "'finished')")
-        db.execute("INSERT INTO kernelproof_verifications (run_id, task_key, problem, sample, "
-                   "fingerprint, device, settings_hash, verdict, exit_code, "
-                   "per_shape_speedups, floor_clamped, duration_s, report_json, created_at) "
-                   "VALUES (1, 'level1/3_Softmax', '3', 0, 'fp', 'cpu', 'h', 'verified', 0, "
-                   "'{}', 0, 1.0, ?, '2026-01-01 00:00:00')", (make_report().to_json(),))
+        db.execute(
+            "INSERT INTO kernelproof_runs (id, started_at, suite, solutions, "
+            "kernelproof_version, fingerprint, device, settings, status) VALUES "
+            "(1, '2026-01-01 00:00:00', 's', 'd', '0.0.9', 'fp', 'cpu', '{}', "
+            "'finished')"
+        )
+        db.execute(
+            "INSERT INTO kernelproof_verifications (run_id, task_key, problem, sample, "
+            "fingerprint, device, settings_hash, verdict, exit_code, "
+            "per_shape_speedups, floor_clamped, duration_s, report_json, created_at) "
+            "VALUES (1, 'level1/3_Softmax', '3', 0, 'fp', 'cpu', 'h', 'verified', 0, "
+            "'{}', 0, 1.0, ?, '2026-01-01 00:00:00')",
+            (make_report().to_json(),),
+        )
     return url
 
 
@@ -60,7 +65,10 @@ def test_an_older_store_is_upgraded_in_place_and_keeps_every_row(tmp_path: Path)
         store.link_recheck(run_id, row.id, new_id, [{"component": "torch"}])
         [slot] = store.proof_heads()
         assert (slot.original.id, slot.head.id, slot.link.reasons) == (
-            row.id, new_id, [{"component": "torch"}])
+            row.id,
+            new_id,
+            [{"component": "torch"}],
+        )
     assert {"environment", "environment_digest"} <= _columns(tmp_path / "old.db")
 
 
@@ -80,9 +88,12 @@ def test_a_store_from_a_newer_kernelproof_is_refused_and_left_untouched(tmp_path
         db.execute(f"UPDATE {META_TABLE} SET value = '99'")
     before = hashlib.sha256(path.read_bytes()).hexdigest()
     for options in ({}, {"must_exist": True}, {"create_tables": False}):
-        with pytest.raises(UsageError, match=r"schema version 99, written by a newer "
-                                             r"kernelproof.*reads versions up to 2.*pip "
-                                             r"install -U kernelproof.*nothing in it was changed"):
+        with pytest.raises(
+            UsageError,
+            match=r"schema version 99, written by a newer "
+            r"kernelproof.*reads versions up to 2.*pip "
+            r"install -U kernelproof.*nothing in it was changed",
+        ):
             ResultsStore(f"sqlite:///{path}", **options)
     assert hashlib.sha256(path.read_bytes()).hexdigest() == before
 
@@ -110,11 +121,13 @@ def test_rows_record_their_environment_and_heads_follow_rechecks(tmp_path: Path)
         store.link_recheck(recheck_run, first, second, [])
         third = store.add(recheck_run, "a", None, "a", 0, make_report())
         store.link_recheck(recheck_run, second, third, [])  # a second environment change
-        heads = {slot.original.task_key: (slot.original.id, slot.head.id)
-                 for slot in store.proof_heads()}
+        heads = {
+            slot.original.task_key: (slot.original.id, slot.head.id) for slot in store.proof_heads()
+        }
         assert heads == {"a": (first, third), "b": (other, other)}
         assert [s.head.id for s in store.proof_heads(run_id=run, task_key="b")] == [other]
         # A later bench verification of the slot is its new proof; the rechecks are history.
-        later = store.add(store.start_run(suite="s", solutions="d"), "a", None, "a", 0,
-                          make_report())
+        later = store.add(
+            store.start_run(suite="s", solutions="d"), "a", None, "a", 0, make_report()
+        )
         assert {s.original.task_key: s.head.id for s in store.proof_heads()}["a"] == later

@@ -34,8 +34,9 @@ TASK_NAME = re.compile(r"^(?P<id>[1-9][0-9]*)_(?P<name>[A-Za-z0-9_]+)\.py$")
 BOUND_NOTE = re.compile(r"^(Memory|Compute)-bound: \S", re.MULTILINE)
 
 #: The measured-time comment every task carries (filled in from a single-threaded run).
-TIMING_COMMENT = re.compile(r"^# default forward: ~\d+(\.\d+)? ms on the 2-vCPU dev machine$",
-                            re.MULTILINE)
+TIMING_COMMENT = re.compile(
+    r"^# default forward: ~\d+(\.\d+)? ms on the 2-vCPU dev machine$", re.MULTILINE
+)
 
 #: Settings of the slow checks: two seeds from a fixed base seed, so a failure reproduces.
 AUDIT = {"seeds": 2, "base_seed": 1}
@@ -52,8 +53,7 @@ def _task_files(level: str) -> list[Path]:
 
 
 def _solutions(levels: tuple[str, ...] = LEVELS) -> list[Path]:
-    return sorted(path for level in levels
-                  for path in (TASKS / "solutions" / level).glob("*.py"))
+    return sorted(path for level in levels for path in (TASKS / "solutions" / level).glob("*.py"))
 
 
 def _task_of(solution: Path) -> Path:
@@ -91,7 +91,8 @@ def test_task_is_well_formed(path):
     docstring = ast.get_docstring(tree)
     assert docstring, "the task needs a module docstring"
     assert BOUND_NOTE.search(docstring), (
-        "the docstring needs a note opening 'Memory-bound: ' or 'Compute-bound: ' and saying why")
+        "the docstring needs a note opening 'Memory-bound: ' or 'Compute-bound: ' and saying why"
+    )
     assert TIMING_COMMENT.search(task.text), "missing '# default forward: ~N ms ...' comment"
     assert task.knobs, "a task needs shape knobs (top-level integer constants)"
     assert 3 <= len(task.shapes) <= 4, "SHAPES holds 3-4 settings (small, odd, large)"

@@ -22,8 +22,10 @@ def test_round_bootstrap_covers_one_for_identical_sides_under_round_noise():
         shared = rng.lognormal(0.0, 0.1, size=20)
         ref = [list(1e-3 * s * rng.lognormal(0.0, 0.02, size=8)) for s in shared]
         # The candidate's round shares the reference's state only partly (run later).
-        cand = [list(1e-3 * s * rng.lognormal(0.0, 0.05) * rng.lognormal(0.0, 0.02, size=8))
-                for s in shared]
+        cand = [
+            list(1e-3 * s * rng.lognormal(0.0, 0.05) * rng.lognormal(0.0, 0.02, size=8))
+            for s in shared
+        ]
         estimate = round_speedup_interval(ref, cand, rng=trial)
         covered += estimate.low <= 1.0 <= estimate.high
     assert covered >= 36

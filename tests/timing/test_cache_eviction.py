@@ -45,7 +45,8 @@ def test_each_storage_is_handed_to_the_flush_instruction_once_and_whole() -> Non
 
 
 def test_without_a_compiler_the_timer_falls_back_to_the_buffer_flush(
-        cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("CC", str(cache / "no-such-compiler"))
     assert load_line_evictor() is None
     monkeypatch.setattr("kernelproof.timing.call_timer._line_evictor", None)
@@ -77,8 +78,14 @@ def test_reachable_tensors_include_weights_kept_outside_parameters() -> None:
 
     model = Packed()
     found = {id(t) for t in reachable_tensors(model)}
-    for tensor in (model.linear.weight, model.linear.bias, model.scale, model.packed,
-                   *model.tiles, model.table["lut"]):
+    for tensor in (
+        model.linear.weight,
+        model.linear.bias,
+        model.scale,
+        model.packed,
+        *model.tiles,
+        model.table["lut"],
+    ):
         assert id(tensor) in found
 
 
@@ -90,6 +97,7 @@ def test_an_unsupported_machine_gets_no_helper(monkeypatch: pytest.MonkeyPatch) 
 def test_inputs_written_past_the_caches_skip_the_flush_and_nothing_else_does() -> None:
     """A pooled input the compiled gather streamed is already cold: the timer leaves it out
     of the flush, and still evicts every other input and the resident tensors."""
+
     class Spy:
         def __init__(self) -> None:
             self.starts: list[int] = []
@@ -98,9 +106,9 @@ def test_inputs_written_past_the_caches_skip_the_flush_and_nothing_else_does() -
             self.starts.append(start.value)
 
     spy = Spy()
-    timer = CallTimer(device="cpu", evictor=cache_eviction.LineEvictor(library=spy,
-                                                                       path=Path("spy")))
+    timer = CallTimer(
+        device="cpu", evictor=cache_eviction.LineEvictor(library=spy, path=Path("spy"))
+    )
     streamed, built, weight = torch.randn(64), torch.randn(64), torch.randn(8)
     timer.time_call(lambda a, b: a + b, [streamed, built], [weight], cold=[streamed])
-    assert sorted(spy.starts) == sorted(t.untyped_storage().data_ptr()
-                                        for t in (built, weight))
+    assert sorted(spy.starts) == sorted(t.untyped_storage().data_ptr() for t in (built, weight))

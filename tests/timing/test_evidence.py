@@ -7,12 +7,24 @@ import pytest
 from kernelproof.timing.evidence import BatchEvidence, BatchFacts, stolen
 
 
-def _batch(reported_ms: float, wall_ms: float, cpu_ms: float, main_ms: float | None = None,
-           calls: int = 10, wait_ms: float = 0.0, controller_wait_ms: float = 0.0) -> BatchFacts:
-    return BatchFacts(calls=calls, reported_s=reported_ms / 1e3, wall_s=wall_ms / 1e3,
-                      cpu_s=cpu_ms / 1e3,
-                      main_cpu_s=(main_ms if main_ms is not None else cpu_ms) / 1e3,
-                      main_wait_s=wait_ms / 1e3, controller_wait_s=controller_wait_ms / 1e3)
+def _batch(
+    reported_ms: float,
+    wall_ms: float,
+    cpu_ms: float,
+    main_ms: float | None = None,
+    calls: int = 10,
+    wait_ms: float = 0.0,
+    controller_wait_ms: float = 0.0,
+) -> BatchFacts:
+    return BatchFacts(
+        calls=calls,
+        reported_s=reported_ms / 1e3,
+        wall_s=wall_ms / 1e3,
+        cpu_s=cpu_ms / 1e3,
+        main_cpu_s=(main_ms if main_ms is not None else cpu_ms) / 1e3,
+        main_wait_s=wait_ms / 1e3,
+        controller_wait_s=controller_wait_ms / 1e3,
+    )
 
 
 def _evidence(reference: BatchFacts, candidate: BatchFacts, rounds: int = 6) -> BatchEvidence:
@@ -87,8 +99,10 @@ def test_under_reporting_close_to_the_untimed_work_is_seen_when_that_work_is_ste
     reference_ms = (1.29, 1.07, 0.72, 1.16, 0.72, 0.71)
     candidate_ms = (1.93, 2.54, 1.85, 2.07, 1.91, 1.86)
     for r, c in zip(reference_ms, candidate_ms):
-        evidence.add(_batch(10 * 0.118, 10 * (0.118 + r), 10 * (0.118 + r)),
-                     _batch(10 * 0.059, 10 * (0.059 + c), 10 * (0.059 + c)))
+        evidence.add(
+            _batch(10 * 0.118, 10 * (0.118 + r), 10 * (0.118 + r)),
+            _batch(10 * 0.059, 10 * (0.059 + c), 10 * (0.059 + c)),
+        )
     assert evidence.untimed_work(0.059e-3) is not None
 
 
@@ -114,8 +128,10 @@ def test_the_sign_test_needs_the_size_too():
     # Positive in every round, but 20 us per call: an honest worker's own bookkeeping.
     evidence = BatchEvidence()
     for r in (0.9, 1.0, 0.8, 1.1, 0.9, 1.0):
-        evidence.add(_batch(1.2, 1.2 + 10 * r, 1.2 + 10 * r),
-                     _batch(0.6, 0.6 + 10 * (r + 0.02), 10 * (r + 0.02)))
+        evidence.add(
+            _batch(1.2, 1.2 + 10 * r, 1.2 + 10 * r),
+            _batch(0.6, 0.6 + 10 * (r + 0.02), 10 * (r + 0.02)),
+        )
     assert evidence.untimed_work(0.06e-3) is None
 
 
@@ -141,8 +157,7 @@ def test_a_wait_the_candidate_caused_itself_is_no_excuse():
 def test_a_helper_beside_a_starved_main_thread_is_seen_at_any_load():
     # Load 18 on 2 cores: the main thread ran 6 ms and waited 54 ms of a 60 ms batch; a forked
     # helper got 4 ms of CPU meanwhile. 7% of the wall time, but 40% of the candidate's CPU.
-    evidence = _evidence(_batch(5, 60, 50, wait_ms=45),
-                         _batch(2, 60, 10, main_ms=6, wait_ms=54))
+    evidence = _evidence(_batch(5, 60, 50, wait_ms=45), _batch(2, 60, 10, main_ms=6, wait_ms=54))
     cores, beside = evidence.too_many_cores(1)
     assert beside == pytest.approx(0.4)
 

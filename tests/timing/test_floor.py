@@ -1,14 +1,20 @@
 """The speed-of-light floor check (HACKS row 24), on synthetic timings."""
 
-from kernelproof.schema import ShapeTiming
 from kernelproof.controller.timing_session import BELOW_FLOOR_MARGIN, below_floor_findings
+from kernelproof.schema import ShapeTiming
 from kernelproof.timing.noise import summarize
 
 
 def shape(candidate_s: float, floor_s: float) -> ShapeTiming:
-    return ShapeTiming(variant="default", knobs={}, reference=summarize([1e-3] * 8),
-                       candidate=summarize([candidate_s] * 8), speedup=1e-3 / candidate_s,
-                       speedup_ci=(1.0, 2.0), floor_s=floor_s)
+    return ShapeTiming(
+        variant="default",
+        knobs={},
+        reference=summarize([1e-3] * 8),
+        candidate=summarize([candidate_s] * 8),
+        speedup=1e-3 / candidate_s,
+        speedup_ci=(1.0, 2.0),
+        floor_s=floor_s,
+    )
 
 
 def test_a_cold_median_below_the_floor_is_suspect():

@@ -24,15 +24,20 @@ from kernelproof.timing.process_spread import (
 
 def _record(**probes: tuple[float, float]) -> ProcessSpread:
     spreads = {name: ProbeSpread(call_s=t, spread=s) for name, (t, s) in probes.items()}
-    return ProcessSpread(fingerprint="test", threads=1, pairs=5, probes=spreads,
-                         spread=max(p.spread for p in spreads.values()))
+    return ProcessSpread(
+        fingerprint="test",
+        threads=1,
+        pairs=5,
+        probes=spreads,
+        spread=max(p.spread for p in spreads.values()),
+    )
 
 
 def test_the_spread_between_pairs_is_what_their_own_intervals_do_not_explain():
     logs = [0.0, 0.1, -0.1, 0.05]
     observed = sum(x * x for x in logs) / len(logs)
     assert between_pairs(logs, [0.0] * 4) == pytest.approx(math.sqrt(observed))
-    assert between_pairs(logs, [0.05] * 4) == pytest.approx(math.sqrt(observed - 0.05 ** 2))
+    assert between_pairs(logs, [0.05] * 4) == pytest.approx(math.sqrt(observed - 0.05**2))
     # Pairs that scatter no more than their own intervals say have no extra spread.
     assert between_pairs([0.01, -0.01], [0.5, 0.5]) == 0.0
 
@@ -63,12 +68,23 @@ def test_each_shape_is_widened_by_the_spread_at_its_own_call_time():
 
     def shape(name: str, call_s: float) -> ShapeTiming:
         stats = TimingStats(median_s=call_s, iqr_s=0.0, outliers=0, samples=[call_s] * 5)
-        return ShapeTiming(variant=name, knobs={}, reference=stats, candidate=stats,
-                           speedup=1.0, speedup_ci=(0.99, 1.01))
+        return ShapeTiming(
+            variant=name,
+            knobs={},
+            reference=stats,
+            candidate=stats,
+            speedup=1.0,
+            speedup_ci=(0.99, 1.01),
+        )
 
     shapes = [shape("default", 5e-3), shape("shape:n=1", 3e-6)]
-    timing = Timing(reference=shapes[0].reference, candidate=shapes[0].candidate, speedup=1.0,
-                    speedup_ci=(0.99, 1.01), per_shape=shapes)
+    timing = Timing(
+        reference=shapes[0].reference,
+        candidate=shapes[0].candidate,
+        speedup=1.0,
+        speedup_ci=(0.99, 1.01),
+        per_shape=shapes,
+    )
     widen_intervals(timing, record, "measured")
     assert timing.per_shape[0].process_spread == pytest.approx(0.02)
     assert timing.per_shape[1].process_spread == pytest.approx(0.08)
@@ -99,17 +115,22 @@ def test_a_record_of_the_older_format_is_measured_again(tmp_path, monkeypatch):
 
 
 def test_a_spread_measured_on_a_loaded_machine_is_used_but_not_cached(tmp_path, monkeypatch):
-    from kernelproof.controller import spread_measurement
     from kernelproof.config import resolve_settings
+    from kernelproof.controller import spread_measurement
 
     monkeypatch.setenv("KERNELPROOF_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(spread_measurement, "UNCACHED", {})
     measured: list[int] = []
 
-    def measure(settings, fingerprint, threads):  # noqa: ANN001 - stands in for the probes
+    def measure(settings, fingerprint, threads):
         measured.append(1)
-        return ProcessSpread(fingerprint=fingerprint, threads=threads, pairs=5, spread=0.27,
-                             probes={"large": ProbeSpread(call_s=2e-3, spread=0.27)})
+        return ProcessSpread(
+            fingerprint=fingerprint,
+            threads=threads,
+            pairs=5,
+            spread=0.27,
+            probes={"large": ProbeSpread(call_s=2e-3, spread=0.27)},
+        )
 
     monkeypatch.setattr(spread_measurement, "measure_spread", measure)
     record, source = spread_measurement.spread_for(resolve_settings(), 1)
@@ -124,8 +145,18 @@ def test_a_spread_measured_on_a_loaded_machine_is_used_but_not_cached(tmp_path, 
 def test_pairs_too_noisy_to_see_a_bias_are_not_cached_either():
     from kernelproof.controller.spread_measurement import noisy
 
-    quiet = ProcessSpread(fingerprint="t", threads=1, pairs=5, spread=0.02,
-                          probes={"large": ProbeSpread(call_s=2e-3, spread=0.02, within=0.01)})
-    hidden = ProcessSpread(fingerprint="t", threads=1, pairs=5, spread=0.01,
-                           probes={"large": ProbeSpread(call_s=2e-3, spread=0.01, within=0.2)})
+    quiet = ProcessSpread(
+        fingerprint="t",
+        threads=1,
+        pairs=5,
+        spread=0.02,
+        probes={"large": ProbeSpread(call_s=2e-3, spread=0.02, within=0.01)},
+    )
+    hidden = ProcessSpread(
+        fingerprint="t",
+        threads=1,
+        pairs=5,
+        spread=0.01,
+        probes={"large": ProbeSpread(call_s=2e-3, spread=0.01, within=0.2)},
+    )
     assert not noisy(quiet) and noisy(hidden)

@@ -10,8 +10,14 @@ pytestmark = pytest.mark.slow
 
 HERE = Path(__file__).parent
 EXAMPLES = HERE.parents[1] / "examples"
-FAST_TIMING = {"timing": True, "budget_s": 3.0, "compile_baseline": False, "seeds": 2,
-               "value_variants": False, "layout_variants": False}
+FAST_TIMING = {
+    "timing": True,
+    "budget_s": 3.0,
+    "compile_baseline": False,
+    "seeds": 2,
+    "value_variants": False,
+    "layout_variants": False,
+}
 
 
 def test_verified_candidate_gets_a_full_timing_section(verified):
@@ -33,17 +39,19 @@ def test_verified_candidate_gets_a_full_timing_section(verified):
 
 
 def test_torch_compile_baseline_is_reported(verified):
-    report = verified(EXAMPLES / "softmax" / "correct.py", **{**FAST_TIMING,
-                                                             "compile_baseline": True,
-                                                             "timing_shapes": False})
+    report = verified(
+        EXAMPLES / "softmax" / "correct.py",
+        **{**FAST_TIMING, "compile_baseline": True, "timing_shapes": False},
+    )
     baselines = report.timing.baselines
     assert (baselines.torch_compile is not None) != (baselines.torch_compile_error is not None)
 
 
 def test_the_full_cache_flush_is_used_on_request(verified):
-    report = verified(EXAMPLES / "softmax" / "correct.py", **{**FAST_TIMING, "budget_s": 1.0,
-                                                             "cache_flush": "full",
-                                                             "timing_shapes": False})
+    report = verified(
+        EXAMPLES / "softmax" / "correct.py",
+        **{**FAST_TIMING, "budget_s": 1.0, "cache_flush": "full", "timing_shapes": False},
+    )
     assert report.timing.cache_flush.startswith("full:"), report.timing.cache_flush
 
 

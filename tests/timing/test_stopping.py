@@ -68,7 +68,7 @@ class TestStoppingRule:
         assert decision.reason == STOP_CONVERGED
 
     def test_reasons_are_the_named_ones(self) -> None:
-        assert STOP_REASONS == {"converged", "budget", "max-rounds", ""}
+        assert {"converged", "budget", "max-rounds", ""} == STOP_REASONS
 
     @pytest.mark.parametrize(
         "kwargs",
@@ -90,8 +90,9 @@ class TestStoppingRule:
         ref = lognormal(90, 400, sigma=0.05)
         cand = lognormal(91, 400, median_s=0.5 * MS, sigma=0.05)
         for rounds in range(1, 401):
-            est = round_speedup_interval([[t] for t in ref[:rounds]],
-                                         [[t] for t in cand[:rounds]], resamples=500, rng=0)
+            est = round_speedup_interval(
+                [[t] for t in ref[:rounds]], [[t] for t in cand[:rounds]], resamples=500, rng=0
+            )
             decision = rule.decide(est, rounds, elapsed_s=0.0)
             if decision.stop:
                 break

@@ -16,8 +16,9 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 
 
 def faults(mode: str) -> int:
-    done = subprocess.run([sys.executable, "-c", SCRIPT, mode], capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, mode], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     return int(done.stdout.strip().splitlines()[-1])
 
@@ -29,11 +30,14 @@ def test_a_reserved_heap_serves_a_batch_of_outputs_without_page_faults():
 
 
 def test_a_growing_reservation_grows_geometrically_so_drifting_batches_rarely_touch_pages():
-    script = ("from kernelproof.harness.allocator import reserve_heap\n"
-              "print(reserve_heap(8 << 20), reserve_heap(9 << 20), reserve_heap(11 << 20),"
-              " reserve_heap(12 << 20), reserve_heap(4 << 20))")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=120)
+    script = (
+        "from kernelproof.harness.allocator import reserve_heap\n"
+        "print(reserve_heap(8 << 20), reserve_heap(9 << 20), reserve_heap(11 << 20),"
+        " reserve_heap(12 << 20), reserve_heap(4 << 20))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     sizes = [int(x) for x in done.stdout.split()]
     assert sizes[0] == 8 << 20

@@ -21,36 +21,74 @@ from kernelproof.workers.candidate_environment import (
 from kernelproof.workers.pair import own_folder
 
 CALLER = {
-    "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "HOME": "/home/me",
-    "OMP_NUM_THREADS": "4", "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": "0",
-    "KERNELPROOF_CACHE_DIR": "/home/me/.cache/kp", "TORCH_EXTENSIONS_DIR": "/shared/ext",
-    "OPENAI_API_KEY": "sk-abcdef123456", "HF_TOKEN": "hf_abcdef123456",
-    "AWS_SECRET_ACCESS_KEY": "aws-secret-123456", "DATABASE_URL": "postgresql://u:pw123456@db/x",
-    "KERNELPROOF_DB": "postgresql://u:pw123456@db/x", "TRITON_API_KEY": "triton-secret-1",
-    "GITHUB_PAT": "ghp_whatever123", "MY_APP_CONFIG": "not for kernels",
+    "PATH": "/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+    "HOME": "/home/me",
+    "OMP_NUM_THREADS": "4",
+    "TRITON_INTERPRET": "1",
+    "CUDA_VISIBLE_DEVICES": "0",
+    "KERNELPROOF_CACHE_DIR": "/home/me/.cache/kp",
+    "TORCH_EXTENSIONS_DIR": "/shared/ext",
+    "OPENAI_API_KEY": "sk-abcdef123456",
+    "HF_TOKEN": "hf_abcdef123456",
+    "AWS_SECRET_ACCESS_KEY": "aws-secret-123456",
+    "DATABASE_URL": "postgresql://u:pw123456@db/x",
+    "KERNELPROOF_DB": "postgresql://u:pw123456@db/x",
+    "TRITON_API_KEY": "triton-secret-1",
+    "GITHUB_PAT": "ghp_whatever123",
+    "MY_APP_CONFIG": "not for kernels",
 }
 
-SECRETS = ("sk-abcdef123456", "hf_abcdef123456", "aws-secret-123456", "pw123456",
-           "triton-secret-1", "ghp_whatever123", "not for kernels")
+SECRETS = (
+    "sk-abcdef123456",
+    "hf_abcdef123456",
+    "aws-secret-123456",
+    "pw123456",
+    "triton-secret-1",
+    "ghp_whatever123",
+    "not for kernels",
+)
 
 
-@pytest.mark.parametrize("name", ["OPENAI_API_KEY", "HF_TOKEN", "AWS_SECRET_ACCESS_KEY",
-                                  "DATABASE_URL", "KERNELPROOF_DB", "TRITON_API_KEY",
-                                  "PGPASSWORD", "SLACK_WEBHOOK"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "OPENAI_API_KEY",
+        "HF_TOKEN",
+        "AWS_SECRET_ACCESS_KEY",
+        "DATABASE_URL",
+        "KERNELPROOF_DB",
+        "TRITON_API_KEY",
+        "PGPASSWORD",
+        "SLACK_WEBHOOK",
+    ],
+)
 def test_names_that_hold_secrets_are_recognised_and_never_allowed(name):
     assert secret_name(name)
     assert not allowed(name)
 
 
-@pytest.mark.parametrize("name", ["PATH", "LC_ALL", "OMP_NUM_THREADS", "TRITON_INTERPRET",
-                                  "TORCH_CUDA_ARCH_LIST", "CUDA_VISIBLE_DEVICES", "CC"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "PATH",
+        "LC_ALL",
+        "OMP_NUM_THREADS",
+        "TRITON_INTERPRET",
+        "TORCH_CUDA_ARCH_LIST",
+        "CUDA_VISIBLE_DEVICES",
+        "CC",
+    ],
+)
 def test_the_toolchain_and_library_switches_pass(name):
     assert allowed(name) and not secret_name(name)
 
 
 def test_the_candidate_gets_only_the_allowlist_its_scratch_and_its_own_caches():
-    environment = candidate_environment(CALLER, scratch="/scratch/c1",
-                                        build_caches={"TORCH_EXTENSIONS_DIR": "/builds/ext"})
+    environment = candidate_environment(
+        CALLER, scratch="/scratch/c1", build_caches={"TORCH_EXTENSIONS_DIR": "/builds/ext"}
+    )
     assert environment["TMPDIR"] == environment["HOME"] == "/scratch/c1"
     assert environment["TORCH_EXTENSIONS_DIR"] == "/builds/ext"  # not the caller's shared one
     assert environment["OMP_NUM_THREADS"] == "4" and environment["TRITON_INTERPRET"] == "1"
@@ -58,8 +96,12 @@ def test_the_candidate_gets_only_the_allowlist_its_scratch_and_its_own_caches():
     text = json.dumps(environment)
     assert not [s for s in SECRETS if s in text], environment
     assert set(environment) <= {n for n in CALLER if allowed(n)} | {
-        "TMPDIR", "HOME", "TORCH_EXTENSIONS_DIR", "TORCHINDUCTOR_COMPILE_THREADS",
-        "OMP_WAIT_POLICY"}
+        "TMPDIR",
+        "HOME",
+        "TORCH_EXTENSIONS_DIR",
+        "TORCHINDUCTOR_COMPILE_THREADS",
+        "OMP_WAIT_POLICY",
+    }
 
 
 def test_trusted_workers_keep_kernelproofs_settings_but_no_secret():
@@ -82,21 +124,31 @@ def test_the_forkserver_is_started_without_the_callers_secrets(tmp_path):
         "for pid in children:\n"
         "    print(open(f'/proc/{pid}/environ', 'rb').read().decode(errors='replace'))\n"
     )
-    caller = {**os.environ, "OPENAI_API_KEY": "sk-abcdef123456",
-              "DATABASE_URL": "postgresql://u:pw123456@db/x"}
-    result = subprocess.run([sys.executable, "-c", script], env=caller, capture_output=True,
-                            text=True, timeout=300)
+    caller = {
+        **os.environ,
+        "OPENAI_API_KEY": "sk-abcdef123456",
+        "DATABASE_URL": "postgresql://u:pw123456@db/x",
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", script], env=caller, capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stderr[-2000:]
-    seen = dict(entry.split("=", 1) for entry in result.stdout.replace("\n", "\0").split("\0")
-                if "=" in entry)
+    seen = dict(
+        entry.split("=", 1)
+        for entry in result.stdout.replace("\n", "\0").split("\0")
+        if "=" in entry
+    )
     assert "PATH" in seen, seen
     assert "sk-abcdef123456" not in result.stdout and "pw123456" not in result.stdout, seen
-    assert all(allowed(name) or name in {"HOME", "KERNELPROOF_CACHE_DIR", "TMPDIR",
-                                         "XDG_CACHE_HOME"} for name in seen), seen
+    assert all(
+        allowed(name) or name in {"HOME", "KERNELPROOF_CACHE_DIR", "TMPDIR", "XDG_CACHE_HOME"}
+        for name in seen
+    ), seen
 
 
 def test_a_candidate_beside_the_callers_working_folder_may_list_it_and_read_its_files(
-        tmp_path, monkeypatch):
+    tmp_path, monkeypatch
+):
     (tmp_path / "candidate.py").write_text("x = 1\n")
     (tmp_path / "weights.json").write_text("{}")
     (tmp_path / "kernelproof.db").write_bytes(b"SQLite format 3\x00" + b"\0" * 100)
@@ -127,12 +179,28 @@ ATTACKS = ROOT / "examples" / "hacks" / "verifier"
 SOFTMAX = ROOT / "examples" / "softmax" / "reference.py"
 
 
-def _cli_verify(folder: Path, candidate: str, environment: dict[str, str],
-                out: Path) -> tuple[dict, str]:
+def _cli_verify(
+    folder: Path, candidate: str, environment: dict[str, str], out: Path
+) -> tuple[dict, str]:
     cli = str(Path(sys.executable).parent / "kernelproof")
-    result = subprocess.run([cli, "verify", "reference.py", candidate, "--json", str(out),
-                             "--no-timing", "--seeds", "2"], cwd=folder, env=environment,
-                            capture_output=True, text=True, timeout=900)
+    result = subprocess.run(
+        [
+            cli,
+            "verify",
+            "reference.py",
+            candidate,
+            "--json",
+            str(out),
+            "--no-timing",
+            "--seeds",
+            "2",
+        ],
+        cwd=folder,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert out.exists(), result.stdout[-3000:] + result.stderr[-3000:]
     return json.loads(out.read_text()), result.stdout + result.stderr
 
@@ -142,9 +210,21 @@ def test_a_candidate_that_raises_every_environment_it_can_read_publishes_no_secr
     """40_environ_leak.py, run from a caller whose environment holds secrets."""
     shutil.copy(SOFTMAX, tmp_path / "reference.py")
     shutil.copy(ATTACKS / "40_environ_leak.py", tmp_path / "candidate.py")
-    caller = {"HOME": str(tmp_path / "home"), "PATH": os.environ["PATH"], **{
-        name: CALLER[name] for name in ("OPENAI_API_KEY", "HF_TOKEN", "DATABASE_URL",
-                                        "KERNELPROOF_DB", "GITHUB_PAT", "MY_APP_CONFIG")}}
+    caller = {
+        "HOME": str(tmp_path / "home"),
+        "PATH": os.environ["PATH"],
+        **{
+            name: CALLER[name]
+            for name in (
+                "OPENAI_API_KEY",
+                "HF_TOKEN",
+                "DATABASE_URL",
+                "KERNELPROOF_DB",
+                "GITHUB_PAT",
+                "MY_APP_CONFIG",
+            )
+        },
+    }
     report, output = _cli_verify(tmp_path, "candidate.py", caller, tmp_path / "out.json")
     assert report["verdict"] == "broken", report["summary"]
     text = json.dumps(report) + output
@@ -166,8 +246,9 @@ def test_a_candidate_run_from_its_folder_cannot_read_the_store_or_write_beside_i
     environment = {"HOME": str(tmp_path / "home"), "PATH": os.environ["PATH"]}
     report, _ = _cli_verify(tmp_path, "candidate.py", environment, tmp_path / "out.json")
     assert report["verdict"] == "suspect", report["summary"]
-    denied = {f["evidence"].get("path") for f in report["findings"]
-              if f["check"] == "audit-file-access"}
+    denied = {
+        f["evidence"].get("path") for f in report["findings"] if f["check"] == "audit-file-access"
+    }
     assert str(tmp_path / "kernelproof.db") in denied and str(tmp_path / "reference.py") in denied
     assert (tmp_path / "reference.py").read_text() == reference_before
     assert not (tmp_path / "sitecustomize.py").exists()
@@ -178,13 +259,14 @@ def test_settings_travel_over_stdin_and_stay_out_of_the_childs_environment(monke
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-abcdef123456")
     settings = json.dumps({"db_url": "postgresql://u:pw123456@db/x"})
-    script = ("import os, sys, json\n"
-              "from kernelproof.workers.settings_pipe import read_settings\n"
-              "got = json.loads(read_settings())\n"
-              "print(json.dumps({'settings': got, 'environ': open('/proc/self/environ','rb')"
-              ".read().decode(errors='replace'), 'stdin': sys.stdin.read()}))\n")
-    process = start_with_settings([sys.executable, "-c", script], settings,
-                                  stdout=subprocess.PIPE)
+    script = (
+        "import os, sys, json\n"
+        "from kernelproof.workers.settings_pipe import read_settings\n"
+        "got = json.loads(read_settings())\n"
+        "print(json.dumps({'settings': got, 'environ': open('/proc/self/environ','rb')"
+        ".read().decode(errors='replace'), 'stdin': sys.stdin.read()}))\n"
+    )
+    process = start_with_settings([sys.executable, "-c", script], settings, stdout=subprocess.PIPE)
     out, _ = process.communicate(timeout=120)
     seen = json.loads(out)
     assert seen["settings"] == json.loads(settings)

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from kernelproof.config import resolve_settings
+from kernelproof.protocol.requests import RunRequest, SettleRequest
 from kernelproof.schema.variant import InputVariant, VariantKind
 from kernelproof.tasks.source import read_task
 from kernelproof.workers.pair import WorkerPair, prepare_request
-from kernelproof.protocol.requests import RunRequest, SettleRequest
 
 pytestmark = pytest.mark.slow
 
@@ -50,21 +50,23 @@ def _prepared_pair(examples: Path, candidate: Path) -> tuple[WorkerPair, Any]:
     reference = pair.ask_reference(prepare_request(task.default_knobs, 0))
     assert reference.ok, reference.failure
     names = reference.data.state_names
-    assert pair.ask_candidate(prepare_request(task.default_knobs, 0, names),
-                              reference.tensors).ok
+    assert pair.ask_candidate(prepare_request(task.default_knobs, 0, names), reference.tensors).ok
     return pair, task
 
 
 @pytest.mark.parametrize("deferred", [True, False])
 def test_an_output_filled_after_the_call_is_seen_whether_or_not_the_wait_is_deferred(
-        examples: Path, tmp_path: Path, deferred: bool):
+    examples: Path, tmp_path: Path, deferred: bool
+):
     candidate = tmp_path / "late.py"
     candidate.write_text(LATE_FILL)
     pair, _ = _prepared_pair(examples, candidate)
     with pair:
         variants = [InputVariant(name=f"seed:{i}", kind=VariantKind.SEED, seed=i) for i in (1, 2)]
-        replies = [pair.ask_candidate(RunRequest(variant=v, stability_delay_s=0.2,
-                                                 defer_probes=deferred)) for v in variants]
+        replies = [
+            pair.ask_candidate(RunRequest(variant=v, stability_delay_s=0.2, defer_probes=deferred))
+            for v in variants
+        ]
         settled = pair.ask_candidate(SettleRequest())
     assert all(r.ok for r in replies) and settled.ok
     first, second = (_checks(r) for r in replies)
@@ -117,14 +119,21 @@ class ModelNew(torch.nn.Module):
 
 
 def test_a_write_into_an_earlier_output_during_the_next_call_is_named_for_its_call(
-        examples: Path, tmp_path: Path):
+    examples: Path, tmp_path: Path
+):
     candidate = tmp_path / "writes_last.py"
     candidate.write_text(WRITES_LAST_OUTPUT)
     pair, _ = _prepared_pair(examples, candidate)
     with pair:
-        first, second = (pair.ask_candidate(RunRequest(variant=InputVariant(
-            name=f"seed:{i}", kind=VariantKind.SEED, seed=i), defer_probes=True))
-            for i in (1, 2))
+        first, second = (
+            pair.ask_candidate(
+                RunRequest(
+                    variant=InputVariant(name=f"seed:{i}", kind=VariantKind.SEED, seed=i),
+                    defer_probes=True,
+                )
+            )
+            for i in (1, 2)
+        )
         settled = pair.ask_candidate(SettleRequest())
     assert first.ok and second.ok and settled.ok
     assert "output-unstable" not in _checks(first)
@@ -139,13 +148,17 @@ def test_a_prepare_settles_the_last_call_around_itself(examples: Path, tmp_path:
     candidate.write_text(LATE_FILL)
     pair, task = _prepared_pair(examples, candidate)
     with pair:
-        run = pair.ask_candidate(RunRequest(variant=InputVariant(
-            name="seed:1", kind=VariantKind.SEED, seed=1), stability_delay_s=0.2,
-            defer_probes=True))
+        run = pair.ask_candidate(
+            RunRequest(
+                variant=InputVariant(name="seed:1", kind=VariantKind.SEED, seed=1),
+                stability_delay_s=0.2,
+                defer_probes=True,
+            )
+        )
         reference = pair.ask_reference(prepare_request(task.default_knobs, 0))
-        prepared = pair.ask_candidate(prepare_request(
-            task.default_knobs, 0, reference.data.state_names),
-            reference.tensors)
+        prepared = pair.ask_candidate(
+            prepare_request(task.default_knobs, 0, reference.data.state_names), reference.tensors
+        )
         settled = pair.ask_candidate(SettleRequest())
     assert run.ok and prepared.ok and settled.ok
     assert "output-unstable" not in _checks(run)
@@ -166,8 +179,12 @@ def test_the_warm_up_call_runs_on_its_own_copy_of_given_inputs(examples: Path, t
     given, tensors = given_slots([x])
     pair, _ = _prepared_pair(examples, candidate)
     with pair:
-        reply = pair.ask_candidate(RunRequest(variant=InputVariant(
-            name="saved", kind=VariantKind.SAVED, seed=0), given=given), tensors)
+        reply = pair.ask_candidate(
+            RunRequest(
+                variant=InputVariant(name="saved", kind=VariantKind.SAVED, seed=0), given=given
+            ),
+            tensors,
+        )
     assert reply.ok, reply.failure
     assert torch.allclose(reply.tensors[0], torch.softmax(x, dim=-1))
 
@@ -189,7 +206,8 @@ class ModelNew(torch.nn.Module):
 
 @pytest.mark.parametrize("extra, later_warm_up", [("", False), ("import numba", True)])
 def test_a_later_shape_is_warmed_up_only_for_a_candidate_that_may_compile(
-        examples: Path, tmp_path: Path, extra: str, later_warm_up: bool):
+    examples: Path, tmp_path: Path, extra: str, later_warm_up: bool
+):
     """The first model always gets an unrecorded warm-up call; a plain PyTorch candidate's
     later models do not (it has nothing to compile), one that loaded numba's still do."""
     candidate = tmp_path / "counts.py"
@@ -199,9 +217,9 @@ def test_a_later_shape_is_warmed_up_only_for_a_candidate_that_may_compile(
     with pair:
         first = pair.ask_candidate(RunRequest(variant=variant))
         reference = pair.ask_reference(prepare_request(task.default_knobs, 0))
-        assert pair.ask_candidate(prepare_request(
-            task.default_knobs, 0, reference.data.state_names),
-            reference.tensors).ok
+        assert pair.ask_candidate(
+            prepare_request(task.default_knobs, 0, reference.data.state_names), reference.tensors
+        ).ok
         second = pair.ask_candidate(RunRequest(variant=variant))
     assert first.ok and second.ok
     assert float(first.tensors[0]) == 2  # the warm-up, then the call

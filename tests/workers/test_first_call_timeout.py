@@ -14,7 +14,7 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 SOFTMAX = ROOT / "examples" / "softmax" / "reference.py"
 
-CANDIDATE = '''
+CANDIDATE = """
 import time
 import torch.nn as nn
 
@@ -29,10 +29,17 @@ class ModelNew(nn.Module):
         shifted = x - x.amax(dim=-1, keepdim=True)
         exp = shifted.exp()
         return exp / exp.sum(dim=-1, keepdim=True)
-'''
+"""
 
-SETTINGS = {"timing": False, "seeds": 1, "call_timeout_s": 15.0, "build_timeout_s": 120.0,
-            "shape_variants": False, "value_variants": False, "layout_variants": False}
+SETTINGS = {
+    "timing": False,
+    "seeds": 1,
+    "call_timeout_s": 15.0,
+    "build_timeout_s": 120.0,
+    "shape_variants": False,
+    "value_variants": False,
+    "layout_variants": False,
+}
 
 
 def test_a_slow_first_call_is_a_build_not_a_hang(tmp_path):
@@ -47,5 +54,6 @@ def test_a_later_call_past_the_call_timeout_is_still_a_timeout(tmp_path):
     candidate.write_text(CANDIDATE.format(condition="== 3"))
     report = verify(SOFTMAX, candidate, **SETTINGS)
     assert report.verdict.value == "broken", report.summary
-    assert "timed out" in report.summary or any("timed out" in f.message
-                                                 for f in report.findings), report.summary
+    assert "timed out" in report.summary or any(
+        "timed out" in f.message for f in report.findings
+    ), report.summary

@@ -31,8 +31,9 @@ spin()
 
 @pytest.fixture
 def spinner():
-    process = subprocess.Popen([sys.executable, "-c", SPINNER], stdout=subprocess.PIPE,
-                               start_new_session=True, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-c", SPINNER], stdout=subprocess.PIPE, start_new_session=True, text=True
+    )
     process.stdout.readline()
     time.sleep(0.1)
     yield process
@@ -74,13 +75,15 @@ def test_work_while_frozen_is_suspect(spinner):
     assert interval is not None and interval.ran and interval.cpu_s > 0.02
     findings = frozen_findings([freezer.ledger])
     assert [(f.check, f.severity) for f in findings] == [
-        (FindingCheck.RAN_WHILE_FROZEN, Severity.SUSPECT)]
+        (FindingCheck.RAN_WHILE_FROZEN, Severity.SUSPECT)
+    ]
     assert "while they were frozen" in findings[0].message
 
 
 def test_an_idle_process_frozen_and_thawed_shows_nothing():
-    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"],
-                               start_new_session=True)
+    process = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(30)"], start_new_session=True
+    )
     try:
         time.sleep(0.2)
         freezer = Freezer(ProcessTree(process.pid), group=process.pid)
@@ -97,8 +100,7 @@ def test_an_idle_process_frozen_and_thawed_shows_nothing():
 def test_a_watching_process_group_is_stopped_with_the_tree(spinner):
     """A stack sampler of the controller's is stopped while the tree is frozen (its attaches
     would wake the stopped threads), and resumed with it."""
-    watcher = subprocess.Popen([sys.executable, "-c", "while True: pass"],
-                               start_new_session=True)
+    watcher = subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
     try:
         freezer = Freezer(ProcessTree(spinner.pid), group=spinner.pid)
         freezer.watch(watcher.pid)

@@ -11,8 +11,7 @@ import torch
 from kernelproof.harness.input_pool import InputPool
 
 
-def _builder(shape: tuple[int, ...], positive: bool = False,
-             dtype: torch.dtype = torch.float32):
+def _builder(shape: tuple[int, ...], positive: bool = False, dtype: torch.dtype = torch.float32):
     def build(seed: int) -> list[torch.Tensor]:
         generator = torch.Generator().manual_seed(seed)
         x = torch.randn(*shape, generator=generator)
@@ -67,7 +66,7 @@ def test_values_move_between_the_pool_s_sets_and_by_a_small_fraction_of_themselv
         x = pool.inputs_for(seed)[0]
         assert bool((x > 0).all())
         source = _nearest_built(x, built)
-        assert float(((x.flatten().double() - source).abs() / source).max()) <= 2.0 ** -12
+        assert float(((x.flatten().double() - source).abs() / source).max()) <= 2.0**-12
 
 
 def test_every_floating_element_of_a_pooled_use_is_new():
@@ -86,21 +85,29 @@ def test_every_floating_element_of_a_pooled_use_is_new():
         # A repeat needs the element's 11 drawn bits to hit one of a few earlier values.
         assert sum(v in seen for v in bits) / len(bits) < 0.02
         seen.update(bits)
-        sources = torch.tensor([source_of[v & ~0x7FF] for v in bits],
-                               dtype=torch.int32).view(torch.float32).double()
+        sources = (
+            torch.tensor([source_of[v & ~0x7FF] for v in bits], dtype=torch.int32)
+            .view(torch.float32)
+            .double()
+        )
         relative = (x.flatten().double() - sources).abs() / sources.abs()
         # Half the elements moved by more than 2^-15 of themselves: a float32 output replayed
         # from the moved block is off by ~1e-4, a thousand times the reference's own error.
-        assert float(relative.median()) > 2.0 ** -15
+        assert float(relative.median()) > 2.0**-15
 
 
 def test_zeros_and_non_finite_values_are_never_perturbed():
     from kernelproof.harness.input_pool import perturb
 
-    for dtype, bits in ((torch.float32, 11), (torch.float64, 26), (torch.float16, 5),
-                        (torch.bfloat16, 3)):
-        x = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), float("nan"), 1.0, -3.0] * 8,
-                         dtype=dtype)
+    for dtype, bits in (
+        (torch.float32, 11),
+        (torch.float64, 26),
+        (torch.float16, 5),
+        (torch.bfloat16, 3),
+    ):
+        x = torch.tensor(
+            [0.0, -0.0, float("inf"), float("-inf"), float("nan"), 1.0, -3.0] * 8, dtype=dtype
+        )
         y = x.clone()
         perturb(y, bits, 12345, 8)
         assert torch.equal(y[:5].view(torch.uint8), x[:5].view(torch.uint8)), dtype
@@ -115,10 +122,12 @@ def test_small_sets_are_built_fresh_for_every_call():
     assert pool.sets == []
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16,
-                                   torch.bfloat16, torch.int64])
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64]
+)
 def test_the_compiled_path_and_the_torch_path_give_the_same_sets(
-        monkeypatch: pytest.MonkeyPatch, dtype: torch.dtype):
+    monkeypatch: pytest.MonkeyPatch, dtype: torch.dtype
+):
     """One worker may take the compiled gather where the other cannot (no C compiler): their
     sets must still agree, call for call, perturbation included. Streamed tensors are named,
     so the timer does not flush them again; those of the torch path never are."""

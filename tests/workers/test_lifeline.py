@@ -35,10 +35,22 @@ def test_a_hanging_candidate_dies_with_a_killed_verify(tmp_path):
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     controller = subprocess.Popen(
-        [sys.executable, "-m", "kernelproof.cli", "verify", "examples/softmax/reference.py",
-         "examples/broken/hangs.py", "--no-timing", "--seeds", "1"],
-        cwd=ROOT, env={**os.environ, "TMPDIR": str(scratch)},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [
+            sys.executable,
+            "-m",
+            "kernelproof.cli",
+            "verify",
+            "examples/softmax/reference.py",
+            "examples/broken/hangs.py",
+            "--no-timing",
+            "--seeds",
+            "1",
+        ],
+        cwd=ROOT,
+        env={**os.environ, "TMPDIR": str(scratch)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 180
         while len(_working_beneath(scratch)) < 2:  # the reference's and the candidate's
@@ -51,7 +63,8 @@ def test_a_hanging_candidate_dies_with_a_killed_verify(tmp_path):
         deadline = time.monotonic() + 15
         while _working_beneath(scratch):
             assert time.monotonic() < deadline, (
-                f"processes {_working_beneath(scratch)} outlived the killed verify")
+                f"processes {_working_beneath(scratch)} outlived the killed verify"
+            )
             time.sleep(0.2)
     finally:
         if controller.poll() is None:

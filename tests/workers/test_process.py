@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from kernelproof.config import resolve_settings
+from kernelproof.protocol.requests import PlanRequest
 from kernelproof.tasks.source import read_task
 from kernelproof.workers.pair import WorkerPair
 from kernelproof.workers.process import DeathCause, kill_all_workers
-from kernelproof.protocol.requests import PlanRequest
 
 pytestmark = pytest.mark.slow
 
@@ -33,8 +33,11 @@ def _pair(examples: Path, tmp_path: Path, prelude: str | None = None, **override
         candidate = tmp_path / "candidate.py"
         candidate.write_text(prelude + MODEL)
     settings = resolve_settings(overrides=overrides)
-    return WorkerPair(task=read_task(examples / "softmax" / "reference.py"),
-                      candidate_path=candidate, settings=settings)
+    return WorkerPair(
+        task=read_task(examples / "softmax" / "reference.py"),
+        candidate_path=candidate,
+        settings=settings,
+    )
 
 
 def test_the_reference_answers_a_plan_request(examples, tmp_path):
@@ -55,8 +58,9 @@ def test_a_candidate_builds_and_says_how_long_its_import_took(examples, tmp_path
 
 
 def test_a_request_past_its_timeout_is_a_timeout_death(examples, tmp_path):
-    with _pair(examples, tmp_path, prelude="import time\ntime.sleep(60)\n",
-               build_timeout_s=1.0) as pair:
+    with _pair(
+        examples, tmp_path, prelude="import time\ntime.sleep(60)\n", build_timeout_s=1.0
+    ) as pair:
         built = pair.start_candidate()
         assert not built.ok and built.death is not None
         assert built.death.cause is DeathCause.TIMEOUT
@@ -157,10 +161,15 @@ def test_a_process_that_entered_from_outside_is_not_counted_as_the_worker_s():
 
     from kernelproof.workers.process_tree import descendants
 
-    root = subprocess.Popen([sys.executable, "-c",
-                             "import subprocess, sys, time; "
-                             "subprocess.Popen([sys.executable, '-c', 'import time; "
-                             "time.sleep(30)']); time.sleep(30)"])
+    root = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, sys, time; "
+            "subprocess.Popen([sys.executable, '-c', 'import time; "
+            "time.sleep(30)']); time.sleep(30)",
+        ]
+    )
     outsider = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     grandchild: list[int] = []
     try:
@@ -173,7 +182,9 @@ def test_a_process_that_entered_from_outside_is_not_counted_as_the_worker_s():
             time.sleep(0.05)
         assert grandchild, "the root's child did not start"
         assert descendants(root.pid, [root.pid, *grandchild, outsider.pid]) == [
-            root.pid, *grandchild]
+            root.pid,
+            *grandchild,
+        ]
     finally:
         import os
         import signal

@@ -9,8 +9,9 @@ import signal
 import socket
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -26,8 +27,9 @@ def _probe(plan: sandbox.SandboxPlan, probes: dict[str, Callable[[], Any]]) -> d
         try:
             os.close(read)
             state = sandbox.enter(plan)
-            results: dict[str, Any] = {"state": {"enforced": state.enforced,
-                                                 "missing": state.missing}}
+            results: dict[str, Any] = {
+                "state": {"enforced": state.enforced, "missing": state.missing}
+            }
             for name, probe in probes.items():
                 try:
                     results[name] = {"ok": repr(probe())[:200]}
@@ -51,14 +53,16 @@ def plan(tmp_path: Path) -> sandbox.SandboxPlan:
     builds = tmp_path / "builds"
     scratch.mkdir()
     builds.mkdir()
-    return sandbox.SandboxPlan(scratch=str(scratch), writable=[str(builds)],
-                               readable=sandbox.readable_defaults())
+    return sandbox.SandboxPlan(
+        scratch=str(scratch), writable=[str(builds)], readable=sandbox.readable_defaults()
+    )
 
 
 def _write(path: str) -> Callable[[], Any]:
     def probe() -> int:
         with open(path, "w") as handle:
             return handle.write("poison")
+
     return probe
 
 
@@ -66,9 +70,18 @@ def test_every_mechanism_is_entered_on_this_machine(plan):
     results = _probe(plan, {})
     assert results["state"]["missing"] == {}, results["state"]
     enforced = set(results["state"]["enforced"])
-    for mechanism in ("user-namespace", "pid-namespace", "net-namespace", "ipc-namespace",
-                      "mnt-namespace", "private-proc", "private-tmp-and-shm", "seccomp",
-                      "no-capabilities", "resource-limits"):
+    for mechanism in (
+        "user-namespace",
+        "pid-namespace",
+        "net-namespace",
+        "ipc-namespace",
+        "mnt-namespace",
+        "private-proc",
+        "private-tmp-and-shm",
+        "seccomp",
+        "no-capabilities",
+        "resource-limits",
+    ):
         assert mechanism in enforced
     assert any(m.startswith("landlock-abi-") for m in enforced)
 
@@ -79,12 +92,15 @@ def test_a_confined_process_cannot_see_or_signal_its_siblings(plan):
         time.sleep(30)
         os._exit(0)
     try:
-        results = _probe(plan, {
-            "pids": lambda: sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
-            "kill": lambda: os.kill(sibling, signal.SIGSTOP),
-            "kill_parent_group": lambda: os.killpg(os.getpgid(0), 0),
-            "ptrace_mem": lambda: open(f"/proc/{os.getppid()}/mem", "rb").read(1),
-        })
+        results = _probe(
+            plan,
+            {
+                "pids": lambda: sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
+                "kill": lambda: os.kill(sibling, signal.SIGSTOP),
+                "kill_parent_group": lambda: os.killpg(os.getpgid(0), 0),
+                "ptrace_mem": lambda: open(f"/proc/{os.getppid()}/mem", "rb").read(1),
+            },
+        )
         pids = json.loads(results["pids"]["ok"].replace("'", '"'))
         assert max(pids) <= 3, pids  # its init, itself, and nothing from outside
         assert "error" in results["kill"] and "ProcessLookupError" in results["kill"]["error"]
@@ -107,16 +123,19 @@ def test_a_confined_process_writes_only_its_scratch_and_builds(plan, tmp_path):
     protected.write_text("{}")
     hidden = tmp_path / "elsewhere.json"
     hidden.write_text("{}")
-    results = _probe(plan, {
-        "scratch": _write(os.path.join(plan.scratch, "ok.txt")),
-        "builds": _write(os.path.join(plan.writable[0], "ext.so")),
-        "cache": _write(str(protected)),
-        "cache_read": lambda: open(protected).read(),
-        "tmp_elsewhere": lambda: open(hidden).read(),
-        "site_packages": _write(os.path.join(os.path.dirname(os.__file__), "poison.py")),
-        "tmp": lambda: sorted(os.listdir("/tmp")),
-        "dev_shm": lambda: sorted(os.listdir("/dev/shm")),
-    })
+    results = _probe(
+        plan,
+        {
+            "scratch": _write(os.path.join(plan.scratch, "ok.txt")),
+            "builds": _write(os.path.join(plan.writable[0], "ext.so")),
+            "cache": _write(str(protected)),
+            "cache_read": lambda: open(protected).read(),
+            "tmp_elsewhere": lambda: open(hidden).read(),
+            "site_packages": _write(os.path.join(os.path.dirname(os.__file__), "poison.py")),
+            "tmp": lambda: sorted(os.listdir("/tmp")),
+            "dev_shm": lambda: sorted(os.listdir("/dev/shm")),
+        },
+    )
     assert "ok" in results["scratch"] and "ok" in results["builds"]
     # Landlock refuses it (PermissionError); a project checked out under /tmp (CI clones often
     # are) is behind the /tmp mask first, where the file does not exist at all.
@@ -138,13 +157,19 @@ def test_a_confined_process_has_no_network_and_no_escape_hatches(plan):
         with socket.create_connection(("127.0.0.1", 22), timeout=1):
             pass
 
-    results = _probe(plan, {
-        "interfaces": lambda: sorted(name for _, name in socket.if_nameindex()),
-        "connect": connect,
-        "unshare": lambda: os.unshare(os.CLONE_NEWUSER) if hasattr(os, "unshare") else
-        sandbox._check(sandbox._LIBC.unshare(sandbox.CLONE_NEWUSER), "unshare"),
-        "setuid_root_caps": lambda: open("/proc/self/status").read().split("CapEff:")[1][:20],
-    })
+    results = _probe(
+        plan,
+        {
+            "interfaces": lambda: sorted(name for _, name in socket.if_nameindex()),
+            "connect": connect,
+            "unshare": lambda: (
+                os.unshare(os.CLONE_NEWUSER)
+                if hasattr(os, "unshare")
+                else sandbox._check(sandbox._LIBC.unshare(sandbox.CLONE_NEWUSER), "unshare")
+            ),
+            "setuid_root_caps": lambda: open("/proc/self/status").read().split("CapEff:")[1][:20],
+        },
+    )
     assert results["interfaces"]["ok"] in ("['lo']", "[]")
     assert "error" in results["connect"]
     assert "error" in results["unshare"]
@@ -172,13 +197,16 @@ def test_the_controller_sees_the_confinement_from_outside(plan):
         assert before > 0
     finally:
         os.killpg(os.getpgid(pid), signal.SIGKILL) if os.getpgid(pid) != os.getpgid(0) else (
-            os.kill(pid, signal.SIGKILL))
+            os.kill(pid, signal.SIGKILL)
+        )
         os.waitpid(pid, 0)
 
 
 def test_exit_status_and_signals_reach_the_controller_unchanged(plan):
-    for action, expected in ((lambda: os._exit(7), ("exit", 7)),
-                             (lambda: os.kill(os.getpid(), signal.SIGSEGV), ("signal", 11))):
+    for action, expected in (
+        (lambda: os._exit(7), ("exit", 7)),
+        (lambda: os.kill(os.getpid(), signal.SIGSEGV), ("signal", 11)),
+    ):
         pid = os.fork()
         if pid == 0:  # pragma: no cover
             import faulthandler
@@ -188,8 +216,11 @@ def test_exit_status_and_signals_reach_the_controller_unchanged(plan):
             action()
             os._exit(0)
         _, status = os.waitpid(pid, 0)
-        got = (("signal", os.WTERMSIG(status)) if os.WIFSIGNALED(status)
-               else ("exit", os.WEXITSTATUS(status)))
+        got = (
+            ("signal", os.WTERMSIG(status))
+            if os.WIFSIGNALED(status)
+            else ("exit", os.WEXITSTATUS(status))
+        )
         assert got == expected
 
 

@@ -32,8 +32,7 @@ def test_a_subclass_is_reported_without_running_its_methods():
     Deferred.touched = 0
     found = unmaterialised_output([torch.ones(2), out], "cpu", 7)
     assert found is not None and found["check"] == "output-type"
-    assert found["evidence"] == {"output": 1, "call": 7,
-                                 "type": f"{__name__}.Deferred"}
+    assert found["evidence"] == {"output": 1, "call": 7, "type": f"{__name__}.Deferred"}
     assert Deferred.touched == 0, "the check must not call into the subclass"
 
 

@@ -15,8 +15,9 @@ def pipe():
     b.close()
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool,
-                                   torch.float16, torch.float64])
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool, torch.float16, torch.float64]
+)
 def test_round_trip_keeps_values_dtype_and_shape(pipe, dtype):
     a, b = pipe
     small = (torch.randn(3, 5) * 10).to(dtype)
@@ -45,9 +46,13 @@ def test_malformed_messages_raise_protocol_error_not_unpickle(pipe):
     a.send_bytes(b"\x80\x04\x95not json")  # a pickle header must never be unpickled
     with pytest.raises(transport.ProtocolError, match="not JSON"):
         transport.receive(b)
-    a.send_bytes(json.dumps({"_tensors": [{"dtype": "float32", "shape": [4], "nbytes": 3}]}).encode())
+    a.send_bytes(
+        json.dumps({"_tensors": [{"dtype": "float32", "shape": [4], "nbytes": 3}]}).encode()
+    )
     with pytest.raises(transport.ProtocolError, match="cannot have 3 bytes"):
         transport.receive(b)
-    a.send_bytes(json.dumps({"_tensors": [{"dtype": "os.system", "shape": [1], "nbytes": 1}]}).encode())
+    a.send_bytes(
+        json.dumps({"_tensors": [{"dtype": "os.system", "shape": [1], "nbytes": 1}]}).encode()
+    )
     with pytest.raises(transport.ProtocolError, match="unknown dtype"):
         transport.receive(b)

@@ -39,17 +39,25 @@ KEPT_REPORTS = 64
 #: The server's name as agents see it.
 SERVER_NAME = "kernelproof"
 
-INSTRUCTIONS = ("Verify AI-written kernels against a trusted PyTorch reference. Call "
-                "list_tasks, write a ModelNew for one of them, then verify(task, candidate) "
-                "until it is verified, and bench it for its speedup. A verdict other than "
-                "verified earns nothing; follow the 'next:' line of each answer.")
+INSTRUCTIONS = (
+    "Verify AI-written kernels against a trusted PyTorch reference. Call "
+    "list_tasks, write a ModelNew for one of them, then verify(task, candidate) "
+    "until it is verified, and bench it for its speedup. A verdict other than "
+    "verified earns nothing; follow the 'next:' line of each answer."
+)
 
 
 class AgentTools:
     """The tools' logic, apart from the protocol (tested directly and through the SDK)."""
 
-    def __init__(self, tasks: TaskBook, *, profile: str = "default", budget_s: float = 10.0,
-                 session: Any = None) -> None:
+    def __init__(
+        self,
+        tasks: TaskBook,
+        *,
+        profile: str = "default",
+        budget_s: float = 10.0,
+        session: Any = None,
+    ) -> None:
         self.tasks = tasks
         self.profile = profile
         self.budget_s = budget_s
@@ -75,8 +83,11 @@ class AgentTools:
             if ref.source is not None and ref.path is not None:
                 task = read_task(ref.path)
                 knobs = ", ".join(f"{k}={v}" for k, v in task.default_knobs.items())
-                doc = (task.text.split('"""')[1].strip().splitlines() or [""])[0] \
-                    if task.text.lstrip().startswith('"""') else ""
+                doc = (
+                    (task.text.split('"""')[1].strip().splitlines() or [""])[0]
+                    if task.text.lstrip().startswith('"""')
+                    else ""
+                )
                 lines.append(f"- {key}: ModelNew; {knobs}" + (f"; {doc}" if doc else ""))
             else:
                 lines.append(f"- {key}: {ref.entry_point}")
@@ -91,8 +102,10 @@ class AgentTools:
             return f"error: {exc}. Call list_tasks for the task keys."
         source, problem = self._candidate(ref, candidate)
         if source is None:
-            return f"verdict: none (no candidate)\n- {problem}\nnext: send the kernel's " \
-                   f"Python source defining `{ref.entry_point}`, or one ```python block"
+            return (
+                f"verdict: none (no candidate)\n- {problem}\nnext: send the kernel's "
+                f"Python source defining `{ref.entry_point}`, or one ```python block"
+            )
         options: dict[str, Any] = {"profile": self.profile, "timing": timing}
         if timing:
             options.update(budget_s=self.budget_s)
@@ -112,8 +125,10 @@ class AgentTools:
                 return f"error: that is not a kernelproof report ({str(exc)[:200]})"
         if kept is None:
             ids = ", ".join(self._reports) or "none yet"
-            return (f"error: no report {report_id!r} here (kept: {ids}); the id is in the "
-                    "first line of a verify or bench answer")
+            return (
+                f"error: no report {report_id!r} here (kept: {ids}); the id is in the "
+                "first line of a verify or bench answer"
+            )
         report, names = kept
         return _renamed(explain(report), names)
 
@@ -180,8 +195,10 @@ def _server_class() -> Any:
             return getattr(importlib.import_module(module), name)
         except (ImportError, AttributeError):
             continue
-    raise ImportError("kernelproof mcp needs the official MCP SDK: pip install "
-                      "'kernelproof[agents]' (or pip install mcp)")
+    raise ImportError(
+        "kernelproof mcp needs the official MCP SDK: pip install "
+        "'kernelproof[agents]' (or pip install mcp)"
+    )
 
 
 def build_server(tools: AgentTools) -> Any:

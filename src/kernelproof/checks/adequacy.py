@@ -159,8 +159,10 @@ def _bf16_skip(case: OutputCase) -> str | None:
     if torch.finfo(case.dtype).bits < BF16_ROUND_TRIP_MIN_BITS:
         return f"the output is {_name(case.dtype)}, no wider than bfloat16"
     if case.reference.numel() < BF16_ROUND_TRIP_MIN_ELEMENTS:
-        return (f"the output has {case.reference.numel()} element(s), too few for a rounding "
-                "mutant to differ reliably from the answer")
+        return (
+            f"the output has {case.reference.numel()} element(s), too few for a rounding "
+            "mutant to differ reliably from the answer"
+        )
     if torch.equal(_bf16_round_trip(case), case.true):
         return "every value of the output is exactly representable in bfloat16"
     return None
@@ -170,8 +172,7 @@ def _perturbation(case: OutputCase) -> torch.Tensor:
     """Gaussian noise rescaled so that its RMS is exactly the fraction of the output's: with
     few elements, raw draws could by chance be far smaller and pass."""
     oracle = case.oracle.to(torch.float64)
-    noise = torch.randn(oracle.shape, generator=case.generator("perturbation"),
-                        dtype=torch.float64)
+    noise = torch.randn(oracle.shape, generator=case.generator("perturbation"), dtype=torch.float64)
     noise_rms = float(noise.pow(2).mean().sqrt()) if noise.numel() else 1.0
     scale = PERTURBATION_FRACTION * case.rms / max(noise_rms, torch.finfo(torch.float64).tiny)
     return (oracle + scale * noise).to(case.dtype)
@@ -180,8 +181,9 @@ def _perturbation(case: OutputCase) -> torch.Tensor:
 def _rounding_noise(case: OutputCase) -> torch.Tensor:
     oracle = case.oracle.to(torch.float64)
     eps = torch.finfo(case.dtype).eps
-    uniform = torch.rand(oracle.shape, generator=case.generator("rounding-noise"),
-                         dtype=torch.float64)
+    uniform = torch.rand(
+        oracle.shape, generator=case.generator("rounding-noise"), dtype=torch.float64
+    )
     return (oracle * (1.0 + (uniform - 0.5) * ROUNDING_NOISE_EPS * eps)).to(case.dtype)
 
 
@@ -261,12 +263,18 @@ def audit_output(
     are ignored). ``seed`` and ``index`` only seed the noise, so a result reproduces.
     """
     tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
-    case = OutputCase(reference=reference.detach(), oracle=oracle.detach(), inputs=tensors,
-                      seed=seed, index=index)
+    case = OutputCase(
+        reference=reference.detach(), oracle=oracle.detach(), inputs=tensors, seed=seed, index=index
+    )
     return OutputAudit(
-        seed=seed, index=index, dtype=_name(reference.dtype), shape=list(reference.shape),
+        seed=seed,
+        index=index,
+        dtype=_name(reference.dtype),
+        shape=list(reference.shape),
         oracle_dtype=_name(oracle.dtype),
-        rms=case.rms, mean=case.mean, std=case.std,
+        rms=case.rms,
+        mean=case.mean,
+        std=case.std,
         mutants=[_run_mutant(mutant, case, policy) for mutant in mutants_for(reference)],
     )
 
@@ -274,12 +282,18 @@ def audit_output(
 def _run_mutant(mutant: Mutant, case: OutputCase, policy: TolerancePolicy) -> MutantResult:
     reason = mutant.skip(case)
     if reason is not None:
-        return MutantResult(name=mutant.name, must=mutant.must, accepted=False, skipped=True,
-                            detail=reason)
+        return MutantResult(
+            name=mutant.name, must=mutant.must, accepted=False, skipped=True, detail=reason
+        )
     result = compare_output(mutant.make(case), case.reference, case.oracle, policy=policy)
     detail = result.detail or f"passes the comparator (error ratio {_ratio(result.error_ratio)})"
-    return MutantResult(name=mutant.name, must=mutant.must, accepted=result.passed,
-                        error_ratio=result.error_ratio, detail=detail)
+    return MutantResult(
+        name=mutant.name,
+        must=mutant.must,
+        accepted=result.passed,
+        error_ratio=result.error_ratio,
+        detail=detail,
+    )
 
 
 # -- from results to a verdict ---------------------------------------------------------------
@@ -311,9 +325,11 @@ def audit_notes(outputs: list[OutputAudit]) -> list[str]:
         where = f"output {audit.index}: " if multiple else ""
         floating = audit.dtype.startswith(("float", "bfloat"))
         if floating and audit.oracle_dtype != "float64":
-            notes[f"{where}the float64 oracle returned {audit.oracle_dtype}: the task computes in "
-                  "a fixed dtype, so the oracle is no more accurate than the reference and "
-                  "errors are judged against the reference's own rounding"] = None
+            notes[
+                f"{where}the float64 oracle returned {audit.oracle_dtype}: the task computes in "
+                "a fixed dtype, so the oracle is no more accurate than the reference and "
+                "errors are judged against the reference's own rounding"
+            ] = None
         for mutant in audit.mutants:
             if mutant.skipped:
                 notes[f"{where}{mutant.name} skipped: {mutant.detail}"] = None
@@ -346,6 +362,7 @@ def _closest_call(
 ) -> tuple[OutputAudit, MutantResult]:
     """The seed that shows the problem most clearly: for an accepted mutant the lowest error
     ratio, for a rejected control the highest."""
+
     def ratio(case: tuple[OutputAudit, MutantResult]) -> float:
         value = case[1].error_ratio
         return 0.0 if value is None else value
@@ -362,43 +379,61 @@ def _sentence(mutant: MutantResult, audit: OutputAudit, policy: TolerancePolicy)
     fixed = policy.mode == "fixed"
     tolerance_fix = (
         "; the fixed atol/rtol is the cause: drop --atol/--rtol (and any profile or task POLICY "
-        "that sets them) to use the oracle tolerance" if fixed else ""
+        "that sets them) to use the oracle tolerance"
+        if fixed
+        else ""
     )
     if mutant.name == "zeros":
         if audit.rms == 0.0:
-            return ("zeros are accepted: the true output is all zeros (or empty) at the default "
-                    "shape, so `return zeros` passes; make the default inputs produce a "
-                    "non-trivial output")
-        return ("zeros are accepted: the outputs are too small for the comparator to tell "
-                f"(rms {audit.rms:.3g}){tolerance_fix or '; scale the task outputs up'}")
+            return (
+                "zeros are accepted: the true output is all zeros (or empty) at the default "
+                "shape, so `return zeros` passes; make the default inputs produce a "
+                "non-trivial output"
+            )
+        return (
+            "zeros are accepted: the outputs are too small for the comparator to tell "
+            f"(rms {audit.rms:.3g}){tolerance_fix or '; scale the task outputs up'}"
+        )
     if mutant.name == "constant":
-        return (f"a constant (the output's mean {audit.mean:.3g} everywhere) is accepted: the "
-                f"output barely varies (standard deviation {audit.std:.3g}, rms "
-                f"{audit.rms:.3g}){tolerance_fix or '; make the default inputs vary the output'}")
+        return (
+            f"a constant (the output's mean {audit.mean:.3g} everywhere) is accepted: the "
+            f"output barely varies (standard deviation {audit.std:.3g}, rms "
+            f"{audit.rms:.3g}){tolerance_fix or '; make the default inputs vary the output'}"
+        )
     if mutant.name == "input-passthrough":
-        return ("the input passed through unchanged is accepted (error ratio "
-                f"{ratio}): the output equals an input within tolerance, so a kernel that does "
-                "nothing passes; give the task inputs for which the output differs from them")
+        return (
+            "the input passed through unchanged is accepted (error ratio "
+            f"{ratio}): the output equals an input within tolerance, so a kernel that does "
+            "nothing passes; give the task inputs for which the output differs from them"
+        )
     if mutant.name == "bf16-round-trip":
-        return (f"a bfloat16 round trip is accepted (error ratio {ratio}): the comparator "
-                f"cannot tell bfloat16 precision from {audit.dtype}, so a kernel that silently "
-                f"computes in bfloat16 passes{tolerance_fix}")
+        return (
+            f"a bfloat16 round trip is accepted (error ratio {ratio}): the comparator "
+            f"cannot tell bfloat16 precision from {audit.dtype}, so a kernel that silently "
+            f"computes in bfloat16 passes{tolerance_fix}"
+        )
     if mutant.name == "perturbation":
-        return (f"a {PERTURBATION_FRACTION:.0%} perturbation is accepted (error ratio {ratio}): "
-                f"the tolerance is looser than {PERTURBATION_FRACTION:.0%} of the output's "
-                f"scale (rms {audit.rms:.3g}){tolerance_fix}")
+        return (
+            f"a {PERTURBATION_FRACTION:.0%} perturbation is accepted (error ratio {ratio}): "
+            f"the tolerance is looser than {PERTURBATION_FRACTION:.0%} of the output's "
+            f"scale (rms {audit.rms:.3g}){tolerance_fix}"
+        )
     if mutant.name == "off-by-one":
-        return (f"off-by-one errors at {OFF_BY_ONE_POSITIONS} positions are accepted (error "
-                f"ratio {ratio}): the reference itself disagrees with the exact float64 answer "
-                "on some elements, so the exact comparison is relaxed")
+        return (
+            f"off-by-one errors at {OFF_BY_ONE_POSITIONS} positions are accepted (error "
+            f"ratio {ratio}): the reference itself disagrees with the exact float64 answer "
+            "on some elements, so the exact comparison is relaxed"
+        )
     return f"the {mutant.name} mutant is accepted (error ratio {ratio}): {mutant.detail}"
 
 
 def _control_sentence(mutant: MutantResult, audit: OutputAudit, policy: TolerancePolicy) -> str:
     if mutant.name == "rounding-noise":
-        return (f"rounding-level noise (half an ulp of {audit.dtype}) is rejected: the "
-                "comparator is too tight, so a kernel as accurate as the reference could fail "
-                f"({mutant.detail})")
+        return (
+            f"rounding-level noise (half an ulp of {audit.dtype}) is rejected: the "
+            "comparator is too tight, so a kernel as accurate as the reference could fail "
+            f"({mutant.detail})"
+        )
     return f"the {mutant.name} control is rejected: {mutant.detail}"
 
 

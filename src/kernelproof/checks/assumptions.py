@@ -9,8 +9,9 @@ transform. What no rule explains is listed as it is.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Literal
+from typing import Literal
 
 from kernelproof.schema import (
     Assumption,
@@ -30,14 +31,17 @@ DIVISORS = (2, 4, 8, 16, 32, 64, 128, 256)
 _FailureKind = Literal["wrong", "raises", "crashes"]
 
 _KIND_OF: dict[TestOutcome, _FailureKind] = {
-    TestOutcome.FAILED: "wrong", TestOutcome.RAISED: "raises", TestOutcome.CRASHED: "crashes"}
+    TestOutcome.FAILED: "wrong",
+    TestOutcome.RAISED: "raises",
+    TestOutcome.CRASHED: "crashes",
+}
 
 _VALUE_WORDS = {
     ValueTransform.SCALE_UP: "on inputs scaled by 1e3 (overflow or lost precision)",
     ValueTransform.SCALE_UP_4: "on inputs scaled by 1e4 (it assumes small magnitudes)",
     ValueTransform.SCALE_UP_5: "on inputs scaled by 1e5 (it assumes small magnitudes)",
     ValueTransform.WIDE_RANGE: "on magnitudes spread over the dtype's finite range (it is "
-                               "right only within some band of magnitudes)",
+    "right only within some band of magnitudes)",
     ValueTransform.SCALE_DOWN: "on inputs scaled by 1e-3 (underflow or an absolute epsilon)",
     ValueTransform.SHIFT: "on inputs shifted by +100 (e.g. softmax without max-subtraction)",
     ValueTransform.SPECIAL: "when the input holds Inf or NaN",
@@ -46,7 +50,7 @@ _VALUE_WORDS = {
 _LAYOUT_WORDS = {
     LayoutTransform.NON_CONTIGUOUS: "on non-contiguous input (it assumes a contiguous layout)",
     LayoutTransform.STORAGE_OFFSET: "when the input starts at a storage offset (it assumes "
-                                    "offset 0 or aligned data)",
+    "offset 0 or aligned data)",
 }
 
 
@@ -57,8 +61,9 @@ class _Rule:
     """True where the rule predicts a failure."""
 
 
-def infer_assumptions(tests: list[CorrectnessTest], default_knobs: dict[str, int],
-                      findings: list[Finding]) -> list[Assumption]:
+def infer_assumptions(
+    tests: list[CorrectnessTest], default_knobs: dict[str, int], findings: list[Finding]
+) -> list[Assumption]:
     """Statements explaining the matrix's failures, raises and crashes."""
     assumptions: list[Assumption] = []
     for outcome, kind in _KIND_OF.items():
@@ -67,16 +72,22 @@ def infer_assumptions(tests: list[CorrectnessTest], default_knobs: dict[str, int
             assumptions += _explain(kind, bad, tests, default_knobs)
     masked = [f for f in findings if f.check == "masks-non-finite"]
     if masked:
-        assumptions.append(Assumption(
-            statement="NaN or Inf inputs give finite outputs: the candidate masks bad input",
-            kind="masks-special-values",
-            variants=sorted({f.variant for f in masked if f.variant}),
-        ))
+        assumptions.append(
+            Assumption(
+                statement="NaN or Inf inputs give finite outputs: the candidate masks bad input",
+                kind="masks-special-values",
+                variants=sorted({f.variant for f in masked if f.variant}),
+            )
+        )
     return assumptions
 
 
-def _explain(kind: _FailureKind, bad: list[CorrectnessTest], tests: list[CorrectnessTest],
-             default_knobs: dict[str, int]) -> list[Assumption]:
+def _explain(
+    kind: _FailureKind,
+    bad: list[CorrectnessTest],
+    tests: list[CorrectnessTest],
+    default_knobs: dict[str, int],
+) -> list[Assumption]:
     found: list[Assumption] = []
     verb = {"wrong": "wrong", "raises": "raises", "crashes": "crashes"}[kind]
     remaining = list(bad)
@@ -84,39 +95,56 @@ def _explain(kind: _FailureKind, bad: list[CorrectnessTest], tests: list[Correct
     for transform, words in transforms:
         hits = [t for t in remaining if transform in (t.variant.value, t.variant.layout)]
         if hits:
-            found.append(Assumption(statement=f"{verb} {words}", kind=kind,
-                                    variants=[t.variant.name for t in hits]))
+            found.append(
+                Assumption(
+                    statement=f"{verb} {words}", kind=kind, variants=[t.variant.name for t in hits]
+                )
+            )
             remaining = [t for t in remaining if t not in hits]
     shaped = [t for t in remaining if t.variant.kind is VariantKind.SHAPE]
     if shaped:
         found.append(_shape_assumption(verb, kind, shaped, tests, default_knobs))
         remaining = [t for t in remaining if t not in shaped]
     if remaining:
-        found.append(Assumption(
-            statement=f"{verb} at the benchmark's own shape on some seeds",
-            kind=kind,
-            variants=[t.variant.name for t in remaining],
-        ))
+        found.append(
+            Assumption(
+                statement=f"{verb} at the benchmark's own shape on some seeds",
+                kind=kind,
+                variants=[t.variant.name for t in remaining],
+            )
+        )
     return found
 
 
-def _shape_assumption(verb: str, kind: _FailureKind, bad: list[CorrectnessTest],
-                      tests: list[CorrectnessTest], default_knobs: dict[str, int]) -> Assumption:
+def _shape_assumption(
+    verb: str,
+    kind: _FailureKind,
+    bad: list[CorrectnessTest],
+    tests: list[CorrectnessTest],
+    default_knobs: dict[str, int],
+) -> Assumption:
     def knobs(test: CorrectnessTest) -> dict[str, int]:
         return {**default_knobs, **test.variant.knobs}
 
-    good = [knobs(t) for t in tests if t.outcome is TestOutcome.PASSED
-            and t.variant.kind in (VariantKind.SHAPE, VariantKind.SEED)]
+    good = [
+        knobs(t)
+        for t in tests
+        if t.outcome is TestOutcome.PASSED
+        and t.variant.kind in (VariantKind.SHAPE, VariantKind.SEED)
+    ]
     failing = [knobs(t) for t in bad]
     rules = [r for r in _rules(default_knobs, failing, good) if not any(r.holds(k) for k in good)]
     for rule in rules:
         if all(rule.holds(k) for k in failing):
-            return Assumption(statement=f"{verb} {rule.statement}", kind=kind,
-                              variants=[t.variant.name for t in bad])
+            return Assumption(
+                statement=f"{verb} {rule.statement}",
+                kind=kind,
+                variants=[t.variant.name for t in bad],
+            )
     # Two conditions together ("batch_size exceeds 64 or in_features exceeds 1024"), each
     # contradicted by no passing cell.
     for index, first in enumerate(rules):
-        for second in rules[index + 1:]:
+        for second in rules[index + 1 :]:
             if all(first.holds(k) or second.holds(k) for k in failing):
                 return Assumption(
                     statement=f"{verb} {first.statement} or {second.statement}",
@@ -124,18 +152,23 @@ def _shape_assumption(verb: str, kind: _FailureKind, bad: list[CorrectnessTest],
                     variants=[t.variant.name for t in bad],
                 )
     listed = ", ".join(t.variant.name.removeprefix("shape:") for t in bad[:6])
-    return Assumption(statement=f"{verb} at some shapes ({listed})", kind=kind,
-                      variants=[t.variant.name for t in bad])
+    return Assumption(
+        statement=f"{verb} at some shapes ({listed})",
+        kind=kind,
+        variants=[t.variant.name for t in bad],
+    )
 
 
-def _rules(default: dict[str, int], failing: list[dict[str, int]],
-           good: list[dict[str, int]]) -> list[_Rule]:
+def _rules(
+    default: dict[str, int], failing: list[dict[str, int]], good: list[dict[str, int]]
+) -> list[_Rule]:
     """Candidate rules, simplest first."""
     rules: list[_Rule] = []
     for name, value in default.items():
         rules += _knob_rules(name, value, [k[name] for k in good])
-    rules.append(_Rule("unless the shape is the benchmark's own (hard-coded)",
-                       lambda k: k != default))
+    rules.append(
+        _Rule("unless the shape is the benchmark's own (hard-coded)", lambda k: k != default)
+    )
     return rules
 
 
@@ -144,8 +177,9 @@ def _knob_rules(name: str, value: int, passing_values: list[int]) -> list[_Rule]
     function of its own so that each predicate closes over this knob, not a loop variable."""
 
     def not_multiple_of(divisor: int) -> _Rule:
-        return _Rule(f"when {name} is not a multiple of {divisor}",
-                     lambda k: k[name] % divisor != 0)
+        return _Rule(
+            f"when {name} is not a multiple of {divisor}", lambda k: k[name] % divisor != 0
+        )
 
     rules = [_Rule(f"when {name} is odd", lambda k: k[name] % 2 == 1)]
     rules += [not_multiple_of(divisor) for divisor in DIVISORS[1:] if value % divisor == 0]
@@ -154,6 +188,10 @@ def _knob_rules(name: str, value: int, passing_values: list[int]) -> list[_Rule]
         top, bottom = max(passing_values), min(passing_values)
         rules.append(_Rule(f"when {name} exceeds {top}", lambda k: k[name] > top))
         rules.append(_Rule(f"when {name} is below {bottom}", lambda k: k[name] < bottom))
-    rules.append(_Rule(f"unless {name} = {value} (hard-coded to the benchmark's shape)",
-                       lambda k: k[name] != value))
+    rules.append(
+        _Rule(
+            f"unless {name} = {value} (hard-coded to the benchmark's shape)",
+            lambda k: k[name] != value,
+        )
+    )
     return rules

@@ -12,9 +12,11 @@ import site
 import sys
 import sysconfig
 import tempfile
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from types import FrameType
+from typing import Any
 
 from kernelproof.checks.probes import Observation, observation
 
@@ -23,9 +25,29 @@ from kernelproof.checks.probes import Observation, observation
 #: candidate that starts a shell can do anything through it.
 BUILD_TOOLS = frozenset(
     {
-        "ninja", "c++", "g++", "gcc", "cc", "clang", "clang++", "nvcc", "ld", "as", "which",
-        "ldconfig", "cicc", "ptxas", "fatbinary", "nvlink", "cudafe++", "uname", "hipcc",
-        "x86_64-linux-gnu-g++", "x86_64-linux-gnu-gcc", "cmake", "cl",
+        "ninja",
+        "c++",
+        "g++",
+        "gcc",
+        "cc",
+        "clang",
+        "clang++",
+        "nvcc",
+        "ld",
+        "as",
+        "which",
+        "ldconfig",
+        "cicc",
+        "ptxas",
+        "fatbinary",
+        "nvlink",
+        "cudafe++",
+        "uname",
+        "hipcc",
+        "x86_64-linux-gnu-g++",
+        "x86_64-linux-gnu-gcc",
+        "cmake",
+        "cl",
     }
 )
 
@@ -35,26 +57,71 @@ LIBRARY_TEMP_PREFIXES = ("tmp", "torchinductor_", "triton", "numba", "pymp-")
 #: Read-only system locations every library touches. Not the user's home: a candidate's
 #: ``HOME`` is its scratch folder, so libraries write there, and the real home's ``.cache``
 #: holds kernelproof's cache (``examples/hacks/verifier/40d_cache_poison_home.py``).
-SYSTEM_PREFIXES = ("/proc/", "/sys/", "/dev/", "/usr/", "/lib", "/etc/ld.so", "/opt/",
-                   "/etc/localtime", "/etc/os-release", "/etc/nsswitch.conf", "/etc/passwd",
-                   "/etc/group", "/etc/hosts")
+SYSTEM_PREFIXES = (
+    "/proc/",
+    "/sys/",
+    "/dev/",
+    "/usr/",
+    "/lib",
+    "/etc/ld.so",
+    "/opt/",
+    "/etc/localtime",
+    "/etc/os-release",
+    "/etc/nsswitch.conf",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/hosts",
+)
 
 #: Introspection events worth recording when candidate code (not a library) raises them.
 INTROSPECTION_EVENTS = frozenset(
-    {"gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys._getframe",
-     "sys._current_frames", "sys.setprofile", "sys.settrace", "object.__setattr__"}
+    {
+        "gc.get_objects",
+        "gc.get_referrers",
+        "gc.get_referents",
+        "sys._getframe",
+        "sys._current_frames",
+        "sys.setprofile",
+        "sys.settrace",
+        "object.__setattr__",
+    }
 )
 
 #: C functions that reach files, the network or processes; looked up through ctypes by
 #: candidate code, they bypass every Python-level audit event.
 NATIVE_ESCAPES = frozenset(
-    {"fopen", "fopen64", "open", "open64", "openat", "read", "fread", "socket", "connect",
-     "system", "popen", "execve", "execv", "execvp", "fork", "vfork", "dlopen", "mmap", "syscall"}
+    {
+        "fopen",
+        "fopen64",
+        "open",
+        "open64",
+        "openat",
+        "read",
+        "fread",
+        "socket",
+        "connect",
+        "system",
+        "popen",
+        "execve",
+        "execv",
+        "execvp",
+        "fork",
+        "vfork",
+        "dlopen",
+        "mmap",
+        "syscall",
+    }
 )
 
 NETWORK_EVENTS = frozenset(
-    {"socket.connect", "socket.bind", "socket.sendto", "socket.getaddrinfo", "socket.sendmsg",
-     "urllib.Request"}
+    {
+        "socket.connect",
+        "socket.bind",
+        "socket.sendto",
+        "socket.getaddrinfo",
+        "socket.sendmsg",
+        "urllib.Request",
+    }
 )
 
 #: At most this many observations per kind, so a hook firing in a loop cannot flood the report.
@@ -85,13 +152,22 @@ class AuditRecorder:
     active: bool = False
 
     @classmethod
-    def install(cls, workdir: str, candidate_path: str | None,
-                readable_paths: list[str] = (),
-                own_folder: list[str] = ()) -> "AuditRecorder":
+    def install(
+        cls,
+        workdir: str,
+        candidate_path: str | None,
+        readable_paths: Sequence[str] = (),
+        own_folder: Sequence[str] = (),
+    ) -> AuditRecorder:
         caches = [
             os.environ.get(name)
-            for name in ("TORCH_EXTENSIONS_DIR", "TORCHINDUCTOR_CACHE_DIR", "NUMBA_CACHE_DIR",
-                         "TRITON_CACHE_DIR", "XDG_CACHE_HOME")
+            for name in (
+                "TORCH_EXTENSIONS_DIR",
+                "TORCHINDUCTOR_CACHE_DIR",
+                "NUMBA_CACHE_DIR",
+                "TRITON_CACHE_DIR",
+                "XDG_CACHE_HOME",
+            )
         ]
         candidate = os.path.realpath(candidate_path or "")
         from kernelproof.paths import PACKAGE_DIR
@@ -103,8 +179,15 @@ class AuditRecorder:
         # Not the whole temp directory: a project checked out under /tmp (CI clones often are)
         # would make every task file readable. Only what libraries create there by name.
         scratch = [os.path.join(tempfile.gettempdir(), prefix) for prefix in LIBRARY_TEMP_PREFIXES]
-        allowed = [os.path.realpath(workdir), candidate, package, metadata, *scratch,
-                   "/dev/shm/", *SYSTEM_PREFIXES]
+        allowed = [
+            os.path.realpath(workdir),
+            candidate,
+            package,
+            metadata,
+            *scratch,
+            "/dev/shm/",
+            *SYSTEM_PREFIXES,
+        ]
         allowed += [os.path.realpath(c) for c in caches if c]
         allowed += [os.path.realpath(p) + ("/" if p.endswith("/") else "") for p in readable_paths]
         # The bytecode cache Python writes and reads when it imports the candidate file(s).
@@ -152,18 +235,32 @@ class AuditRecorder:
             elif event == "subprocess.Popen":
                 if not self._library_is_caller():
                     self._on_process(args)
-            elif event in ("os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
-                           "os.forkpty", "pty.spawn"):
+            elif event in (
+                "os.system",
+                "os.exec",
+                "os.posix_spawn",
+                "os.spawn",
+                "os.fork",
+                "os.forkpty",
+                "pty.spawn",
+            ):
                 if not self._library_is_caller():
                     self._record("subprocess", event, f"process control: {event}{_short(args)}")
             elif event in INTROSPECTION_EVENTS and self._candidate_is_caller():
-                self._record("introspection", event,
-                             f"introspection from candidate code: {event}")
-            elif event == "ctypes.dlsym" and len(args) > 1 and str(args[1]) in NATIVE_ESCAPES \
-                    and self._candidate_is_caller():
-                self._record("file-access", f"ctypes:{args[1]}",
-                             f"native call to {args[1]} through ctypes: file, network or process "
-                             "access that Python's audit events cannot see", symbol=str(args[1]))
+                self._record("introspection", event, f"introspection from candidate code: {event}")
+            elif (
+                event == "ctypes.dlsym"
+                and len(args) > 1
+                and str(args[1]) in NATIVE_ESCAPES
+                and self._candidate_is_caller()
+            ):
+                self._record(
+                    "file-access",
+                    f"ctypes:{args[1]}",
+                    f"native call to {args[1]} through ctypes: file, network or process "
+                    "access that Python's audit events cannot see",
+                    symbol=str(args[1]),
+                )
         except Exception:  # noqa: BLE001 - an audit hook must never break the worker
             pass
         finally:
@@ -180,12 +277,22 @@ class AuditRecorder:
         if real.startswith(self.read_prefixes):
             if not _writes(mode, args[2] if len(args) > 2 else 0):
                 return
-            self._record("file-access", real, "write to the candidate's own folder, which is "
-                         f"read-only (a candidate writes to its scratch folder): {real}",
-                         path=real, mode=str(mode))
+            self._record(
+                "file-access",
+                real,
+                "write to the candidate's own folder, which is "
+                f"read-only (a candidate writes to its scratch folder): {real}",
+                path=real,
+                mode=str(mode),
+            )
             return
-        self._record("file-access", real, f"file access outside the worker's sandbox: {real}",
-                     path=real, mode=str(mode))
+        self._record(
+            "file-access",
+            real,
+            f"file access outside the worker's sandbox: {real}",
+            path=real,
+            mode=str(mode),
+        )
 
     def _on_process(self, args: tuple[Any, ...]) -> None:
         executable = args[0] if args else ""
@@ -194,13 +301,17 @@ class AuditRecorder:
         name = os.path.basename(os.fsdecode(program)) if program else ""
         if name in BUILD_TOOLS:
             return
-        self._record("subprocess", name, f"started a subprocess: {name}",
-                     argv=[str(a) for a in argv][:8] if isinstance(argv, (list, tuple)) else str(argv))
+        self._record(
+            "subprocess",
+            name,
+            f"started a subprocess: {name}",
+            argv=[str(a) for a in argv][:8] if isinstance(argv, (list, tuple)) else str(argv),
+        )
 
     def _library_is_caller(self) -> bool:
         """Whether the first caller outside the standard library is a library (torch's own
         compiler invocations) rather than candidate code."""
-        frame = sys._getframe(2)
+        frame: FrameType | None = sys._getframe(2)
         while frame is not None and frame.f_code.co_filename.startswith(self.stdlib_roots):
             frame = frame.f_back
         if frame is None:
@@ -213,7 +324,7 @@ class AuditRecorder:
         candidate's file, or code without a real file (exec'd from a string). ``inspect``
         walking frames for the candidate is attributed to the candidate; torch calling
         ``inspect`` for itself is not."""
-        frame = sys._getframe(2)  # [this, _hook, the audited caller...]
+        frame: FrameType | None = sys._getframe(2)  # [this, _hook, the audited caller...]
         while frame is not None and frame.f_code.co_filename.startswith(self.stdlib_roots):
             frame = frame.f_back
         if frame is None:

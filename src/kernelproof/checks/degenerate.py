@@ -38,32 +38,41 @@ class DefaultCall:
     oracle: Sequence[torch.Tensor]
 
 
-def degenerate_findings(calls: Sequence[DefaultCall], policy: TolerancePolicy,
-                        task: str) -> list[Finding]:
+def degenerate_findings(
+    calls: Sequence[DefaultCall], policy: TolerancePolicy, task: str
+) -> list[Finding]:
     """``warn`` findings for a task whose checks prove little (none for a sound task)."""
     findings: list[Finding] = []
     if _ignores_inputs(calls):
-        findings.append(Finding(
-            check=FindingCheck.DEGENERATE_TASK, severity=Severity.WARN,
-            message=f"degenerate task {task}: the reference's output is the same on all "
-                    f"{len(calls)} seeds, so it does not depend on its inputs (or they do not "
-                    "vary) and a candidate returning that constant passes; check the task's "
-                    "shapes (a reduction over a dimension of size 1?) and its get_inputs()",
-            evidence={"seeds": [c.seed for c in calls]},
-        ))
-    audits = [audit_output(out, oracle, policy=policy, seed=call.seed, index=index)
-              for call in calls[:MUTANT_SEEDS]
-              for index, (out, oracle) in enumerate(zip(call.outputs, call.oracle))]
+        findings.append(
+            Finding(
+                check=FindingCheck.DEGENERATE_TASK,
+                severity=Severity.WARN,
+                message=f"degenerate task {task}: the reference's output is the same on all "
+                f"{len(calls)} seeds, so it does not depend on its inputs (or they do not "
+                "vary) and a candidate returning that constant passes; check the task's "
+                "shapes (a reduction over a dimension of size 1?) and its get_inputs()",
+                evidence={"seeds": [c.seed for c in calls]},
+            )
+        )
+    audits = [
+        audit_output(out, oracle, policy=policy, seed=call.seed, index=index)
+        for call in calls[:MUTANT_SEEDS]
+        for index, (out, oracle) in enumerate(zip(call.outputs, call.oracle))
+    ]
     if any(audit.wrongly_accepted for audit in audits):
         # Rejected controls (a comparator too tight) are audit-task's to report.
         problems = [p for p in find_problems(audits, policy) if "accepted" in p]
-        findings.append(Finding(
-            check=FindingCheck.DEGENERATE_TASK, severity=Severity.WARN,
-            message=f"degenerate task {task}: a wrong answer passes its comparator: "
-                    f"{problems[0] if problems else 'a must-reject mutant is accepted'}. "
-                    f"Run `kernelproof audit-task {task}` for the full audit",
-            evidence={"problems": problems},
-        ))
+        findings.append(
+            Finding(
+                check=FindingCheck.DEGENERATE_TASK,
+                severity=Severity.WARN,
+                message=f"degenerate task {task}: a wrong answer passes its comparator: "
+                f"{problems[0] if problems else 'a must-reject mutant is accepted'}. "
+                f"Run `kernelproof audit-task {task}` for the full audit",
+                evidence={"problems": problems},
+            )
+        )
     return findings
 
 
@@ -74,6 +83,8 @@ def _ignores_inputs(calls: Sequence[DefaultCall]) -> bool:
     first = calls[0].oracle
     if all(o.numel() == 0 for o in first):
         return False
-    return all(len(c.oracle) == len(first)
-               and all(a.shape == b.shape and torch.equal(a, b) for a, b in zip(c.oracle, first))
-               for c in calls[1:])
+    return all(
+        len(c.oracle) == len(first)
+        and all(a.shape == b.shape and torch.equal(a, b) for a, b in zip(c.oracle, first))
+        for c in calls[1:]
+    )

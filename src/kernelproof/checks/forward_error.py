@@ -34,12 +34,11 @@ unbounded: those outputs are judged by the reference's own error alone, as befor
 from __future__ import annotations
 
 import math
-
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import torch
-
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 from torch.utils.weak import WeakTensorKeyDictionary
@@ -98,6 +97,7 @@ def forward_bounds(call: Callable[[], Any]) -> tuple[Any, list[ForwardBound | No
 
 # -- propagation -------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class _Err:
     s: torch.Tensor
@@ -116,8 +116,11 @@ def _leaf(x: Any) -> _Err:
         return _Err(torch.zeros((), dtype=x.dtype, device=x.device), x.abs(), 0)
     value = abs(float(x))
     exact = float(x) == 0.0 or float(torch.tensor(float(x), dtype=torch.float32)) == float(x)
-    return _Err(torch.tensor(0.0 if exact else value, dtype=torch.float64),
-                torch.tensor(value, dtype=torch.float64), 0 if exact else 1)
+    return _Err(
+        torch.tensor(0.0 if exact else value, dtype=torch.float64),
+        torch.tensor(value, dtype=torch.float64),
+        0 if exact else 1,
+    )
 
 
 class _BoundMode(TorchDispatchMode):
@@ -142,10 +145,11 @@ class _BoundMode(TorchDispatchMode):
         # The random part's scale: the partial sums of an honest order grow like a random walk
         # over the terms (``M``) plus the drift towards the result (``sqrt(K) |out|``).
         spread = err.m.expand(x.shape) + math.sqrt(err.k) * x.abs()
-        return ForwardBound(err.s.expand(x.shape).to(torch.float32),
-                            spread.to(torch.float32), err.k)
+        return ForwardBound(
+            err.s.expand(x.shape).to(torch.float32), spread.to(torch.float32), err.k
+        )
 
-    def _err(self, x: Any) -> "_Err | object":
+    def _err(self, x: Any) -> _Err | object:
         if isinstance(x, torch.Tensor):
             found = self.known.get(x)
             return found if found is not None else _leaf(x)
@@ -167,10 +171,14 @@ class _BoundMode(TorchDispatchMode):
         self.known[target] = err
         return out
 
-    def _rule(self, base: str, func: Any, args: Any, kwargs: dict[str, Any],
-              out: torch.Tensor) -> "_Err | object":
-        floats = [a for a in tree_flatten((args, kwargs))[0]
-                  if isinstance(a, torch.Tensor) and a.is_floating_point()]
+    def _rule(
+        self, base: str, func: Any, args: Any, kwargs: dict[str, Any], out: torch.Tensor
+    ) -> _Err | object:
+        floats = [
+            a
+            for a in tree_flatten((args, kwargs))[0]
+            if isinstance(a, torch.Tensor) and a.is_floating_point()
+        ]
         errs = [self._err(a) for a in floats]
         if any(e is _UNBOUNDED for e in errs):
             return _UNBOUNDED
@@ -185,6 +193,7 @@ class _BoundMode(TorchDispatchMode):
 
     def _moved(self, func: Any, args: Any, kwargs: dict[str, Any], errs: list[Any]) -> _Err:
         """An op that only moves, copies or selects elements: apply it to S and M."""
+
         def swap(which: str) -> Callable[[Any], Any]:
             def one(a: Any) -> Any:
                 if isinstance(a, torch.Tensor) and a.is_floating_point():
@@ -192,7 +201,9 @@ class _BoundMode(TorchDispatchMode):
                     assert isinstance(e, _Err)
                     return getattr(e, which).expand(a.shape).contiguous()
                 return a
+
             return one
+
         s = func(*tree_map(swap("s"), args), **tree_map(swap("s"), kwargs))
         m = func(*tree_map(swap("m"), args), **tree_map(swap("m"), kwargs))
         if isinstance(s, (tuple, list)):
@@ -229,8 +240,14 @@ def _same(mode: _BoundMode, args: Any, kwargs: dict[str, Any], out: torch.Tensor
     return _Err(a.s, a.m, a.k)
 
 
-def _reduce(mode: _BoundMode, args: Any, kwargs: dict[str, Any], out: torch.Tensor,
-            func: Callable[..., torch.Tensor], mean: bool) -> _Err:
+def _reduce(
+    mode: _BoundMode,
+    args: Any,
+    kwargs: dict[str, Any],
+    out: torch.Tensor,
+    func: Callable[..., torch.Tensor],
+    mean: bool,
+) -> _Err:
     x = args[0]
     a = mode.e(x)
     n = max(x.numel() // max(out.numel(), 1), 1)
@@ -279,10 +296,15 @@ def _exact(s: torch.Tensor) -> bool:
     return s.dim() == 0 and float(s) == 0.0
 
 
-def _carried(op: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], x: torch.Tensor,
-             y: torch.Tensor, a: _Err, b: _Err) -> "torch.Tensor | float":
+def _carried(
+    op: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+    x: torch.Tensor,
+    y: torch.Tensor,
+    a: _Err,
+    b: _Err,
+) -> torch.Tensor | float:
     """What the factors' own errors carry through the product: ``S_x |y| + |x| S_y``."""
-    carried: "torch.Tensor | float" = 0.0
+    carried: torch.Tensor | float = 0.0
     if not _exact(a.s):
         carried = carried + op(a.s.expand(x.shape), y.abs())
     if not _exact(b.s):
@@ -297,10 +319,11 @@ def _product(op: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> Callab
         k = x.shape[-1]
         s = _carried(op, x, y, a, b) + (1 + _repeated_terms(x, y, out)) * out.abs()
         return _Err(s, op(a.m.expand(x.shape), b.m.expand(y.shape)), a.k + b.k + k)
+
     return rule
 
 
-def _repeated_terms(x: torch.Tensor, y: torch.Tensor, out: torch.Tensor) -> "torch.Tensor | int":
+def _repeated_terms(x: torch.Tensor, y: torch.Tensor, out: torch.Tensor) -> torch.Tensor | int:
     """Per output element of ``x @ y``, at least as many products repeat the one before them
     along the contraction as this: a product repeats when both its factors do, so the fewer
     of its row's and its column's repeats bounds it from above (systematic rounding needs
@@ -324,15 +347,18 @@ def _addmm(op: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> Callable
         alpha = abs(float(kwargs.get("alpha", 1)))
         ec, a, b = mode.e(c), mode.e(x), mode.e(y)
         k = x.shape[-1]
-        s = (beta * ec.s + alpha * _carried(op, x, y, a, b)
-             + (2 + _repeated_terms(x, y, out)) * out.abs())
+        s = (
+            beta * ec.s
+            + alpha * _carried(op, x, y, a, b)
+            + (2 + _repeated_terms(x, y, out)) * out.abs()
+        )
         m = beta * ec.m + alpha * op(a.m.expand(x.shape), b.m.expand(y.shape))
         return _Err(s, m, max(ec.k, a.k + b.k + k) + 1)
+
     return rule
 
 
-def _convolution(mode: _BoundMode, args: Any, kwargs: dict[str, Any],
-                 out: torch.Tensor) -> _Err:
+def _convolution(mode: _BoundMode, args: Any, kwargs: dict[str, Any], out: torch.Tensor) -> _Err:
     """``aten.convolution``: a product like a GEMM, over ``C_in / groups * prod(kernel)``
     terms (a transposed one: at most ``max(C_in / groups, C_out / groups) * prod(kernel)``)."""
     x, w, bias = args[0], args[1], args[2]
@@ -365,18 +391,23 @@ def _pow(mode: _BoundMode, args: Any, kwargs: dict[str, Any], out: torch.Tensor)
     p = float(p)
     exact_square = p == 2.0
     return _unary(lambda v, o: p * v.abs() ** (p - 1), 1 if exact_square else UNARY_ROUNDINGS)(
-        mode, args, kwargs, out)
+        mode, args, kwargs, out
+    )
 
 
-def _unary(derivative: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
-           roundings: int = UNARY_ROUNDINGS) -> Callable[..., _Err]:
+def _unary(
+    derivative: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+    roundings: int = UNARY_ROUNDINGS,
+) -> Callable[..., _Err]:
     """A smooth elementwise function: first order, the error it receives times ``|f'(x)|``,
     plus its own few roundings."""
+
     def rule(mode: _BoundMode, args: Any, kwargs: dict[str, Any], out: torch.Tensor) -> _Err:
         x = args[0]
         a = mode.e(x)
         g = derivative(x, out).abs()
         return _Err(g * a.s + roundings * out.abs(), g * a.m + out.abs(), a.k + roundings)
+
     return rule
 
 
@@ -397,34 +428,108 @@ def _abs(x: Any) -> Any:
     return x.abs() if isinstance(x, torch.Tensor) else abs(float(x))
 
 
-_FACTORIES = {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
-              "full_like", "arange", "scalar_tensor", "new_zeros", "new_ones", "new_empty",
-              "new_full", "empty_strided", "fill", "zero", "lift_fresh", "rand", "randn"}
+_FACTORIES = {
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "zeros_like",
+    "ones_like",
+    "empty_like",
+    "full_like",
+    "arange",
+    "scalar_tensor",
+    "new_zeros",
+    "new_ones",
+    "new_empty",
+    "new_full",
+    "empty_strided",
+    "fill",
+    "zero",
+    "lift_fresh",
+    "rand",
+    "randn",
+}
 
-_MOVES = {"view", "_unsafe_view", "reshape", "t", "transpose", "permute", "expand", "squeeze",
-          "unsqueeze", "select", "slice", "clone", "contiguous", "_to_copy", "detach", "alias",
-          "index_select", "gather", "cat", "stack", "as_strided", "unbind", "split",
-          "split_with_sizes", "chunk", "narrow", "index", "embedding", "repeat", "flip", "roll",
-          "constant_pad_nd", "unfold", "view_as", "expand_as", "_reshape_alias", "movedim",
-          "diagonal", "copy", "lift_fresh_copy", "flatten", "masked_fill", "select_scatter",
-          "slice_scatter", "where", "tril", "triu"}
+_MOVES = {
+    "view",
+    "_unsafe_view",
+    "reshape",
+    "t",
+    "transpose",
+    "permute",
+    "expand",
+    "squeeze",
+    "unsqueeze",
+    "select",
+    "slice",
+    "clone",
+    "contiguous",
+    "_to_copy",
+    "detach",
+    "alias",
+    "index_select",
+    "gather",
+    "cat",
+    "stack",
+    "as_strided",
+    "unbind",
+    "split",
+    "split_with_sizes",
+    "chunk",
+    "narrow",
+    "index",
+    "embedding",
+    "repeat",
+    "flip",
+    "roll",
+    "constant_pad_nd",
+    "unfold",
+    "view_as",
+    "expand_as",
+    "_reshape_alias",
+    "movedim",
+    "diagonal",
+    "copy",
+    "lift_fresh_copy",
+    "flatten",
+    "masked_fill",
+    "select_scatter",
+    "slice_scatter",
+    "where",
+    "tril",
+    "triu",
+}
 
 _RULES: dict[str, Callable[..., _Err]] = {
-    "add": _add, "sub": _add, "rsub": _add,
-    "mul": _mul, "div": _div,
-    "neg": _same, "abs": _same, "relu": _same, "clamp": _same, "clamp_min": _same,
-    "clamp_max": _same, "hardtanh": _same,
-    "sum": _sum, "mean": _mean,
-    "mm": _product(torch.matmul), "bmm": _product(torch.matmul), "mv": _product(torch.matmul),
-    "dot": _product(torch.matmul), "matmul": _product(torch.matmul),
-    "addmm": _addmm(torch.matmul), "addmv": _addmm(torch.matmul),
+    "add": _add,
+    "sub": _add,
+    "rsub": _add,
+    "mul": _mul,
+    "div": _div,
+    "neg": _same,
+    "abs": _same,
+    "relu": _same,
+    "clamp": _same,
+    "clamp_min": _same,
+    "clamp_max": _same,
+    "hardtanh": _same,
+    "sum": _sum,
+    "mean": _mean,
+    "mm": _product(torch.matmul),
+    "bmm": _product(torch.matmul),
+    "mv": _product(torch.matmul),
+    "dot": _product(torch.matmul),
+    "matmul": _product(torch.matmul),
+    "addmm": _addmm(torch.matmul),
+    "addmv": _addmm(torch.matmul),
     "baddbmm": _addmm(torch.matmul),
     "exp": _unary(lambda x, o: o),
     "log": _unary(lambda x, o: 1 / x),
     "tanh": _unary(lambda x, o: 1 - o * o),
     "sigmoid": _unary(lambda x, o: o * (1 - o)),
     "sqrt": _unary(lambda x, o: 0.5 / o),
-    "rsqrt": _unary(lambda x, o: 0.5 * o ** 3),
+    "rsqrt": _unary(lambda x, o: 0.5 * o**3),
     "reciprocal": _unary(lambda x, o: o * o),
     "sin": _unary(lambda x, o: torch.ones_like(o)),
     "cos": _unary(lambda x, o: torch.ones_like(o)),
@@ -439,10 +544,19 @@ _RULES: dict[str, Callable[..., _Err]] = {
 
 def describe_rules() -> dict[str, Any]:
     """What the report says about the bound (``TolerancePolicy.describe``)."""
-    return {"element_lambda": ELEMENT_LAMBDA, "norm_lambda": NORM_LAMBDA,
-            "unary_roundings": UNARY_ROUNDINGS,
-            "ops": sorted(set(_RULES) | _MOVES)}
+    return {
+        "element_lambda": ELEMENT_LAMBDA,
+        "norm_lambda": NORM_LAMBDA,
+        "unary_roundings": UNARY_ROUNDINGS,
+        "ops": sorted(set(_RULES) | _MOVES),
+    }
 
 
-__all__: Sequence[str] = ("ForwardBound", "forward_bounds", "unit_roundoff", "ELEMENT_LAMBDA",
-                          "NORM_LAMBDA", "describe_rules")
+__all__: Sequence[str] = (
+    "ForwardBound",
+    "forward_bounds",
+    "unit_roundoff",
+    "ELEMENT_LAMBDA",
+    "NORM_LAMBDA",
+    "describe_rules",
+)

@@ -55,20 +55,27 @@ TOP_N = 30
 #: kernels): the innermost such frame says which library routine did the work.
 HEAVY_FUNCTION = re.compile(
     r"gemm|gemv|mkl_|dnnl|onednn|openblas|cblas_|blas_|lapack|at::native::|Eigen::"
-    r"|sleef|xnnpack|fbgemm", re.IGNORECASE)
+    r"|sleef|xnnpack|fbgemm",
+    re.IGNORECASE,
+)
 
 #: Library-name patterns of heavy numeric libraries; any frame in them counts as heavy.
-HEAVY_LIBRARY = re.compile(r"openblas|libblas|libmkl|libdnnl|libmkldnn|libcblas|liblapack|"
-                           r"libfbgemm|libxnnpack", re.IGNORECASE)
+HEAVY_LIBRARY = re.compile(
+    r"openblas|libblas|libmkl|libdnnl|libmkldnn|libcblas|liblapack|"
+    r"libfbgemm|libxnnpack",
+    re.IGNORECASE,
+)
 
 #: Path fragments of code the candidate built itself: torch extension and torch.compile build
 #: caches, Triton and numba caches, and anything under a temporary directory.
 CUSTOM_PATH = re.compile(
-    r"torch_extensions|torchinductor|/triton/|numba|^/tmp/|/\.cache/kernelproof/", re.IGNORECASE)
+    r"torch_extensions|torchinductor|/triton/|numba|^/tmp/|/\.cache/kernelproof/", re.IGNORECASE
+)
 
 #: Library-name patterns of custom or JIT code when no path is known (py-spy prints basenames).
-CUSTOM_LIBRARY = re.compile(r"triton|numba|llvm|\[anonymous\]|\[jit\]|inline_ext|_ext\.so$",
-                            re.IGNORECASE)
+CUSTOM_LIBRARY = re.compile(
+    r"triton|numba|llvm|\[anonymous\]|\[jit\]|inline_ext|_ext\.so$", re.IGNORECASE
+)
 
 #: Library label for samples whose innermost frame is Python code (the interpreter running it).
 PYTHON_LIBRARY = "[python]"
@@ -149,7 +156,7 @@ def _split_frame(frame: str) -> tuple[str, str]:
     if frame.endswith(")"):
         cut = frame.rfind(" (")
         if cut > 0:
-            return frame[:cut], frame[cut + 2:-1]
+            return frame[:cut], frame[cut + 2 : -1]
     return frame, ""
 
 
@@ -207,8 +214,9 @@ def parse_raw(text: str, library_paths: dict[str, str] | None = None) -> NativeP
                 # native one means the interpreter is running Python code again.
                 leaf_library, leaf_function = PYTHON_LIBRARY, f"{name} ({location})"
                 # py-spy names a method by its class: ``Module._call_impl``.
-                in_call = in_call or (name.rsplit(".", 1)[-1] in MODULE_CALL
-                                      and MODULE_FILE in location)
+                in_call = in_call or (
+                    name.rsplit(".", 1)[-1] in MODULE_CALL and MODULE_FILE in location
+                )
                 continue
             if not location and not _ADDRESS.match(name):
                 continue
@@ -231,11 +239,19 @@ def parse_raw(text: str, library_paths: dict[str, str] | None = None) -> NativeP
                 in_calls[heavy_function] += count
         if has_custom:
             custom += count
-    return NativeProfile(available=samples > 0, reason="" if samples else "no samples",
-                         samples=samples, libraries=_top(libraries), functions=_top(functions),
-                         threads=len(threads), heavy_functions=_top(heavy),
-                         custom_samples=custom, custom_libraries=_top(custom_libraries),
-                         native=native, call_functions=_top(in_calls))
+    return NativeProfile(
+        available=samples > 0,
+        reason="" if samples else "no samples",
+        samples=samples,
+        libraries=_top(libraries),
+        functions=_top(functions),
+        threads=len(threads),
+        heavy_functions=_top(heavy),
+        custom_samples=custom,
+        custom_libraries=_top(custom_libraries),
+        native=native,
+        call_functions=_top(in_calls),
+    )
 
 
 def _namespace_tids(pid: int) -> dict[int, int]:
@@ -266,7 +282,7 @@ def _thread_cpu_ticks(pid: int) -> dict[int, int]:
     for tid in tasks:
         try:
             stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
-            fields = stat[stat.rindex(")") + 2:].split()
+            fields = stat[stat.rindex(")") + 2 :].split()
             ticks[int(tid)] = int(fields[11]) + int(fields[12])
         except (OSError, ValueError, IndexError):
             continue
@@ -322,8 +338,9 @@ class StackSampler:
     becomes a ``NativeProfile`` with ``available=False`` and a ``reason``.
     """
 
-    def __init__(self, rate_hz: int = DEFAULT_RATE_HZ, native: bool = True,
-                 py_spy: str | None = None) -> None:
+    def __init__(
+        self, rate_hz: int = DEFAULT_RATE_HZ, native: bool = True, py_spy: str | None = None
+    ) -> None:
         """``native=False`` (or a target in another pid namespace) samples Python stacks only."""
         self.rate_hz = rate_hz
         self.native = native
@@ -358,8 +375,19 @@ class StackSampler:
             # output goes to py-spy's stdout, a pipe the controller drains: py-spy may run in
             # the target's mount namespace, where the controller's folders are not visible (a
             # file would be reopened there by its path through /dev/stdout).
-            cmd = [exe, "record", "--pid", str(pid), "--rate", str(self.rate_hz),
-                   "--format", "raw", "--output", "/dev/stdout", "--threads"]
+            cmd = [
+                exe,
+                "record",
+                "--pid",
+                str(pid),
+                "--rate",
+                str(self.rate_hz),
+                "--format",
+                "raw",
+                "--output",
+                "/dev/stdout",
+                "--threads",
+            ]
             cmd += ["--native"] if self._use_native else ["--nonblocking"]
             if _other_pid_namespace(pid):
                 # py-spy cannot unwind native stacks across pid namespaces (it cannot map the
@@ -368,19 +396,31 @@ class StackSampler:
                 # outside the sandbox's Landlock domain and seccomp filter: the candidate can
                 # neither signal nor trace it.
                 cmd[cmd.index("--pid") + 1] = str(_inner_pid(pid))
-                cmd = [shutil.which("nsenter") or "nsenter", "--target", str(pid), "--user",
-                       "--pid", "--mount", "--preserve-credentials", *cmd]
+                cmd = [
+                    shutil.which("nsenter") or "nsenter",
+                    "--target",
+                    str(pid),
+                    "--user",
+                    "--pid",
+                    "--mount",
+                    "--preserve-credentials",
+                    *cmd,
+                ]
             self._ticks = _thread_cpu_ticks(pid)
             self._started = time.monotonic()
             self._proc = subprocess.Popen(
-                cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
                 stderr=open(os.path.join(self._dir.name, "stderr.txt"), "wb"),
-                start_new_session=True)
+                start_new_session=True,
+            )
             self._output = []
             stream = self._proc.stdout
             assert stream is not None
-            self._reader = threading.Thread(target=lambda: self._output.append(stream.read()),
-                                            daemon=True)
+            self._reader = threading.Thread(
+                target=lambda: self._output.append(stream.read()), daemon=True
+            )
             self._reader.start()
         except Exception as exc:  # noqa: BLE001 - the sampler must never raise into the caller
             self._reason = f"py-spy did not start: {exc}"
@@ -402,8 +442,11 @@ class StackSampler:
         if self._proc is None or self._interrupted is not None:
             return
         try:
-            self._interrupted = (_library_paths(self._pid), _thread_cpu_ticks(self._pid),
-                                 _namespace_tids(self._pid))
+            self._interrupted = (
+                _library_paths(self._pid),
+                _thread_cpu_ticks(self._pid),
+                _namespace_tids(self._pid),
+            )
             if self._proc.poll() is None:
                 try:  # the whole session: nsenter's child is the py-spy that writes the output
                     os.killpg(self._proc.pid, signal.SIGINT)
@@ -452,23 +495,25 @@ class StackSampler:
         profile = parse_raw(text, paths)
         profile.wall_s = wall
         if not profile.available:
-            lines = [ln.strip() for ln in err.splitlines()
-                     if ln.strip() and not ln.startswith("py-spy>")]
+            lines = [
+                ln.strip() for ln in err.splitlines() if ln.strip() and not ln.startswith("py-spy>")
+            ]
             detail = lines[0] if lines else f"py-spy exited with {proc.returncode}"
             profile.reason = f"no samples: {detail}"
             return profile
         profile.native = profile.native and self._use_native
         profile.reason = self._reason
-        profile.unsampled_cpu_fraction = _unsampled_fraction(self._ticks, ticks_after,
-                                                             inner_tids, text)
+        profile.unsampled_cpu_fraction = _unsampled_fraction(
+            self._ticks, ticks_after, inner_tids, text
+        )
         return profile
 
 
-def _unsampled_fraction(before: dict[int, int], after: dict[int, int],
-                        inner_tids: dict[int, int], raw: str) -> float:
+def _unsampled_fraction(
+    before: dict[int, int], after: dict[int, int], inner_tids: dict[int, int], raw: str
+) -> float:
     """Share of the CPU ticks between the snapshots spent by threads absent from the samples."""
-    seen = {int(m.group(1), 0)
-            for m in re.finditer(r"(?m)^thread \((0x[0-9a-fA-F]+|\d+)\)", raw)}
+    seen = {int(m.group(1), 0) for m in re.finditer(r"(?m)^thread \((0x[0-9a-fA-F]+|\d+)\)", raw)}
     total = unsampled = 0
     for tid, ticks in after.items():
         delta = max(0, ticks - before.get(tid, 0))
@@ -481,8 +526,11 @@ def _unsampled_fraction(before: dict[int, int], after: dict[int, int],
 #: Heavy functions of the harness itself in both workers: the random fills that build every
 #: input and the NaN fill of strided layouts. Left out of the shares, so that a task with
 #: large inputs is judged by where its calls' time went.
-HARNESS_FUNCTION = re.compile(r"normal_kernel|NormalFill|uniform_kernel|random_kernel|"
-                              r"random_from_to|bernoulli|masked_fill", re.IGNORECASE)
+HARNESS_FUNCTION = re.compile(
+    r"normal_kernel|NormalFill|uniform_kernel|random_kernel|"
+    r"random_from_to|bernoulli|masked_fill",
+    re.IGNORECASE,
+)
 
 
 #: One library routine spans several symbols (MKL's ``sgemm`` driver, its packing and its
@@ -518,20 +566,27 @@ def _share(profile: NativeProfile, routine: str) -> float:
 
 
 def _top_symbol(profile: NativeProfile, routine: str) -> str:
-    symbols = [(n, name) for name, n in profile.heavy_functions.items()
-               if routine in name.lower()]
+    symbols = [(n, name) for name, n in profile.heavy_functions.items() if routine in name.lower()]
     return max(symbols)[1] if symbols else routine
 
 
 def _usable(profile: NativeProfile) -> bool:
-    return (profile.available and profile.native and profile.samples >= PASSTHROUGH_MIN_SAMPLES
-            and bool(profile.heavy_functions))
+    return (
+        profile.available
+        and profile.native
+        and profile.samples >= PASSTHROUGH_MIN_SAMPLES
+        and bool(profile.heavy_functions)
+    )
 
 
 def _usable_calls(profile: NativeProfile) -> bool:
     """Whether the profile's samples inside model calls can carry kernel-level evidence."""
-    return (profile.available and profile.native and profile.samples >= PASSTHROUGH_MIN_SAMPLES
-            and bool(_kernels(profile)))
+    return (
+        profile.available
+        and profile.native
+        and profile.samples >= PASSTHROUGH_MIN_SAMPLES
+        and bool(_kernels(profile))
+    )
 
 
 def passthrough_targets(reference: NativeProfile) -> list[str]:
@@ -541,8 +596,11 @@ def passthrough_targets(reference: NativeProfile) -> list[str]:
     candidate profile can then be passthrough evidence, so sampling one proves nothing."""
     if not _usable(reference):
         return []
-    return sorted(routine for routine in _routines(reference.heavy_functions)
-                  if _share(reference, routine) >= REFERENCE_SHARE)
+    return sorted(
+        routine
+        for routine in _routines(reference.heavy_functions)
+        if _share(reference, routine) >= REFERENCE_SHARE
+    )
 
 
 def passthrough_evidence(reference: NativeProfile, candidate: NativeProfile) -> str | None:
@@ -561,14 +619,19 @@ def passthrough_evidence(reference: NativeProfile, candidate: NativeProfile) -> 
     function, _ = calls.most_common(1)[0]
     ref_share, cand_share = _share(reference, function), _share(candidate, function)
     custom_share = candidate.custom_samples / max(_call_samples(candidate), 1)
-    if ref_share < REFERENCE_SHARE or cand_share < CANDIDATE_DOMINANT_SHARE \
-            or custom_share > CUSTOM_SHARE_MAX:
+    if (
+        ref_share < REFERENCE_SHARE
+        or cand_share < CANDIDATE_DOMINANT_SHARE
+        or custom_share > CUSTOM_SHARE_MAX
+    ):
         return None
-    return (f"of the candidate's {candidate.samples} on-CPU samples, {cand_share:.0%} of those "
-            f"in library kernels went to {function} ({_top_symbol(candidate, function)}), the "
-            f"routine that takes {ref_share:.0%} of the reference's "
-            f"({_top_symbol(reference, function)}), with {custom_share:.0%} in code of its own: "
-            "it passes the work through to the reference's library routine")
+    return (
+        f"of the candidate's {candidate.samples} on-CPU samples, {cand_share:.0%} of those "
+        f"in library kernels went to {function} ({_top_symbol(candidate, function)}), the "
+        f"routine that takes {ref_share:.0%} of the reference's "
+        f"({_top_symbol(reference, function)}), with {custom_share:.0%} in code of its own: "
+        "it passes the work through to the reference's library routine"
+    )
 
 
 #: A routine that took at least this share of the library-kernel samples of the candidate's
@@ -580,15 +643,23 @@ CHECKED_SHARE_SAME = CANDIDATE_DOMINANT_SHARE / 2
 #: Kernels that only move or compare data: the harness's probes (input copies and
 #: comparisons) in the candidate's worker, the oracle's casts to float64 in the reference's.
 #: Never the kernel a passthrough is named by.
-DATA_MOVEMENT = re.compile(r"copy_kernel|copy_impl|direct_copy|cpu_equal|fill_kernel|"
-                           r"_to_copy|clone", re.IGNORECASE)
+DATA_MOVEMENT = re.compile(
+    r"copy_kernel|copy_impl|direct_copy|cpu_equal|fill_kernel|"
+    r"_to_copy|clone",
+    re.IGNORECASE,
+)
 
 
 def _kernels(profile: NativeProfile) -> Counter[str]:
     """Samples per heavy kernel symbol (any ATen kernel, not only library routines) inside
     the model's calls, the harness's input generation and data movement left out."""
-    return Counter({name: count for name, count in profile.call_functions.items()
-                    if not HARNESS_FUNCTION.search(name) and not DATA_MOVEMENT.search(name)})
+    return Counter(
+        {
+            name: count
+            for name, count in profile.call_functions.items()
+            if not HARNESS_FUNCTION.search(name) and not DATA_MOVEMENT.search(name)
+        }
+    )
 
 
 def _kernel_share(profile: NativeProfile, symbol: str) -> float:
@@ -615,8 +686,7 @@ def dominant_kernel(reference: NativeProfile) -> str | None:
 SAME_KERNELS_SHARE = 0.9
 
 
-def kernel_passthrough_evidence(reference: NativeProfile,
-                                candidate: NativeProfile) -> str | None:
+def kernel_passthrough_evidence(reference: NativeProfile, candidate: NativeProfile) -> str | None:
     """A message when the candidate's kernel time went mostly to the kernel symbol that
     dominates the reference's profile (:func:`dominant_kernel`), with no code of its own: a
     passthrough of any op (softmax's own kernel, say), where :func:`passthrough_evidence`
@@ -634,14 +704,19 @@ def kernel_passthrough_evidence(reference: NativeProfile,
     kernels, known = _kernels(candidate), set(_kernels(reference))
     total = sum(kernels.values())
     shared = sum(n for name, n in kernels.items() if name in known) / total if total else 0.0
-    if share < CANDIDATE_DOMINANT_SHARE or custom_share > CUSTOM_SHARE_MAX \
-            or shared < SAME_KERNELS_SHARE:
+    if (
+        share < CANDIDATE_DOMINANT_SHARE
+        or custom_share > CUSTOM_SHARE_MAX
+        or shared < SAME_KERNELS_SHARE
+    ):
         return None
-    return (f"of the candidate's {candidate.samples} on-CPU samples, {share:.0%} of those in "
-            f"kernels went to {symbol[:160]}, the kernel that takes "
-            f"{_kernel_share(reference, symbol):.0%} of the reference's, with "
-            f"{custom_share:.0%} in code of its own: it passes the work through to the "
-            "reference's kernel")
+    return (
+        f"of the candidate's {candidate.samples} on-CPU samples, {share:.0%} of those in "
+        f"kernels went to {symbol[:160]}, the kernel that takes "
+        f"{_kernel_share(reference, symbol):.0%} of the reference's, with "
+        f"{custom_share:.0%} in code of its own: it passes the work through to the "
+        "reference's kernel"
+    )
 
 
 #: Kernel samples inside the model's calls a window needs before its shares are compared: a
@@ -668,17 +743,23 @@ class TimedPassthrough:
     def only_while_timed(self) -> bool:
         """Whether the checked calls, sampled at the same shape, barely used the routine:
         under half the dominant share and under a quarter of the timed calls' share."""
-        return (self.checked_share is not None
-                and self.checked_share < min(CHECKED_SHARE_SAME, self.timed_share / 4))
+        return self.checked_share is not None and self.checked_share < min(
+            CHECKED_SHARE_SAME, self.timed_share / 4
+        )
 
 
 def _known(profile: NativeProfile | None) -> bool:
-    return (profile is not None and profile.available and profile.native
-            and sum(_kernels(profile).values()) >= MIN_CHECKED_KERNEL_SAMPLES)
+    return (
+        profile is not None
+        and profile.available
+        and profile.native
+        and sum(_kernels(profile).values()) >= MIN_CHECKED_KERNEL_SAMPLES
+    )
 
 
-def timed_passthrough(reference: NativeProfile, checked: NativeProfile | None,
-                      timed: NativeProfile) -> TimedPassthrough | None:
+def timed_passthrough(
+    reference: NativeProfile, checked: NativeProfile | None, timed: NativeProfile
+) -> TimedPassthrough | None:
     """Passthrough evidence from the candidate's timed calls (sampled from outside during the
     timing rounds, which it cannot tell from checked ones by the sampler), compared with its
     checked calls' profile: a candidate that computes honestly while checked and hands the
@@ -691,26 +772,41 @@ def timed_passthrough(reference: NativeProfile, checked: NativeProfile | None,
     the checked calls' profile shows the change, as honest torch code shares such kernels."""
     known = _known(checked)
     message = passthrough_evidence(reference, timed)
-    if message is not None and sum(_routines(timed.heavy_functions).values()) \
-            >= MIN_TIMED_KERNEL_SAMPLES:
+    if (
+        message is not None
+        and sum(_routines(timed.heavy_functions).values()) >= MIN_TIMED_KERNEL_SAMPLES
+    ):
         routine, _ = _routines(timed.heavy_functions).most_common(1)[0]
-        return TimedPassthrough(message=message, routine=routine,
-                                timed_share=_share(timed, routine),
-                                checked_share=_share(checked, routine) if known and checked
-                                else None)
+        return TimedPassthrough(
+            message=message,
+            routine=routine,
+            timed_share=_share(timed, routine),
+            checked_share=_share(checked, routine) if known and checked else None,
+        )
     symbol = dominant_kernel(reference)
-    if symbol is None or not known or checked is None or not _usable_calls(timed) \
-            or sum(_kernels(timed).values()) < MIN_TIMED_KERNEL_SAMPLES:
+    if (
+        symbol is None
+        or not known
+        or checked is None
+        or not _usable_calls(timed)
+        or sum(_kernels(timed).values()) < MIN_TIMED_KERNEL_SAMPLES
+    ):
         return None
     timed_share, checked_share = _kernel_share(timed, symbol), _kernel_share(checked, symbol)
     custom_share = timed.custom_samples / max(_call_samples(timed), 1)
-    if timed_share < CANDIDATE_DOMINANT_SHARE or custom_share > CUSTOM_SHARE_MAX \
-            or checked_share >= min(CHECKED_SHARE_SAME, timed_share / 4):
+    if (
+        timed_share < CANDIDATE_DOMINANT_SHARE
+        or custom_share > CUSTOM_SHARE_MAX
+        or checked_share >= min(CHECKED_SHARE_SAME, timed_share / 4)
+    ):
         return None
     return TimedPassthrough(
         message=f"of the candidate's {timed.samples} on-CPU samples, {timed_share:.0%} of "
-                f"those in kernels went to {symbol[:160]}, the kernel that takes "
-                f"{_kernel_share(reference, symbol):.0%} of the reference's, with "
-                f"{custom_share:.0%} in code of its own: it passes the work through to the "
-                "reference's kernel",
-        routine=symbol[:160], timed_share=timed_share, checked_share=checked_share)
+        f"those in kernels went to {symbol[:160]}, the kernel that takes "
+        f"{_kernel_share(reference, symbol):.0%} of the reference's, with "
+        f"{custom_share:.0%} in code of its own: it passes the work through to the "
+        "reference's kernel",
+        routine=symbol[:160],
+        timed_share=timed_share,
+        checked_share=checked_share,
+    )

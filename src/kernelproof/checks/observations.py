@@ -50,14 +50,16 @@ def findings_from_observations(
         severity = OBSERVATION_SEVERITY[check]
         reported = item.get("evidence")
         evidence: dict[str, Any] = reported if isinstance(reported, dict) else {}
-        found.append(Finding(
-            check=check,
-            severity=severity,
-            message=str(item.get("message", name))[:MAX_MESSAGE_CHARS],
-            evidence=evidence,
-            # Probes deferred past their reply name the call they checked.
-            variant=item["variant"] if isinstance(item.get("variant"), str) else variant,
-        ))
+        found.append(
+            Finding(
+                check=check,
+                severity=severity,
+                message=str(item.get("message", name))[:MAX_MESSAGE_CHARS],
+                evidence=evidence,
+                # Probes deferred past their reply name the call they checked.
+                variant=item["variant"] if isinstance(item.get("variant"), str) else variant,
+            )
+        )
     return found
 
 
@@ -76,10 +78,12 @@ def merge_findings(findings: list[Finding]) -> list[Finding]:
     for key, finding in merged.items():
         seen_on = variants[key]
         if len(seen_on) > 1:
-            finding = finding.model_copy(update={
-                "evidence": {**finding.evidence, "variants": seen_on},
-                "variant": seen_on[0],
-            })
+            finding = finding.model_copy(
+                update={
+                    "evidence": {**finding.evidence, "variants": seen_on},
+                    "variant": seen_on[0],
+                }
+            )
         result.append(finding)
     order = {Severity.FAIL: 0, Severity.SUSPECT: 1, Severity.WARN: 2, Severity.INFO: 3}
     return sorted(result, key=lambda f: order[f.severity])

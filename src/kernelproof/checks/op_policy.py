@@ -22,17 +22,80 @@ from kernelproof.schema import Finding, FindingCheck, OpAudit, Severity
 #: candidate "the reference" and are not the work a kernel replaces.
 LIGHT_OPS = frozenset(
     "aten::" + name
-    for name in (
-        "empty empty_like empty_strided new_empty new_empty_strided zeros zeros_like ones "
-        "ones_like full full_like fill_ zero_ arange to _to_copy copy_ clone contiguous detach "
-        "detach_ resolve_conj resolve_neg lift_fresh alias as_strided view reshape "
-        "_reshape_alias _unsafe_view expand expand_as permute transpose t select slice unsqueeze "
-        "squeeze flatten unflatten split split_with_sizes chunk narrow unbind item "
-        "_local_scalar_dense result_type set_ numpy_T view_as movedim lift stride size "
-        "is_nonzero _has_compatible_shallow_copy_type unsqueeze_ squeeze_ as_strided_ "
-        "transpose_ t_ resize_ resize_as_ swapdims_ swapaxes_ unfold diagonal view_as_real "
-        "view_as_complex _reshape_copy"
-    ).split()
+    for name in [
+        "empty",
+        "empty_like",
+        "empty_strided",
+        "new_empty",
+        "new_empty_strided",
+        "zeros",
+        "zeros_like",
+        "ones",
+        "ones_like",
+        "full",
+        "full_like",
+        "fill_",
+        "zero_",
+        "arange",
+        "to",
+        "_to_copy",
+        "copy_",
+        "clone",
+        "contiguous",
+        "detach",
+        "detach_",
+        "resolve_conj",
+        "resolve_neg",
+        "lift_fresh",
+        "alias",
+        "as_strided",
+        "view",
+        "reshape",
+        "_reshape_alias",
+        "_unsafe_view",
+        "expand",
+        "expand_as",
+        "permute",
+        "transpose",
+        "t",
+        "select",
+        "slice",
+        "unsqueeze",
+        "squeeze",
+        "flatten",
+        "unflatten",
+        "split",
+        "split_with_sizes",
+        "chunk",
+        "narrow",
+        "unbind",
+        "item",
+        "_local_scalar_dense",
+        "result_type",
+        "set_",
+        "numpy_T",
+        "view_as",
+        "movedim",
+        "lift",
+        "stride",
+        "size",
+        "is_nonzero",
+        "_has_compatible_shallow_copy_type",
+        "unsqueeze_",
+        "squeeze_",
+        "as_strided_",
+        "transpose_",
+        "t_",
+        "resize_",
+        "resize_as_",
+        "swapdims_",
+        "swapaxes_",
+        "unfold",
+        "diagonal",
+        "view_as_real",
+        "view_as_complex",
+        "_reshape_copy",
+    ]
 )
 
 #: Dispatcher namespaces that belong to torch itself; any other namespace is a custom op.
@@ -52,23 +115,57 @@ def heavy_ops(ops: dict[str, Any]) -> Counter[str]:
     """The compute ops that ran, at the leaves of the op tree (where the work happens), so
     that calling ``aten::_softmax`` directly counts the same as ``torch.softmax``."""
     source = ops.get("leaves") or ops.get("aten", {})
-    return Counter({
-        name: count for name, count in source.items()
-        if name.startswith("aten::") and name not in LIGHT_OPS
-    })
+    return Counter(
+        {
+            name: count
+            for name, count in source.items()
+            if name.startswith("aten::") and name not in LIGHT_OPS
+        }
+    )
 
 
 #: Aten ops that end in the same library kernel, named by it. Comparing op names alone let a
 #: candidate pass the reference's GEMM through under another name (``einsum`` lowers to
 #: ``bmm``; the reference calls ``mm``): the work is done by the same BLAS routine.
 KERNEL_FAMILIES = {
-    **{f"aten::{name}": "gemm (BLAS)" for name in (
-        "mm", "bmm", "addmm", "baddbmm", "addbmm", "matmul", "mv", "addmv", "dot", "vdot",
-        "_addmm_activation", "linear", "einsum", "tensordot", "mkldnn_linear")},
-    **{f"aten::{name}": "convolution (oneDNN/cuDNN)" for name in (
-        "convolution", "_convolution", "conv1d", "conv2d", "conv3d", "mkldnn_convolution",
-        "_mkldnn_convolution", "cudnn_convolution", "slow_conv2d_forward", "thnn_conv2d",
-        "_slow_conv2d_forward", "conv_transpose2d", "convolution_overrideable")},
+    **{
+        f"aten::{name}": "gemm (BLAS)"
+        for name in (
+            "mm",
+            "bmm",
+            "addmm",
+            "baddbmm",
+            "addbmm",
+            "matmul",
+            "mv",
+            "addmv",
+            "dot",
+            "vdot",
+            "_addmm_activation",
+            "linear",
+            "einsum",
+            "tensordot",
+            "mkldnn_linear",
+        )
+    },
+    **{
+        f"aten::{name}": "convolution (oneDNN/cuDNN)"
+        for name in (
+            "convolution",
+            "_convolution",
+            "conv1d",
+            "conv2d",
+            "conv3d",
+            "mkldnn_convolution",
+            "_mkldnn_convolution",
+            "cudnn_convolution",
+            "slow_conv2d_forward",
+            "thnn_conv2d",
+            "_slow_conv2d_forward",
+            "conv_transpose2d",
+            "convolution_overrideable",
+        )
+    },
 }
 
 
@@ -118,101 +215,141 @@ def audit_ops(
     # matmul: the same GEMM). A rewrite that adds work of its own around the library call (a
     # matmul with an unfused bias and clamp instead of addmm + relu) is a PyTorch rewrite.
     passthrough = [
-        c.variant for c in calls
+        c.variant
+        for c in calls
         if not c.candidate.get("compiled")
         and heavy_ops(c.reference)
-        and (_contains(heavy_ops(c.candidate), heavy_ops(c.reference))
-             or _same_kernels(heavy_ops(c.candidate), heavy_ops(c.reference)))
+        and (
+            _contains(heavy_ops(c.candidate), heavy_ops(c.reference))
+            or _same_kernels(heavy_ops(c.candidate), heavy_ops(c.reference))
+        )
     ]
     add = result.findings.append
     # Every compared call produced outputs; one with nothing recorded at all (no dispatcher op,
     # no custom kernel) had its recorder blinded: record_function turned off, the work done on
     # a thread the profiler does not follow. That is not "a rewrite with no ops".
-    silent = [c.variant for c in calls
-              if not c.candidate.get("aten") and not c.candidate.get("custom")]
+    silent = [
+        c.variant for c in calls if not c.candidate.get("aten") and not c.candidate.get("custom")
+    ]
     if silent:
-        add(Finding(
-            check=FindingCheck.OP_AUDIT_CONTRADICTION, severity=Severity.SUSPECT,
-            message=f"{len(silent)} of {len(calls)} calls produced outputs while the op audit "
-                    "inside the candidate recorded no work at all: the audit was blinded "
-                    "(profiling switched off, work on an unprofiled thread), so nothing it "
-                    "says about this candidate can be believed",
-            evidence={"variants": silent[:20]},
-        ))
+        add(
+            Finding(
+                check=FindingCheck.OP_AUDIT_CONTRADICTION,
+                severity=Severity.SUSPECT,
+                message=f"{len(silent)} of {len(calls)} calls produced outputs while the op audit "
+                "inside the candidate recorded no work at all: the audit was blinded "
+                "(profiling switched off, work on an unprofiled thread), so nothing it "
+                "says about this candidate can be believed",
+                evidence={"variants": silent[:20]},
+            )
+        )
     if declared_kernels and not total_custom:
-        add(Finding(
-            check=FindingCheck.DEAD_KERNEL, severity=Severity.SUSPECT,
-            message=f"the source defines custom kernel(s) {', '.join(declared_kernels[:6])} but "
-                    f"none ran in {len(calls)} calls: the work was done by other code",
-            evidence={"declared": declared_kernels, "calls": len(calls)},
-        ))
+        add(
+            Finding(
+                check=FindingCheck.DEAD_KERNEL,
+                severity=Severity.SUSPECT,
+                message=f"the source defines custom kernel(s) {', '.join(declared_kernels[:6])} but "
+                f"none ran in {len(calls)} calls: the work was done by other code",
+                evidence={"declared": declared_kernels, "calls": len(calls)},
+            )
+        )
     if with_custom and without_custom:
-        add(Finding(
-            check=FindingCheck.FALLBACK, severity=Severity.SUSPECT,
-            message=f"custom kernels ran on {len(with_custom)} call(s) but not on "
-                    f"{len(without_custom)}: another path (typically PyTorch) answered those: "
-                    + ", ".join(without_custom[:6]),
-            evidence={"without_custom": without_custom, "with_custom": with_custom[:20]},
-        ))
+        add(
+            Finding(
+                check=FindingCheck.FALLBACK,
+                severity=Severity.SUSPECT,
+                message=f"custom kernels ran on {len(with_custom)} call(s) but not on "
+                f"{len(without_custom)}: another path (typically PyTorch) answered those: "
+                + ", ".join(without_custom[:6]),
+                evidence={"without_custom": without_custom, "with_custom": with_custom[:20]},
+            )
+        )
     if passthrough:
-        add(Finding(
-            check=FindingCheck.PASSTHROUGH,
-            severity=Severity.INFO if allow_torch else Severity.SUSPECT,
-            message=f"on {len(passthrough)} of {len(calls)} calls the candidate ran every heavy "
-                    "op the reference runs"
-                    + (" (besides its custom kernels)" if total_custom else "")
-                    + ": it passes the reference's work through to PyTorch"
-                    + (" (allowed by --allow-torch)" if allow_torch else ""),
-            evidence={"reference_ops": dict(reference_heavy), "candidate_ops": dict(candidate_heavy),
-                      "variants": passthrough[:20]},
-        ))
+        add(
+            Finding(
+                check=FindingCheck.PASSTHROUGH,
+                severity=Severity.INFO if allow_torch else Severity.SUSPECT,
+                message=f"on {len(passthrough)} of {len(calls)} calls the candidate ran every heavy "
+                "op the reference runs"
+                + (" (besides its custom kernels)" if total_custom else "")
+                + ": it passes the reference's work through to PyTorch"
+                + (" (allowed by --allow-torch)" if allow_torch else ""),
+                evidence={
+                    "reference_ops": dict(reference_heavy),
+                    "candidate_ops": dict(candidate_heavy),
+                    "variants": passthrough[:20],
+                },
+            )
+        )
     if strict:
-        shared = sorted(set().union(*(set(heavy_ops(c.candidate)) & set(heavy_ops(c.reference))
-                                      for c in calls)))
+        shared = sorted(
+            set().union(*(set(heavy_ops(c.candidate)) & set(heavy_ops(c.reference)) for c in calls))
+        )
         if shared:
-            add(Finding(
-                check=FindingCheck.STRICT_HEAVY_OP, severity=Severity.SUSPECT,
-                message=f"--strict: the candidate runs the reference's heavy op(s) "
-                        f"{', '.join(shared[:6])} instead of a kernel of its own",
-                evidence={"ops": shared},
-            ))
+            add(
+                Finding(
+                    check=FindingCheck.STRICT_HEAVY_OP,
+                    severity=Severity.SUSPECT,
+                    message=f"--strict: the candidate runs the reference's heavy op(s) "
+                    f"{', '.join(shared[:6])} instead of a kernel of its own",
+                    evidence={"ops": shared},
+                )
+            )
     low = sum((Counter(c.candidate.get("low_precision", {})) for c in calls), Counter())
     if low:
-        add(Finding(
-            check=FindingCheck.PRECISION_CAST, severity=Severity.WARN,
-            message="reduced-precision (fp16/bf16) computation inside a wider-dtype task: "
-                    + ", ".join(f"{k} x{v}" for k, v in low.most_common(5)),
-            evidence={"ops": dict(low)},
-        ))
+        add(
+            Finding(
+                check=FindingCheck.PRECISION_CAST,
+                severity=Severity.WARN,
+                message="reduced-precision (fp16/bf16) computation inside a wider-dtype task: "
+                + ", ".join(f"{k} x{v}" for k, v in low.most_common(5)),
+                evidence={"ops": dict(low)},
+            )
+        )
     removed = [c.variant for c in calls if c.candidate.get("hook_removed")]
     if removed:
-        add(Finding(
-            check=FindingCheck.TAMPERING, severity=Severity.SUSPECT,
-            message="the candidate removed the harness's profiling hook during a call",
-            evidence={"variants": removed[:20]},
-        ))
+        add(
+            Finding(
+                check=FindingCheck.TAMPERING,
+                severity=Severity.SUSPECT,
+                message="the candidate removed the harness's profiling hook during a call",
+                evidence={"variants": removed[:20]},
+            )
+        )
     if total_custom:
         torch_ops = sorted(candidate_heavy)
-        add(Finding(
-            check=FindingCheck.CUSTOM_KERNELS, severity=Severity.INFO,
-            message="custom kernels ran: " + ", ".join(f"{k} x{v}" for k, v in total_custom.most_common(6))
-                    + (f"; torch ops also used: {', '.join(torch_ops[:6])}" if torch_ops else ""),
-            evidence={"kernels": dict(total_custom), "torch_ops": torch_ops},
-        ))
+        add(
+            Finding(
+                check=FindingCheck.CUSTOM_KERNELS,
+                severity=Severity.INFO,
+                message="custom kernels ran: "
+                + ", ".join(f"{k} x{v}" for k, v in total_custom.most_common(6))
+                + (f"; torch ops also used: {', '.join(torch_ops[:6])}" if torch_ops else ""),
+                evidence={"kernels": dict(total_custom), "torch_ops": torch_ops},
+            )
+        )
     elif compiled:
-        add(Finding(
-            check=FindingCheck.TORCH_COMPILE, severity=Severity.INFO,
-            message="the candidate runs torch.compile-generated code; its speedup over the "
-                    "torch.compile baseline shows whether it adds anything",
-        ))
+        add(
+            Finding(
+                check=FindingCheck.TORCH_COMPILE,
+                severity=Severity.INFO,
+                message="the candidate runs torch.compile-generated code; its speedup over the "
+                "torch.compile baseline shows whether it adds anything",
+            )
+        )
     elif not passthrough and candidate_heavy:
-        add(Finding(
-            check=FindingCheck.TORCH_REWRITE, severity=Severity.INFO,
-            message="a pure PyTorch rewrite with different ops: "
-                    + ", ".join(sorted(candidate_heavy)[:8]),
-            evidence={"candidate_ops": dict(candidate_heavy),
-                      "reference_ops": dict(reference_heavy)},
-        ))
+        add(
+            Finding(
+                check=FindingCheck.TORCH_REWRITE,
+                severity=Severity.INFO,
+                message="a pure PyTorch rewrite with different ops: "
+                + ", ".join(sorted(candidate_heavy)[:8]),
+                evidence={
+                    "candidate_ops": dict(candidate_heavy),
+                    "reference_ops": dict(reference_heavy),
+                },
+            )
+        )
     result.summary = OpAudit(
         reference_ops=dict(reference_heavy),
         candidate_ops=dict(candidate_heavy),
@@ -230,7 +367,8 @@ def _same_kernels(candidate: Counter[str], reference: Counter[str]) -> bool:
     """The same library kernels, as often, under other op names, and no other heavy op."""
     grouped = kernel_families(candidate)
     return bool(set(grouped) & set(KERNEL_FAMILIES.values())) and (
-        grouped == kernel_families(reference))
+        grouped == kernel_families(reference)
+    )
 
 
 def _contains(candidate: Counter[str], reference: Counter[str]) -> bool:

@@ -29,7 +29,7 @@ import torch
 from kernelproof.checks.op_policy import LIGHT_OPS
 
 #: The recorder of the call in progress, for the hooks of threads that call started.
-_ACTIVE: list["OpRecorder | None"] = [None]
+_ACTIVE: list[OpRecorder | None] = [None]
 
 
 def _thread_hook(frame: FrameType, event: str, arg: Any) -> None:
@@ -44,8 +44,16 @@ def _thread_hook(frame: FrameType, event: str, arg: Any) -> None:
 
 
 #: Profiler events that are bookkeeping, not computation.
-PROFILER_MARKERS = ("TorchDynamo", "Torch-Compiled Region", "Pregraph", "AOTDispatcher",
-                    "## Call CompiledFxGraph", "ProfilerStep", "[memory]", "cudaDeviceSynchronize")
+PROFILER_MARKERS = (
+    "TorchDynamo",
+    "Torch-Compiled Region",
+    "Pregraph",
+    "AOTDispatcher",
+    "## Call CompiledFxGraph",
+    "ProfilerStep",
+    "[memory]",
+    "cudaDeviceSynchronize",
+)
 
 #: ``__module__`` values of C functions that are not extension modules.
 NOT_EXTENSIONS = frozenset({"builtins", "__main__", ""})
@@ -61,8 +69,7 @@ LOW_PRECISION_SCALAR_TYPES = frozenset({5, 15, 23, 24})
 
 
 def _library_roots() -> tuple[str, ...]:
-    roots = {sys.prefix, sys.base_prefix, sysconfig.get_paths()["stdlib"],
-             *site.getsitepackages()}
+    roots = {sys.prefix, sys.base_prefix, sysconfig.get_paths()["stdlib"], *site.getsitepackages()}
     return tuple(sorted(os.path.realpath(r) + os.sep for r in roots if r))
 
 
@@ -83,9 +90,10 @@ class OpRecorder:
     _installed_hook: Any = None
     _extension_paths: dict[str, str] = field(default_factory=dict)
 
-    def __enter__(self) -> "OpRecorder":
+    def __enter__(self) -> OpRecorder:
         self._profiler = torch.profiler.profile(
-            activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True,
+            activities=[torch.profiler.ProfilerActivity.CPU],
+            record_shapes=True,
         )
         self._profiler.__enter__()
         self._previous_hook = sys.getprofile()
@@ -134,8 +142,10 @@ class OpRecorder:
         if self.working_dtype in (torch.float32, torch.float64):
             dtypes = set(getattr(event, "input_dtypes", None) or ())
             concrete: Sequence[Any] = getattr(event, "concrete_inputs", None) or ()
-            narrowing_cast = name == "aten::_to_copy" and len(concrete) > 1 and (
-                concrete[1] in LOW_PRECISION_SCALAR_TYPES
+            narrowing_cast = (
+                name == "aten::_to_copy"
+                and len(concrete) > 1
+                and (concrete[1] in LOW_PRECISION_SCALAR_TYPES)
             )
             if narrowing_cast or (dtypes & LOW_PRECISION and name != "aten::_to_copy"):
                 self.low_precision[name] += 1
@@ -149,8 +159,10 @@ class OpRecorder:
                 self.custom[f"{kind}:{module_name}.{getattr(arg, '__name__', '?')}"] += 1
         elif event == "call":
             code = frame.f_code
-            if frame.f_back is None and "numba" in sys.modules and not (
-                code.co_filename.startswith(self.library_roots)
+            if (
+                frame.f_back is None
+                and "numba" in sys.modules
+                and not (code.co_filename.startswith(self.library_roots))
             ):
                 self.custom[f"numba:{code.co_name}"] += 1
             elif code.co_name == "run" and code.co_filename.endswith(TRITON_LAUNCHERS):

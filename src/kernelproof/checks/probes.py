@@ -11,8 +11,9 @@ import builtins
 import operator
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import torch
 
@@ -122,7 +123,7 @@ class CallableSnapshot:
     the full diff walks thousands of callables, about a millisecond)."""
 
     @classmethod
-    def take(cls, extra: dict[str, Callable[..., Any]] | None = None) -> "CallableSnapshot":
+    def take(cls, extra: dict[str, Any] | None = None) -> CallableSnapshot:
         entries: dict[str, int] = {}
         for prefix, space in _watched_namespaces().items():
             for name, value in _public_callables(space):
@@ -141,8 +142,9 @@ class CallableSnapshot:
         replaced = sorted(name for name, ident in self.entries.items() if now.get(name) != ident)
         # A method set on torch.Tensor that it only inherited until now (``add`` lives on
         # the C base class) shadows it for every tensor: new there is replaced.
-        replaced += sorted(name for name in now
-                           if name.startswith("torch.Tensor.") and name not in self.entries)
+        replaced += sorted(
+            name for name in now if name.startswith("torch.Tensor.") and name not in self.entries
+        )
         if not replaced:
             # Something else in a namespace changed (a private flag, a lazy submodule): the
             # next diff starts from here.
@@ -151,16 +153,21 @@ class CallableSnapshot:
 
 
 def _namespace_states() -> list[tuple[Any, list[Any], list[Any]]]:
-    return [(vars(space), list(vars(space)), list(vars(space).values()))
-            for space in _watched_namespaces().values()]
+    return [
+        (vars(space), list(vars(space)), list(vars(space).values()))
+        for space in _watched_namespaces().values()
+    ]
 
 
 def _same_state(state: tuple[Any, list[Any], list[Any]]) -> bool:
     """Whether a namespace dict still holds the very same keys and values, in order. Compared
     by identity in C (``operator.is_``): no ``__eq__`` of a candidate's object runs."""
     namespace, keys, values = state
-    return (len(namespace) == len(keys) and all(map(operator.is_, namespace, keys))
-            and all(map(operator.is_, namespace.values(), values)))
+    return (
+        len(namespace) == len(keys)
+        and all(map(operator.is_, namespace, keys))
+        and all(map(operator.is_, namespace.values(), values))
+    )
 
 
 def _resolve(dotted: str) -> Any:
@@ -173,8 +180,11 @@ def _resolve(dotted: str) -> Any:
         target = sys.modules.get(".".join(parts[:cut]))
         if target is not None:
             for attr in parts[cut:]:
-                target = target.__dict__.get(attr) if isinstance(target, type) else getattr(
-                    target, attr, None)
+                target = (
+                    target.__dict__.get(attr)
+                    if isinstance(target, type)
+                    else getattr(target, attr, None)
+                )
             return target
     return None
 
@@ -202,35 +212,47 @@ class CallProbe:
 
     remembered: list[tuple[int, int, torch.Tensor]] = field(default_factory=list)
 
-    def before(self, inputs: list[Any]) -> "_CallState":
+    def before(self, inputs: list[Any]) -> _CallState:
         poison_memory(inputs)
         pristine = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         return _CallState(pristine=pristine, threads=_live_threads())
 
     def after(
-        self, state: "_CallState", inputs: list[Any], outputs: list[Any], stability_delay_s: float
+        self, state: _CallState, inputs: list[Any], outputs: list[Any], stability_delay_s: float
     ) -> list[Observation]:
         found, settling = self.after_call(state, inputs, outputs, stability_delay_s)
         return found + settling.settle()
 
     def after_call(
-        self, state: "_CallState", inputs: list[Any], outputs: list[Any], stability_delay_s: float,
+        self,
+        state: _CallState,
+        inputs: list[Any],
+        outputs: list[Any],
+        stability_delay_s: float,
         deferred: bool = False,
-    ) -> tuple[list[Observation], "Settling"]:
+    ) -> tuple[list[Observation], Settling]:
         """The checks that read the call as it returned, and the ones that must wait (output
         stability, threads left running): ``Settling.settle`` runs those, at once or after
         the reply is sent (the wait then overlaps the controller's comparison)."""
         # Snapshot before anything synchronizes: on CUDA, work a candidate left on a side
         # stream is still running, and the later comparison sees it land.
-        snapshots = [_bits(out.clone()) if isinstance(out, torch.Tensor) else None
-                     for out in outputs]
+        snapshots = [
+            _bits(out.clone()) if isinstance(out, torch.Tensor) else None for out in outputs
+        ]
         found = self._check_inputs(state, inputs) + self._check_outputs(inputs, outputs)
-        delay = min(max(stability_delay_s, MIN_STABILITY_DELAY_S),
-                    MAX_DEFERRED_DELAY_S if deferred else MAX_STABILITY_DELAY_S)
-        return found, Settling(snapshots=snapshots, outputs=list(outputs), threads=state.threads,
-                               deadline=time.monotonic() + delay, delay_s=delay)
+        delay = min(
+            max(stability_delay_s, MIN_STABILITY_DELAY_S),
+            MAX_DEFERRED_DELAY_S if deferred else MAX_STABILITY_DELAY_S,
+        )
+        return found, Settling(
+            snapshots=snapshots,
+            outputs=list(outputs),
+            threads=state.threads,
+            deadline=time.monotonic() + delay,
+            delay_s=delay,
+        )
 
-    def _check_inputs(self, state: "_CallState", inputs: list[Any]) -> list[Observation]:
+    def _check_inputs(self, state: _CallState, inputs: list[Any]) -> list[Observation]:
         found = []
         for index, (before, after) in enumerate(zip(state.pristine, inputs)):
             if isinstance(before, torch.Tensor) and isinstance(after, torch.Tensor):

@@ -29,9 +29,9 @@ from __future__ import annotations
 import math
 import threading
 import weakref
-
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import torch
 
@@ -84,7 +84,7 @@ class TolerancePolicy:
     rtol: float = 0.0
 
     @classmethod
-    def from_settings(cls, settings: "Settings") -> "TolerancePolicy":
+    def from_settings(cls, settings: Settings) -> TolerancePolicy:
         """The policy a verification (and the adequacy audit) applies under ``settings``."""
         if settings.tolerance_mode() == "fixed":
             return cls(mode="fixed", atol=settings.atol or 0.0, rtol=settings.rtol or 0.0)
@@ -92,8 +92,12 @@ class TolerancePolicy:
 
     def describe(self) -> dict[str, Any]:
         if self.mode == "fixed":
-            return {"mode": "fixed", "atol": self.atol, "rtol": self.rtol,
-                    "compared_against": "reference output"}
+            return {
+                "mode": "fixed",
+                "atol": self.atol,
+                "rtol": self.rtol,
+                "compared_against": "reference output",
+            }
         return {
             "mode": "oracle",
             "factor": self.factor,
@@ -169,13 +173,15 @@ def compare_output(
     what any correct evaluation order may lose (see the module's docstring)."""
     if tuple(candidate.shape) != tuple(reference.shape):
         return Comparison(
-            passed=False, error_ratio=None,
+            passed=False,
+            error_ratio=None,
             detail=f"wrong output shape: candidate {tuple(candidate.shape)}, "
-                   f"reference {tuple(reference.shape)}",
+            f"reference {tuple(reference.shape)}",
         )
     if candidate.dtype != reference.dtype:
         return Comparison(
-            passed=False, error_ratio=None,
+            passed=False,
+            error_ratio=None,
             detail=f"wrong output dtype: candidate {candidate.dtype}, reference {reference.dtype}",
         )
     if not reference.is_floating_point():
@@ -190,13 +196,18 @@ def compare_output(
         o = oracle.to(work)
     comparable: torch.Tensor | None = None  # None: every element
     notes: list[SpecialValueNote] = []
-    reference_finite = _derived(reference, oracle, "finite", lambda: _all_finite(reference) and (
-        oracle is reference or _all_finite(oracle)))
+    reference_finite = _derived(
+        reference,
+        oracle,
+        "finite",
+        lambda: _all_finite(reference) and (oracle is reference or _all_finite(oracle)),
+    )
     if not (reference_finite and _all_finite(candidate)):
         finite_c, finite_r = torch.isfinite(candidate), torch.isfinite(reference)
         r = _value(r)
-        notes = _special_value_notes(c, r, None if o is r else o, finite_c, finite_r,
-                                     reference.dtype, planted)
+        notes = _special_value_notes(
+            c, r, None if o is r else o, finite_c, finite_r, reference.dtype, planted
+        )
         comparable = finite_c & finite_r if o is r else finite_c & finite_r & torch.isfinite(o)
     hard = [n for n in notes if n.severity is Severity.FAIL]
     if policy.mode == "fixed":
@@ -205,24 +216,61 @@ def compare_output(
         # The reference's side depends on the reference and the oracle alone: a session
         # compares every candidate with the same replayed tensors, so it is computed once.
         measured = own_error is None
-        side = (_derived(reference, oracle, f"side:{measured}",
-                         lambda: _ReferenceSide.of(_value(r), o, measured))
-                if comparable is None else None)
+        side = (
+            _derived(
+                reference,
+                oracle,
+                f"side:{measured}",
+                lambda: _ReferenceSide.of(_value(r), o, measured),
+            )
+            if comparable is None
+            else None
+        )
         allowance = _allowance(bound, own_error, reference, comparable)
-        result = _compare_oracle(c, _value(r) if side is None else None, o, comparable, policy,
-                                 reference.dtype, own_error, side, allowance)
+        result = _compare_oracle(
+            c,
+            _value(r) if side is None else None,
+            o,
+            comparable,
+            policy,
+            reference.dtype,
+            own_error,
+            side,
+            allowance,
+        )
         if work != torch.float64 and not math.isfinite(result.error_ratio or 0.0):
             # float32 arithmetic overflowed on huge values: the verdict is float64's
-            return compare_output(candidate, reference, oracle.double(), policy=policy,
-                                  planted=planted, own_error=own_error, bound=bound)
+            return compare_output(
+                candidate,
+                reference,
+                oracle.double(),
+                policy=policy,
+                planted=planted,
+                own_error=own_error,
+                bound=bound,
+            )
     if hard:
         detail = "; ".join(n.message for n in hard)
-        return Comparison(False, result.error_ratio, result.candidate_error,
-                          result.reference_error, result.floor, detail, notes,
-                          result.reference_element_error)
-    return Comparison(result.passed, result.error_ratio, result.candidate_error,
-                      result.reference_error, result.floor, result.detail, notes,
-                      result.reference_element_error)
+        return Comparison(
+            False,
+            result.error_ratio,
+            result.candidate_error,
+            result.reference_error,
+            result.floor,
+            detail,
+            notes,
+            result.reference_element_error,
+        )
+    return Comparison(
+        result.passed,
+        result.error_ratio,
+        result.candidate_error,
+        result.reference_error,
+        result.floor,
+        result.detail,
+        notes,
+        result.reference_element_error,
+    )
 
 
 @dataclass(frozen=True)
@@ -230,12 +278,16 @@ class _Allowance:
     """What any correct order may lose: per element (a tensor, or one absolute value for
     every element) and as an RMS (absolute)."""
 
-    element: "torch.Tensor | float"
+    element: torch.Tensor | float
     norm: float
 
 
-def _allowance(bound: ForwardBound | None, own_error: OwnError | None, reference: torch.Tensor,
-               mask: torch.Tensor | None) -> _Allowance | None:
+def _allowance(
+    bound: ForwardBound | None,
+    own_error: OwnError | None,
+    reference: torch.Tensor,
+    mask: torch.Tensor | None,
+) -> _Allowance | None:
     if own_error is not None:
         if own_error.bound_element <= 0.0:
             return None
@@ -250,9 +302,15 @@ def _allowance(bound: ForwardBound | None, own_error: OwnError | None, reference
 
 
 def _compare_oracle(
-    c: torch.Tensor, r: torch.Tensor | None, o: torch.Tensor, mask: torch.Tensor | None,
-    policy: TolerancePolicy, dtype: torch.dtype, own_error: OwnError | None = None,
-    side: "_ReferenceSide | None" = None, allowance: _Allowance | None = None,
+    c: torch.Tensor,
+    r: torch.Tensor | None,
+    o: torch.Tensor,
+    mask: torch.Tensor | None,
+    policy: TolerancePolicy,
+    dtype: torch.dtype,
+    own_error: OwnError | None = None,
+    side: _ReferenceSide | None = None,
+    allowance: _Allowance | None = None,
 ) -> Comparison:
     if mask is not None:
         if not bool(mask.any()):
@@ -295,23 +353,32 @@ def _compare_oracle(
         elem_c = elem_ratio * elem_base
         norm_bound = allowance.norm / scale
         ratio = max(norm_c / max(norm_r, norm_floor, norm_bound / policy.factor), elem_ratio)
-        worst_bound = (float(allowance.element.max()) if isinstance(allowance.element,
-                                                                    torch.Tensor)
-                       else allowance.element)
-        bound_text = (f"; what any correct evaluation order may lose here (forward error "
-                      f"bound): relative RMS {norm_bound:.3g}, up to {worst_bound:.3g} on one "
-                      f"element; the worst element is off by {worst_abs:.3g}")
+        worst_bound = (
+            float(allowance.element.max())
+            if isinstance(allowance.element, torch.Tensor)
+            else allowance.element
+        )
+        bound_text = (
+            f"; what any correct evaluation order may lose here (forward error "
+            f"bound): relative RMS {norm_bound:.3g}, up to {worst_bound:.3g} on one "
+            f"element; the worst element is off by {worst_abs:.3g}"
+        )
     passed = ratio <= policy.factor
-    detail = "" if passed else (
-        f"error {ratio:.3g}x the limit ({policy.factor:g}x the reference's own error, or the "
-        f"forward error bound where wider): relative RMS error {norm_c:.3g} vs the "
-        f"reference's {norm_r:.3g}, worst element {elem_c:.3g} vs {elem_r:.3g}{bound_text}"
-        if allowance is not None else
-        f"error {ratio:.3g}x the reference's own (limit {policy.factor:g}x): relative RMS error "
-        f"{norm_c:.3g} vs {norm_r:.3g}, worst element {elem_c:.3g} vs {elem_r:.3g}"
+    detail = (
+        ""
+        if passed
+        else (
+            f"error {ratio:.3g}x the limit ({policy.factor:g}x the reference's own error, or the "
+            f"forward error bound where wider): relative RMS error {norm_c:.3g} vs the "
+            f"reference's {norm_r:.3g}, worst element {elem_c:.3g} vs {elem_r:.3g}{bound_text}"
+            if allowance is not None
+            else f"error {ratio:.3g}x the reference's own (limit {policy.factor:g}x): relative RMS error "
+            f"{norm_c:.3g} vs {norm_r:.3g}, worst element {elem_c:.3g} vs {elem_r:.3g}"
+        )
     )
-    return Comparison(passed, ratio, norm_c, norm_r, norm_floor, detail,
-                      reference_element_error=elem_r)
+    return Comparison(
+        passed, ratio, norm_c, norm_r, norm_floor, detail, reference_element_error=elem_r
+    )
 
 
 def _compare_fixed(
@@ -326,16 +393,23 @@ def _compare_fixed(
     ratio = float(excess.max())
     bad = int((excess > 1).sum())
     passed = bad == 0
-    detail = "" if passed else (
-        f"{bad} of {c.numel()} elements differ from the reference by more than "
-        f"atol={policy.atol:g} + rtol={policy.rtol:g}*|ref|"
+    detail = (
+        ""
+        if passed
+        else (
+            f"{bad} of {c.numel()} elements differ from the reference by more than "
+            f"atol={policy.atol:g} + rtol={policy.rtol:g}*|ref|"
+        )
     )
     return Comparison(passed, ratio, float((c - r).abs().max()), 0.0, None, detail)
 
 
 def _compare_exact(
-    candidate: torch.Tensor, reference: torch.Tensor, oracle: torch.Tensor,
-    policy: TolerancePolicy, own_error: OwnError | None = None,
+    candidate: torch.Tensor,
+    reference: torch.Tensor,
+    oracle: torch.Tensor,
+    policy: TolerancePolicy,
+    own_error: OwnError | None = None,
 ) -> Comparison:
     """Integer and boolean outputs: exact, allowing as many disagreements with the oracle as
     the reference itself has (near-ties in an argmax), times the factor."""
@@ -346,23 +420,42 @@ def _compare_exact(
         reference_wrong = int(own_error.element * candidate.numel() + 0.5)
     passed = candidate_wrong <= policy.factor * reference_wrong
     ratio = candidate_wrong / max(reference_wrong, 1)
-    detail = "" if passed else (
-        f"{candidate_wrong} of {candidate.numel()} elements differ from the exact answer "
-        f"(the reference gets {reference_wrong} wrong)"
+    detail = (
+        ""
+        if passed
+        else (
+            f"{candidate_wrong} of {candidate.numel()} elements differ from the exact answer "
+            f"(the reference gets {reference_wrong} wrong)"
+        )
     )
-    return Comparison(passed, ratio, float(candidate_wrong), float(reference_wrong), None, detail,
-                      reference_element_error=reference_wrong / max(candidate.numel(), 1))
+    return Comparison(
+        passed,
+        ratio,
+        float(candidate_wrong),
+        float(reference_wrong),
+        None,
+        detail,
+        reference_element_error=reference_wrong / max(candidate.numel(), 1),
+    )
 
 
-def _working_dtype(reference: torch.Tensor, oracle: torch.Tensor, own_error: OwnError | None,
-                   policy: TolerancePolicy) -> torch.dtype:
+def _working_dtype(
+    reference: torch.Tensor,
+    oracle: torch.Tensor,
+    own_error: OwnError | None,
+    policy: TolerancePolicy,
+) -> torch.dtype:
     """float64, except where nothing is gained by it: the reference's error is known
     (``own_error``) and the oracle is no more precise than the reference's own output. There
     the differences of float32 (or lower) values are exact to float32's epsilon, far below any
     factor the test applies, and half the memory traffic matters: this path verifies the
     outputs of timed calls (16 MiB per call for the LayerNorm suite task)."""
-    if (own_error is not None and policy.mode != "fixed" and oracle.dtype == reference.dtype
-            and reference.element_size() <= 4):
+    if (
+        own_error is not None
+        and policy.mode != "fixed"
+        and oracle.dtype == reference.dtype
+        and reference.element_size() <= 4
+    ):
         return torch.float32
     return torch.float64
 
@@ -380,7 +473,7 @@ class _ReferenceSide:
     element: float
 
     @classmethod
-    def of(cls, r: torch.Tensor, o: torch.Tensor, measured: bool) -> "_ReferenceSide":
+    def of(cls, r: torch.Tensor, o: torch.Tensor, measured: bool) -> _ReferenceSide:
         scale = _rms(o)
         if scale == 0.0:
             scale = 1.0  # an all-zero true output: judge absolute error
@@ -402,19 +495,25 @@ def _forget(key: int) -> Callable[[Any], None]:
     def forget(_: Any) -> None:
         with _DERIVED_LOCK:
             _DERIVED.pop(key, None)
+
     return forget
 
 
-def _derived(reference: torch.Tensor, oracle: torch.Tensor, name: str,
-             compute: Callable[[], _Derived]) -> _Derived:
+def _derived(
+    reference: torch.Tensor, oracle: torch.Tensor, name: str, compute: Callable[[], _Derived]
+) -> _Derived:
     """``compute()``, remembered for the next comparison with the same two tensors (as
     given): a session compares every candidate with the same replayed reference outputs."""
     with _DERIVED_LOCK:
         found = _DERIVED.get(id(oracle))
         if found is not None:
             known_oracle, known, r_version, o_version, values = found
-            if not (known_oracle() is oracle and known() is reference
-                    and r_version == reference._version and o_version == oracle._version):
+            if not (
+                known_oracle() is oracle
+                and known() is reference
+                and r_version == reference._version
+                and o_version == oracle._version
+            ):
                 found = None
             elif name in values:
                 return values[name]
@@ -422,8 +521,13 @@ def _derived(reference: torch.Tensor, oracle: torch.Tensor, name: str,
     try:
         with _DERIVED_LOCK:
             if found is None:
-                found = (weakref.ref(oracle, _forget(id(oracle))), weakref.ref(reference),
-                         reference._version, oracle._version, {})
+                found = (
+                    weakref.ref(oracle, _forget(id(oracle))),
+                    weakref.ref(reference),
+                    reference._version,
+                    oracle._version,
+                    {},
+                )
                 _DERIVED[id(oracle)] = found
             found[4][name] = value
     except TypeError:
@@ -445,7 +549,8 @@ def _scratch(slot: int, like: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     if like.device.type != "cpu" or numel * torch.finfo(dtype).bits // 8 > MAX_SCRATCH_BYTES:
         return torch.empty(like.shape, dtype=dtype, device=like.device)
     buffers: dict[tuple[int, torch.dtype], torch.Tensor] = _SCRATCH.__dict__.setdefault(
-        "buffers", {})
+        "buffers", {}
+    )
     buffer = buffers.get((slot, dtype))
     if buffer is None or buffer.numel() < numel:
         buffer = buffers[(slot, dtype)] = torch.empty(numel, dtype=dtype)
@@ -465,7 +570,7 @@ class _Lazy:
         return self.computed
 
 
-def _value(x: "torch.Tensor | _Lazy") -> torch.Tensor:
+def _value(x: torch.Tensor | _Lazy) -> torch.Tensor:
     return x.value() if isinstance(x, _Lazy) else x
 
 
@@ -498,9 +603,15 @@ def _rms(x: torch.Tensor) -> float:
 OVERFLOW_MARGIN = 1e-3
 
 
-def _special_value_notes(c: torch.Tensor, r: torch.Tensor, o: torch.Tensor | None,
-                         finite_c: torch.Tensor, finite_r: torch.Tensor, dtype: torch.dtype,
-                         planted: bool) -> list[SpecialValueNote]:
+def _special_value_notes(
+    c: torch.Tensor,
+    r: torch.Tensor,
+    o: torch.Tensor | None,
+    finite_c: torch.Tensor,
+    finite_r: torch.Tensor,
+    dtype: torch.dtype,
+    planted: bool,
+) -> list[SpecialValueNote]:
     """Where NaN and Inf sit, judged exactly (issue 25, class 4).
 
     An element whose true answer is not a finite number of ``dtype`` (the reference gives NaN
@@ -525,39 +636,59 @@ def _special_value_notes(c: torch.Tensor, r: torch.Tensor, o: torch.Tensor | Non
     notes = []
     spurious = int((finite_r & ~finite_c & ~may_be_special).sum())
     if spurious:
-        notes.append(SpecialValueNote(
-            FindingCheck.NON_FINITE_OUTPUT, Severity.FAIL,
-            f"{spurious} element(s) are NaN or Inf where the reference is finite", spurious,
-        ))
+        notes.append(
+            SpecialValueNote(
+                FindingCheck.NON_FINITE_OUTPUT,
+                Severity.FAIL,
+                f"{spurious} element(s) are NaN or Inf where the reference is finite",
+                spurious,
+            )
+        )
     masked = int((~finite_r & finite_c & must_be_special).sum())
     if masked:
-        notes.append(SpecialValueNote(
-            FindingCheck.MASKS_NON_FINITE, Severity.FAIL,
-            f"{masked} element(s) are finite where the reference gives NaN or Inf (so does the "
-            "float64 oracle)" + (": the candidate turns bad input into numbers" if planted else ""),
-            masked,
-        ))
+        notes.append(
+            SpecialValueNote(
+                FindingCheck.MASKS_NON_FINITE,
+                Severity.FAIL,
+                f"{masked} element(s) are finite where the reference gives NaN or Inf (so does the "
+                "float64 oracle)"
+                + (": the candidate turns bad input into numbers" if planted else ""),
+                masked,
+            )
+        )
     robust = int((~finite_r & finite_c & ~must_be_special).sum())
     if robust:
-        notes.append(SpecialValueNote(
-            FindingCheck.MASKS_NON_FINITE, Severity.INFO,
-            f"{robust} element(s) are finite where the reference overflowed though the exact "
-            "answer fits the dtype (the float64 oracle is finite there)", robust,
-        ))
+        notes.append(
+            SpecialValueNote(
+                FindingCheck.MASKS_NON_FINITE,
+                Severity.INFO,
+                f"{robust} element(s) are finite where the reference overflowed though the exact "
+                "answer fits the dtype (the float64 oracle is finite there)",
+                robust,
+            )
+        )
     both = ~finite_r & ~finite_c
     opposite = both & torch.isinf(c) & torch.isinf(r) & (torch.sign(c) != torch.sign(r))
     flipped = int(opposite.sum())
     if flipped:
-        notes.append(SpecialValueNote(
-            FindingCheck.NON_FINITE_KIND, Severity.FAIL,
-            f"{flipped} element(s) are infinite with the opposite sign to the reference's", flipped,
-        ))
+        notes.append(
+            SpecialValueNote(
+                FindingCheck.NON_FINITE_KIND,
+                Severity.FAIL,
+                f"{flipped} element(s) are infinite with the opposite sign to the reference's",
+                flipped,
+            )
+        )
     kind_differs = both & ~opposite & ~((torch.isnan(c) & torch.isnan(r)) | (c == r))
     differing = int(kind_differs.sum())
     if differing:
-        notes.append(SpecialValueNote(
-            FindingCheck.NON_FINITE_KIND, Severity.INFO,
-            f"{differing} element(s) are non-finite in both but of a different kind "
-            "(NaN against Inf)", differing,
-        ))
+        notes.append(
+            SpecialValueNote(
+                FindingCheck.NON_FINITE_KIND,
+                Severity.INFO,
+                f"{differing} element(s) are non-finite in both but of a different kind "
+                "(NaN against Inf)",
+                differing,
+            )
+        )
     return notes

@@ -18,12 +18,12 @@ from kernelproof.checks.adequacy import adequacy_report, audit_notes, audit_outp
 from kernelproof.checks.tolerance import TolerancePolicy
 from kernelproof.config import resolve_settings
 from kernelproof.controller.sizing import fit_default_shape
-from kernelproof.workers.pair import WorkerPair, prepare_request
-from kernelproof.protocol.requests import RunRequest
 from kernelproof.errors import TaskError
+from kernelproof.protocol.requests import RunRequest
 from kernelproof.schema import AdequacyReport, InputVariant, OutputAudit, VariantKind
 from kernelproof.tasks.source import TaskSource, read_task
 from kernelproof.tasks.variants import draw_seeds
+from kernelproof.workers.pair import WorkerPair, prepare_request
 from kernelproof.workers.process import Response
 
 #: Seeds audited by default: enough that an input-dependent fluke (an output that happens to
@@ -54,7 +54,8 @@ def audit_task(
     path = Path(reference)
     task = read_task(path)
     config = resolve_settings(
-        profile=profile, task_policy=task.policy,
+        profile=profile,
+        task_policy=task.policy,
         overrides={**settings, "seeds": seeds, "base_seed": base_seed},
     )
     base = config.base_seed if config.base_seed is not None else secrets.randbits(31)
@@ -70,9 +71,17 @@ def audit_task(
     notes = [text for text in (sizing.scaled_down, sizing.warning, sizing.tiny_output) if text]
     notes += audit_notes(outputs)
     return adequacy_report(
-        outputs, policy=policy, task=str(path), sha256=task.sha256, knobs=sizing.knobs,
-        task_knobs=task.default_knobs, scaled_down=sizing.scaled_down, seeds=seed_list,
-        base_seed=base, settings=config.model_dump(mode="json"), notes=notes,
+        outputs,
+        policy=policy,
+        task=str(path),
+        sha256=task.sha256,
+        knobs=sizing.knobs,
+        task_knobs=task.default_knobs,
+        scaled_down=sizing.scaled_down,
+        seeds=seed_list,
+        base_seed=base,
+        settings=config.model_dump(mode="json"),
+        notes=notes,
         duration_s=time.monotonic() - started,
     )
 
@@ -87,8 +96,9 @@ def _prepare(pair: WorkerPair, task: TaskSource, knobs: dict[str, int], init_see
         )
 
 
-def _audit_seed(pair: WorkerPair, task: TaskSource, index: int, seed: int,
-                policy: TolerancePolicy) -> list[OutputAudit]:
+def _audit_seed(
+    pair: WorkerPair, task: TaskSource, index: int, seed: int, policy: TolerancePolicy
+) -> list[OutputAudit]:
     variant = InputVariant(name=f"seed:{index}", kind=VariantKind.SEED, seed=seed)
     request = RunRequest(variant=variant, oracle=True, return_inputs=True)
     response = pair.ask_reference(request)
@@ -101,13 +111,13 @@ def _audit_seed(pair: WorkerPair, task: TaskSource, index: int, seed: int,
     ]
 
 
-def _run_failure(pair: WorkerPair, task: TaskSource, request: RunRequest,
-                 response: Response) -> TaskError:
+def _run_failure(
+    pair: WorkerPair, task: TaskSource, request: RunRequest, response: Response
+) -> TaskError:
     """Explain a failed run. Reruns without the oracle to tell a task that fails outright from
     one whose float64 oracle (or a non-tensor output) is the problem."""
     seed = request.variant.seed
-    plain = pair.ask_reference(request.model_copy(update={"oracle": False,
-                                                          "return_inputs": False}))
+    plain = pair.ask_reference(request.model_copy(update={"oracle": False, "return_inputs": False}))
     if not plain.ok:
         return TaskError(
             f"{task.path}: the reference fails on its default inputs (seed {seed}): "
@@ -147,8 +157,11 @@ def _split(response: Response, task: TaskSource) -> tuple[list[Any], list[Any], 
             f"{oracle_count} output(s) in float64. Return the same tensors whatever the dtype "
             "(no Python numbers or None among the outputs)."
         )
-    return (tensors[:count], tensors[count:2 * count],
-            tensors[2 * count:2 * count + input_count])
+    return (
+        tensors[:count],
+        tensors[count : 2 * count],
+        tensors[2 * count : 2 * count + input_count],
+    )
 
 
 def _reason(response: Response, task: TaskSource) -> str:
@@ -160,8 +173,9 @@ def _reason(response: Response, task: TaskSource) -> str:
     if error is None:
         return "unknown failure"
     text = f"{error.type}: {error.message}"
-    lines = re.findall(rf'File "{re.escape(str(task.path.resolve()))}", line (\d+)',
-                       error.traceback)
+    lines = re.findall(
+        rf'File "{re.escape(str(task.path.resolve()))}", line (\d+)', error.traceback
+    )
     return f"{text} (at line {lines[-1]})" if lines else text
 
 

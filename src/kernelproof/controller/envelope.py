@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kernelproof.schema.correctness import CorrectnessTest, TestOutcome
-from kernelproof.schema.variant import VariantKind
 from kernelproof.schema.envelope import (
     MAX_RANGE_GAP,
     MIN_RANGE_VALUES,
@@ -22,13 +21,17 @@ from kernelproof.schema.envelope import (
     TensorSignature,
     integer_line,
 )
+from kernelproof.schema.variant import VariantKind
 
 #: Outcomes that say the candidate does not hold at a knob value: a range never spans one.
 _BAD_OUTCOMES = (TestOutcome.FAILED, TestOutcome.RAISED, TestOutcome.CRASHED)
 
 
-def build_envelope(tests: list[CorrectnessTest], signatures: Mapping[str, CallSignature],
-                   default_knobs: dict[str, int]) -> Envelope:
+def build_envelope(
+    tests: list[CorrectnessTest],
+    signatures: Mapping[str, CallSignature],
+    default_knobs: dict[str, int],
+) -> Envelope:
     """The envelope of the passed cells. ``signatures`` maps a cell's variant name to the
     signature of its inputs, as the reference worker read them."""
     envelope = Envelope(default_knobs=dict(default_knobs))
@@ -41,17 +44,26 @@ def build_envelope(tests: list[CorrectnessTest], signatures: Mapping[str, CallSi
             seen.add(signature)
             envelope.signatures.append(signature)
             envelope.knobs.append({**default_knobs, **test.variant.knobs})
-        if not test.variant.knobs and _all_contiguous(signature) and (
-                signature not in envelope.templates):
+        if (
+            not test.variant.knobs
+            and _all_contiguous(signature)
+            and (signature not in envelope.templates)
+        ):
             envelope.templates.append(signature)
     for knob in default_knobs:
-        envelope.ranges.append(_knob_range(knob, tests, signatures, default_knobs,
-                                           envelope.templates))
+        envelope.ranges.append(
+            _knob_range(knob, tests, signatures, default_knobs, envelope.templates)
+        )
     return envelope
 
 
-def _knob_range(knob: str, tests: list[CorrectnessTest], signatures: Mapping[str, CallSignature],
-                default_knobs: dict[str, int], templates: list[CallSignature]) -> KnobRange:
+def _knob_range(
+    knob: str,
+    tests: list[CorrectnessTest],
+    signatures: Mapping[str, CallSignature],
+    default_knobs: dict[str, int],
+    templates: list[CallSignature],
+) -> KnobRange:
     default = default_knobs[knob]
     passed: dict[int, CallSignature | None] = {}
     bad: set[int] = set()
@@ -72,28 +84,47 @@ def _knob_range(knob: str, tests: list[CorrectnessTest], signatures: Mapping[str
             bad.add(value)
     values = sorted(passed)
     if default not in passed:
-        return KnobRange(knob=knob, values=values, low=default, high=default, covered=False,
-                         reason="the default shape itself did not pass")
+        return KnobRange(
+            knob=knob,
+            values=values,
+            low=default,
+            high=default,
+            covered=False,
+            reason="the default shape itself did not pass",
+        )
     low, high = _grow(default, values, bad)
     span = [v for v in values if low <= v <= high]
     bindings, unbound = _bindings(knob, {v: passed[v] for v in values}, templates)
 
     def grown(covered: bool, reason: str) -> KnobRange:
-        return KnobRange(knob=knob, values=values, low=low, high=high, bindings=bindings,
-                         covered=covered, reason=reason)
+        return KnobRange(
+            knob=knob,
+            values=values,
+            low=low,
+            high=high,
+            bindings=bindings,
+            covered=covered,
+            reason=reason,
+        )
 
     if unbound:
         return grown(False, unbound)
     if not bindings:
         return grown(False, "no input dimension follows this knob; calls match exactly")
     if len(span) < MIN_RANGE_VALUES or not any(v % 2 and v > 1 for v in span):
-        return grown(False, f"only {len(span)} verified value(s) near the default "
-                            f"({', '.join(map(str, span))}); a range needs "
-                            f"{MIN_RANGE_VALUES}, one of them odd, each within "
-                            f"{MAX_RANGE_GAP:g}x of the next")
-    return grown(True, f"verified at {len(span)} values from {low} to {high}, each within "
-                       f"{MAX_RANGE_GAP:g}x of the next and of an odd one, none failing "
-                       "between them")
+        return grown(
+            False,
+            f"only {len(span)} verified value(s) near the default "
+            f"({', '.join(map(str, span))}); a range needs "
+            f"{MIN_RANGE_VALUES}, one of them odd, each within "
+            f"{MAX_RANGE_GAP:g}x of the next",
+        )
+    return grown(
+        True,
+        f"verified at {len(span)} values from {low} to {high}, each within "
+        f"{MAX_RANGE_GAP:g}x of the next and of an odd one, none failing "
+        "between them",
+    )
 
 
 def _grow(default: int, values: list[int], bad: set[int]) -> tuple[int, int]:
@@ -105,8 +136,11 @@ def _grow(default: int, values: list[int], bad: set[int]) -> tuple[int, int]:
 
     def admissible(last: int, step: int) -> bool:
         lo, hi = sorted((last, step))
-        return (hi <= MAX_RANGE_GAP * lo and near_odd(step)
-                and not any(lo < b < hi or b == step for b in bad))
+        return (
+            hi <= MAX_RANGE_GAP * lo
+            and near_odd(step)
+            and not any(lo < b < hi or b == step for b in bad)
+        )
 
     position = values.index(default)
     low = high = default
@@ -114,15 +148,16 @@ def _grow(default: int, values: list[int], bad: set[int]) -> tuple[int, int]:
         if not admissible(low, step):
             break
         low = step
-    for step in values[position + 1:]:
+    for step in values[position + 1 :]:
         if not admissible(high, step):
             break
         high = step
     return low, high
 
 
-def _bindings(knob: str, cells: dict[int, CallSignature | None],
-              templates: list[CallSignature]) -> tuple[list[DimensionBinding], str]:
+def _bindings(
+    knob: str, cells: dict[int, CallSignature | None], templates: list[CallSignature]
+) -> tuple[list[DimensionBinding], str]:
     """The input dimensions that follow ``knob`` over its verified cells, as exact integer
     lines ``size = scale * knob + offset``; or a reason why the knob has no such pattern."""
     if not templates:
@@ -133,8 +168,10 @@ def _bindings(knob: str, cells: dict[int, CallSignature | None],
         if signature is None:
             continue
         if not _same_structure(signature, template):
-            return [], (f"at {knob}={value} the inputs change in rank, dtype or number, not "
-                        "only in size; calls match exactly")
+            return [], (
+                f"at {knob}={value} the inputs change in rank, dtype or number, not "
+                "only in size; calls match exactly"
+            )
         for position, arg in enumerate(signature.args):
             if isinstance(arg, TensorSignature):
                 for dim, size in enumerate(arg.shape):
@@ -149,8 +186,10 @@ def _bindings(knob: str, cells: dict[int, CallSignature | None],
             continue
         line = integer_line(sizes)
         if line is None:
-            return [], (f"argument {position} dimension {dim} does not follow {knob} linearly "
-                        f"({sizes}); calls match exactly")
+            return [], (
+                f"argument {position} dimension {dim} does not follow {knob} linearly "
+                f"({sizes}); calls match exactly"
+            )
         bindings.append(DimensionBinding(arg=position, dim=dim, scale=line[0], offset=line[1]))
     return bindings, ""
 
@@ -161,8 +200,11 @@ def _same_structure(a: CallSignature, b: CallSignature) -> bool:
     for x, y in zip(a.args, b.args):
         if type(x) is not type(y):
             return False
-        if isinstance(x, TensorSignature) and isinstance(y, TensorSignature) and (
-                (x.dtype, x.device, len(x.shape)) != (y.dtype, y.device, len(y.shape))):
+        if (
+            isinstance(x, TensorSignature)
+            and isinstance(y, TensorSignature)
+            and ((x.dtype, x.device, len(x.shape)) != (y.dtype, y.device, len(y.shape)))
+        ):
             return False
     return True
 

@@ -9,8 +9,9 @@ from kernelproof.schema import Environment
 __all__ = ["REPORTED_PACKAGES", "collect_environment"]
 
 
-def collect_environment(device: str, threads: int | None,
-                        matrix_threads: int | None = None) -> Environment:
+def collect_environment(
+    device: str, threads: int | None, matrix_threads: int | None = None
+) -> Environment:
     """This machine's environment for a run on ``device``: ``threads`` is the timing's thread
     count, ``matrix_threads`` the correctness matrix's (``None``: unknown, as for a run that
     stopped before its matrix)."""

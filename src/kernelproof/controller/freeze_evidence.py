@@ -23,27 +23,39 @@ def frozen_findings(ledgers: list[FreezeLedger]) -> list[Finding]:
         leaked = sum(ledger.leaked_cpu_s for ledger in ledgers)
         intervals = sum(ledger.intervals for ledger in ledgers)
         worst = max(ran, key=lambda interval: interval.cpu_s)
-        findings.append(Finding(
-            check=FindingCheck.RAN_WHILE_FROZEN, severity=Severity.SUSPECT,
-            message=f"the candidate's processes used {leaked * 1e3:.1f} ms of CPU time while "
-                    f"they were frozen between requests ({len(ran)} of {intervals} frozen "
-                    f"intervals; the worst {worst.cpu_s * 1e3:.1f} ms in "
-                    f"{worst.seconds * 1e3:.0f} ms), read from /proc: it kept working while it "
-                    "was not being asked (outputs finished after a call returned, or load put "
-                    "on the reference while it was timed)",
-            evidence={"leaked_cpu_s": leaked, "intervals_ran": len(ran),
-                      "intervals": intervals,
-                      "worst": {"cpu_s": worst.cpu_s, "frozen_s": worst.seconds,
-                                "unstopped_threads": worst.unstopped,
-                                "busiest": worst.busiest},
-                      "allowed": {"floor_s": FROZEN_CPU_FLOOR_S, "share": FROZEN_CPU_SHARE}},
-        ))
+        findings.append(
+            Finding(
+                check=FindingCheck.RAN_WHILE_FROZEN,
+                severity=Severity.SUSPECT,
+                message=f"the candidate's processes used {leaked * 1e3:.1f} ms of CPU time while "
+                f"they were frozen between requests ({len(ran)} of {intervals} frozen "
+                f"intervals; the worst {worst.cpu_s * 1e3:.1f} ms in "
+                f"{worst.seconds * 1e3:.0f} ms), read from /proc: it kept working while it "
+                "was not being asked (outputs finished after a call returned, or load put "
+                "on the reference while it was timed)",
+                evidence={
+                    "leaked_cpu_s": leaked,
+                    "intervals_ran": len(ran),
+                    "intervals": intervals,
+                    "worst": {
+                        "cpu_s": worst.cpu_s,
+                        "frozen_s": worst.seconds,
+                        "unstopped_threads": worst.unstopped,
+                        "busiest": worst.busiest,
+                    },
+                    "allowed": {"floor_s": FROZEN_CPU_FLOOR_S, "share": FROZEN_CPU_SHARE},
+                },
+            )
+        )
     failures = [failure for ledger in ledgers for failure in ledger.failures]
     if failures:
-        findings.append(Finding(
-            check=FindingCheck.RAN_WHILE_FROZEN, severity=Severity.WARN,
-            message="the candidate's processes could not all be frozen between requests: "
-                    + failures[0],
-            evidence={"failures": failures[:5]},
-        ))
+        findings.append(
+            Finding(
+                check=FindingCheck.RAN_WHILE_FROZEN,
+                severity=Severity.WARN,
+                message="the candidate's processes could not all be frozen between requests: "
+                + failures[0],
+                evidence={"failures": failures[:5]},
+            )
+        )
     return findings

@@ -21,7 +21,9 @@ def replay(folder: Path, incident: Incident) -> Report:
     refusal = incident.replay_refusal()
     if refusal is not None or incident.reference_path is None or incident.candidate_path is None:
         raise UsageError(refusal or f"incident {incident.id} names no files to replay")
-    settings: dict[str, Any] = {**incident.replay_settings,
-                # The folder may have moved since it was written: read the inputs from it.
-                "inputs_file": str(folder / incident.inputs_file)}
+    settings: dict[str, Any] = {
+        **incident.replay_settings,
+        # The folder may have moved since it was written: read the inputs from it.
+        "inputs_file": str(folder / incident.inputs_file),
+    }
     return verify(incident.reference_path, incident.candidate_path, **settings)

@@ -13,11 +13,16 @@ from collections import Counter
 from dataclasses import asdict
 from typing import Any
 
-from kernelproof.checks.native_stacks import (PASSTHROUGH_MIN_SAMPLES, NativeProfile,
-                                               StackSampler, dominant_kernel,
-                                               kernel_passthrough_evidence,
-                                               passthrough_evidence, passthrough_targets,
-                                               timed_passthrough)
+from kernelproof.checks.native_stacks import (
+    PASSTHROUGH_MIN_SAMPLES,
+    NativeProfile,
+    StackSampler,
+    dominant_kernel,
+    kernel_passthrough_evidence,
+    passthrough_evidence,
+    passthrough_targets,
+    timed_passthrough,
+)
 from kernelproof.checks.op_policy import KERNEL_FAMILIES, kernel_families
 from kernelproof.schema import Finding, FindingCheck, Severity
 from kernelproof.workers.process import WorkerProcess
@@ -29,8 +34,12 @@ REPORTED = 8
 class NativeAudit:
     """Samplers on both workers between ``start`` and ``finish``."""
 
-    def __init__(self, reference: WorkerProcess | None, candidate: WorkerProcess | None,
-                 reference_stacks: NativeProfile | None = None) -> None:
+    def __init__(
+        self,
+        reference: WorkerProcess | None,
+        candidate: WorkerProcess | None,
+        reference_stacks: NativeProfile | None = None,
+    ) -> None:
         """``reference_stacks``: the reference's profile sampled in an earlier verification
         of the same task (a session's memo); the reference worker is then not sampled, as
         its answers are replayed and it runs nothing."""
@@ -42,11 +51,14 @@ class NativeAudit:
         if reference_stacks is not None and not passthrough_targets(reference_stacks):
             # Sampling costs the candidate a pause per sample and the machine a py-spy start
             # (about 0.6 s a verification here); the rule below could not use what it saw.
-            self.unsampled = ("not sampled: the reference's profile shows no library routine "
-                              "(GEMM, convolution, oneDNN) a candidate could pass its work "
-                              "through to" if reference_stacks.available else
-                              "not sampled: the reference's profile is unavailable "
-                              f"({reference_stacks.reason})")
+            self.unsampled = (
+                "not sampled: the reference's profile shows no library routine "
+                "(GEMM, convolution, oneDNN) a candidate could pass its work "
+                "through to"
+                if reference_stacks.available
+                else "not sampled: the reference's profile is unavailable "
+                f"({reference_stacks.reason})"
+            )
         for role, worker in (("reference", reference), ("candidate", candidate)):
             if role == "reference" and reference_stacks is not None:
                 continue
@@ -84,8 +96,10 @@ class NativeAudit:
             sampler.interrupt()
         ended = self._reference_schedstat()
         if ended is not None and self._schedstat_started is not None:
-            self.reference_window = (ended[0] - self._schedstat_started[0],
-                                     ended[1] - self._schedstat_started[1])
+            self.reference_window = (
+                ended[0] - self._schedstat_started[0],
+                ended[1] - self._schedstat_started[1],
+            )
 
     def reference_profile_reusable(self) -> bool:
         """Whether the reference's profile may stand for the task in later verifications:
@@ -134,8 +148,12 @@ class NativeAudit:
                 self.passthrough = kernel_passthrough_evidence(reference, candidate)
         return section
 
-    def findings(self, candidate_ops: dict[str, int], reference_ops: dict[str, int],
-                 custom_kernels: dict[str, int] | None = None) -> list[Finding]:
+    def findings(
+        self,
+        candidate_ops: dict[str, int],
+        reference_ops: dict[str, int],
+        custom_kernels: dict[str, int] | None = None,
+    ) -> list[Finding]:
         """A library kernel passthrough seen from outside is ``suspect`` when the in-process op
         audit saw no op that runs such a kernel (it was blinded, or the work ran where the
         profiler does not look); where it did see one (a GEMM or convolution family, or one of
@@ -151,13 +169,18 @@ class NativeAudit:
             # kernels contradicts stacks that show (almost) no code of the candidate's own
             # (forged op records: HACKS row 35).
             seen = bool(set(candidate_ops) & set(reference_ops)) and not custom_kernels
-        return [Finding(
-            check=FindingCheck.NATIVE_STACKS,
-            severity=Severity.INFO if seen else Severity.SUSPECT,
-            message=f"stacks sampled from outside the processes: {self.passthrough}"
-                    + ("" if seen else "; the op audit inside the candidate saw no op that "
-                                       "runs this kernel"),
-        )]
+        return [
+            Finding(
+                check=FindingCheck.NATIVE_STACKS,
+                severity=Severity.INFO if seen else Severity.SUSPECT,
+                message=f"stacks sampled from outside the processes: {self.passthrough}"
+                + (
+                    ""
+                    if seen
+                    else "; the op audit inside the candidate saw no op that runs this kernel"
+                ),
+            )
+        ]
 
 
 def _freeze_with(sampler: StackSampler, worker: WorkerProcess, frozen: bool) -> None:
@@ -174,8 +197,7 @@ def _freeze_with(sampler: StackSampler, worker: WorkerProcess, frozen: bool) -> 
 
 def _summary(profile: NativeProfile) -> dict[str, Any]:
     data = asdict(profile)
-    for key in ("libraries", "functions", "heavy_functions", "custom_libraries",
-                "call_functions"):
+    for key in ("libraries", "functions", "heavy_functions", "custom_libraries", "call_functions"):
         if isinstance(data.get(key), dict):
             data[key] = dict(sorted(data[key].items(), key=lambda kv: -kv[1])[:REPORTED])
     return data
@@ -200,8 +222,9 @@ class TimedStacks:
     in its pid namespace, sees it in the checked cells of that shape too), and its profile is
     compared with the reference's and with the candidate's own checked calls."""
 
-    def __init__(self, audit: NativeAudit, reference: WorkerProcess | None,
-                 candidate: WorkerProcess | None) -> None:
+    def __init__(
+        self, audit: NativeAudit, reference: WorkerProcess | None, candidate: WorkerProcess | None
+    ) -> None:
         self.audit = audit
         self.samplers: dict[str, tuple[StackSampler, WorkerProcess]] = {}
         for role, worker in (("reference", reference), ("candidate", candidate)):
@@ -211,8 +234,12 @@ class TimedStacks:
         self.profiles: dict[str, NativeProfile] = {}
 
     @classmethod
-    def after(cls, audit: NativeAudit | None, reference: WorkerProcess | None,
-              candidate: WorkerProcess | None) -> "TimedStacks | None":
+    def after(
+        cls,
+        audit: NativeAudit | None,
+        reference: WorkerProcess | None,
+        candidate: WorkerProcess | None,
+    ) -> TimedStacks | None:
         """Sampling for the timing phase that follows ``audit``'s matrix, or None where no
         timed profile could be passthrough evidence: no audit, a candidate not sampled in
         the matrix (a session's reference profile named no library routine), or a reference
@@ -220,8 +247,10 @@ class TimedStacks:
         through to."""
         if audit is None or audit.unsampled or audit.reference_stacks is None:
             return None
-        if not passthrough_targets(audit.reference_stacks) \
-                and dominant_kernel(audit.reference_stacks) is None:
+        if (
+            not passthrough_targets(audit.reference_stacks)
+            and dominant_kernel(audit.reference_stacks) is None
+        ):
             return None
         return cls(audit, reference, candidate)
 
@@ -241,12 +270,17 @@ class TimedStacks:
     def finish(self) -> dict[str, Any]:
         """Stop sampling; the report's ``op_audit.native["timed"]`` section."""
         if self.started and not self.profiles:
-            self.profiles = {role: sampler.collect()
-                             for role, (sampler, _) in self.samplers.items()}
+            self.profiles = {
+                role: sampler.collect() for role, (sampler, _) in self.samplers.items()
+            }
         return {role: _summary(profile) for role, profile in self.profiles.items()}
 
-    def findings(self, candidate_ops: dict[str, int], reference_ops: dict[str, int],
-                 custom_kernels: dict[str, int] | None = None) -> list[Finding]:
+    def findings(
+        self,
+        candidate_ops: dict[str, int],
+        reference_ops: dict[str, int],
+        custom_kernels: dict[str, int] | None = None,
+    ) -> list[Finding]:
         """``suspect`` when the timed calls went mostly to the reference's library routine
         and the checked calls, sampled at the same shape, did not (it behaves differently
         while timed), or when the checked calls' profile cannot say and the in-process op
@@ -261,23 +295,37 @@ class TimedStacks:
             return []
         if found.only_while_timed:
             severity = Severity.SUSPECT
-            why = (f"; in its checked calls at the same shape only {found.checked_share:.0%} "
-                   "went there: it computes differently while it is timed")
+            why = (
+                f"; in its checked calls at the same shape only {found.checked_share:.0%} "
+                "went there: it computes differently while it is timed"
+            )
         elif found.checked_share is None:
             families = set(kernel_families(Counter(candidate_ops))) & set(KERNEL_FAMILIES.values())
             seen = families or set(candidate_ops) & set(reference_ops)
             severity = Severity.INFO if seen else Severity.SUSPECT
-            why = ("" if seen else "; its checked calls were not sampled well enough to "
-                   "compare, and the op audit inside the candidate saw no op that runs this "
-                   "kernel")
+            why = (
+                ""
+                if seen
+                else "; its checked calls were not sampled well enough to "
+                "compare, and the op audit inside the candidate saw no op that runs this "
+                "kernel"
+            )
         else:
-            severity, why = Severity.INFO, (f"; its checked calls did the same "
-                                            f"({found.checked_share:.0%})")
-        return [Finding(
-            check=FindingCheck.NATIVE_STACKS, severity=severity,
-            message=f"stacks of the timed calls, sampled from outside the processes: "
-                    f"{found.message}{why}",
-            evidence={"routine": found.routine, "timed_share": found.timed_share,
-                      "checked_share": found.checked_share},
-            variant="timing:default",
-        )]
+            severity, why = (
+                Severity.INFO,
+                (f"; its checked calls did the same ({found.checked_share:.0%})"),
+            )
+        return [
+            Finding(
+                check=FindingCheck.NATIVE_STACKS,
+                severity=severity,
+                message=f"stacks of the timed calls, sampled from outside the processes: "
+                f"{found.message}{why}",
+                evidence={
+                    "routine": found.routine,
+                    "timed_share": found.timed_share,
+                    "checked_share": found.checked_share,
+                },
+                variant="timing:default",
+            )
+        ]

@@ -15,10 +15,10 @@ from pathlib import Path
 from kernelproof.checks.tolerance import TolerancePolicy
 from kernelproof.config import Settings
 from kernelproof.controller.matrix import MatrixRunner
-from kernelproof.workers.pair import WorkerPair
 from kernelproof.schema import Assumption, CorrectnessTest, InputVariant, Repro, VariantKind
 from kernelproof.tasks.loaded import LoadedTask
 from kernelproof.tasks.variants import ShapeGroup
+from kernelproof.workers.pair import WorkerPair
 
 #: Cells rerun per failure while shrinking, and the wall-clock cap on all shrinking.
 MAX_SHRINK_TRIES = 16
@@ -67,21 +67,26 @@ class Shrinker:
                     break
         variant = failing.variant
         return Repro(
-            failure=variant.name, knobs=knobs, seed=variant.seed,
+            failure=variant.name,
+            knobs=knobs,
+            seed=variant.seed,
             value=variant.value.value if variant.value else None,
             layout=variant.layout.value if variant.layout else None,
-            detail=detail[:600], shrink_steps=steps,
+            detail=detail[:600],
+            shrink_steps=steps,
             command=repro_command(self.loaded, knobs, variant, self.settings, self.base_seed),
-            script=repro_script(self.loaded, knobs, variant, self.init_seed, self.policy,
-                                self.settings.mode),
+            script=repro_script(
+                self.loaded, knobs, variant, self.init_seed, self.policy, self.settings.mode
+            ),
         )
 
     def _run(self, variant: InputVariant, knobs: dict[str, int]) -> CorrectnessTest | None:
         if self.pair.candidate_death is not None and not self.pair.start_candidate().ok:
             return None
         changed = {k: v for k, v in knobs.items() if v != self.default_knobs.get(k)}
-        cell = variant.model_copy(update={"knobs": changed, "kind": VariantKind.SHAPE,
-                                          "name": f"shrink:{changed}"})
+        cell = variant.model_copy(
+            update={"knobs": changed, "kind": VariantKind.SHAPE, "name": f"shrink:{changed}"}
+        )
         group = ShapeGroup(label=cell.name, knobs=knobs, variants=[cell])
         runner = MatrixRunner(pair=self.pair, policy=self.policy, init_seed=self.init_seed)
         tests = runner.run([group]).tests
@@ -94,18 +99,31 @@ def smaller_values(value: int) -> list[int]:
     return sorted(v for v in options if 1 <= v < value)
 
 
-def repro_command(loaded: LoadedTask, knobs: dict[str, int], variant: InputVariant,
-                  settings: Settings, base_seed: int) -> str:
+def repro_command(
+    loaded: LoadedTask,
+    knobs: dict[str, int],
+    variant: InputVariant,
+    settings: Settings,
+    base_seed: int,
+) -> str:
     """One command that reruns exactly this cell (plus the cheap value and layout variants):
     the run's own settings and base seed (which fixes the weights), at the shrunk knobs, on
     the failing input seed, with no other shapes and no timing."""
     from kernelproof.report.commands import settings_command
 
     reference = loaded.task.path.parent if loaded.format == "gpumode" else loaded.task.path
-    cell = settings.model_copy(update={"default_knobs": knobs, "input_seeds": [variant.seed],
-                                       "seeds": 1, "shape_variants": False, "timing": False})
-    return settings_command(str(reference), str(loaded.candidate_file), base_seed,
-                            cell.model_dump(mode="json")).text
+    cell = settings.model_copy(
+        update={
+            "default_knobs": knobs,
+            "input_seeds": [variant.seed],
+            "seeds": 1,
+            "shape_variants": False,
+            "timing": False,
+        }
+    )
+    return settings_command(
+        str(reference), str(loaded.candidate_file), base_seed, cell.model_dump(mode="json")
+    ).text
 
 
 _SCRIPT = '''"""Standalone repro written by kernelproof: {failure} -> {detail_line}
@@ -243,16 +261,26 @@ sys.exit(1 if failed else 0)
 '''
 
 
-def repro_script(loaded: LoadedTask, knobs: dict[str, int], variant: InputVariant,
-                 init_seed: int, policy: TolerancePolicy, mode: str = "as-built") -> str:
+def repro_script(
+    loaded: LoadedTask,
+    knobs: dict[str, int],
+    variant: InputVariant,
+    init_seed: int,
+    policy: TolerancePolicy,
+    mode: str = "as-built",
+) -> str:
     """A self-contained script (torch and numpy only) that shows the failure."""
     wrapped = loaded.format != "kernelbench"
     return _SCRIPT.format(
-        failure=variant.name, detail_line="see the report for the comparison",
-        knobs=knobs, seed=variant.seed, init_seed=init_seed,
+        failure=variant.name,
+        detail_line="see the report for the comparison",
+        knobs=knobs,
+        seed=variant.seed,
+        init_seed=init_seed,
         value=variant.value.value if variant.value else None,
         layout=variant.layout.value if variant.layout else None,
-        mode=mode, factor=policy.factor,
+        mode=mode,
+        factor=policy.factor,
         candidate_file=str(Path(loaded.candidate_file).resolve()),
         candidate_source=Path(loaded.candidate_path).read_text() if wrapped else None,
         task_source=loaded.task.render(knobs),

@@ -6,9 +6,9 @@ import math
 from dataclasses import dataclass
 
 from kernelproof.config import Settings
-from kernelproof.workers.pair import WorkerPair
 from kernelproof.protocol.requests import PlanReply, PlanRequest
 from kernelproof.tasks.knob_roles import SHRINK_TIER, knob_role
+from kernelproof.workers.pair import WorkerPair
 
 #: Halvings tried before giving up on fitting a task into the budget.
 MAX_HALVINGS = 64
@@ -42,8 +42,10 @@ def fit_default_shape(pair: WorkerPair, knobs: dict[str, int], settings: Setting
     its pools need) is undone and that knob left where it was."""
     estimate = _estimate(pair, knobs)
     if estimate is None:
-        return Sizing(knobs, warning="the task could not be sized on the meta device; it runs "
-                                     "at its own knobs")
+        return Sizing(
+            knobs,
+            warning="the task could not be sized on the meta device; it runs at its own knobs",
+        )
     if _fits(estimate, settings):
         return Sizing(knobs)
     needed = _describe(estimate)
@@ -61,27 +63,38 @@ def fit_default_shape(pair: WorkerPair, knobs: dict[str, int], settings: Setting
         current, estimate = trial, trial_estimate
         if _fits(estimate, settings):
             break
-    return Sizing(current, scaled_down=_scaled_text(original, current, stuck, needed,
-                                                    estimate, settings),
-                  tiny_output=_tiny_output_text(estimate, current))
+    return Sizing(
+        current,
+        scaled_down=_scaled_text(original, current, stuck, needed, estimate, settings),
+        tiny_output=_tiny_output_text(estimate, current),
+    )
 
 
 def _next_to_shrink(current: dict[str, int], stuck: dict[str, str]) -> str | None:
     """The knob to halve next: the lowest shrink tier, the largest value within it."""
-    candidates = [(SHRINK_TIER[role], -value, name) for name, value in current.items()
-                  if value > 1 and name not in stuck
-                  and (role := knob_role(name)) in SHRINK_TIER]
+    candidates = [
+        (SHRINK_TIER[role], -value, name)
+        for name, value in current.items()
+        if value > 1 and name not in stuck and (role := knob_role(name)) in SHRINK_TIER
+    ]
     return min(candidates)[2] if candidates else None
 
 
-def _scaled_text(original: dict[str, int], current: dict[str, int], stuck: dict[str, str],
-                 needed: str, estimate: PlanReply, settings: Settings) -> str:
+def _scaled_text(
+    original: dict[str, int],
+    current: dict[str, int],
+    stuck: dict[str, str],
+    needed: str,
+    estimate: PlanReply,
+    settings: Settings,
+) -> str:
     changed = ", ".join(f"{k} {original[k]}->{v}" for k, v in current.items() if v != original[k])
-    kept = [f"{k}={v}" for k, v in current.items()
-            if v == original[k] and k not in stuck and v > 1]
-    text = (f"the task's default shape needs ~{needed} per call, over this machine's budget "
-            f"({settings.max_call_bytes / 2**20:.0f} MiB, {settings.max_call_flops / 1e9:.1f} "
-            f"GFLOP); knobs scaled down: {changed or 'none'}")
+    kept = [f"{k}={v}" for k, v in current.items() if v == original[k] and k not in stuck and v > 1]
+    text = (
+        f"the task's default shape needs ~{needed} per call, over this machine's budget "
+        f"({settings.max_call_bytes / 2**20:.0f} MiB, {settings.max_call_flops / 1e9:.1f} "
+        f"GFLOP); knobs scaled down: {changed or 'none'}"
+    )
     if kept:
         text += f"; kept: {', '.join(kept)}"
     if stuck:
@@ -96,9 +109,11 @@ def _tiny_output_text(estimate: PlanReply, knobs: dict[str, int]) -> str | None:
     if elements is None or elements >= TINY_OUTPUT_ELEMENTS:
         return None
     shape = ", ".join(f"{k}={v}" for k, v in knobs.items())
-    return (f"scaled down to {shape}, the task's outputs hold only {int(elements)} element(s): "
-            f"every check compares that few numbers. Give a larger budget "
-            f"(max_call_bytes, max_call_flops) or choose the shape with --knobs")
+    return (
+        f"scaled down to {shape}, the task's outputs hold only {int(elements)} element(s): "
+        f"every check compares that few numbers. Give a larger budget "
+        f"(max_call_bytes, max_call_flops) or choose the shape with --knobs"
+    )
 
 
 def _estimate(pair: WorkerPair, knobs: dict[str, int]) -> PlanReply | None:
@@ -111,8 +126,9 @@ def _estimate(pair: WorkerPair, knobs: dict[str, int]) -> PlanReply | None:
 
 
 def _fits(estimate: PlanReply, settings: Settings) -> bool:
-    return (_bytes(estimate) <= settings.max_call_bytes
-            and _flops(estimate) <= settings.max_call_flops)
+    return (
+        _bytes(estimate) <= settings.max_call_bytes and _flops(estimate) <= settings.max_call_flops
+    )
 
 
 def _bytes(estimate: PlanReply) -> float:
@@ -141,8 +157,14 @@ FITTED_SHARE = 16
 SIGNIFICANT_SAVING = 0.25
 
 
-def fit_around(pair: WorkerPair, knobs: dict[str, int], pinned: str,
-               settings: Settings, *, max_bytes: float | None = None) -> dict[str, int] | None:
+def fit_around(
+    pair: WorkerPair,
+    knobs: dict[str, int],
+    pinned: str,
+    settings: Settings,
+    *,
+    max_bytes: float | None = None,
+) -> dict[str, int] | None:
     """``knobs`` with ``pinned`` kept and the other knobs halved until the call fits the budget
     (``max_bytes`` instead of ``max_call_bytes`` where given), or ``None`` when nothing shrinkable is left (or the task cannot be sized there).
 
@@ -167,8 +189,9 @@ def fit_around(pair: WorkerPair, knobs: dict[str, int], pinned: str,
             # instead of one per knob (each is a meta-device run of the task).
             trial = {**current, chosen: current[chosen] // 2}
             found = _estimate(pair, trial)
-            if found is not None and (1.0 - _bytes(found) / max(_bytes(estimate), 1.0)
-                                      >= SIGNIFICANT_SAVING):
+            if found is not None and (
+                1.0 - _bytes(found) / max(_bytes(estimate), 1.0) >= SIGNIFICANT_SAVING
+            ):
                 current, estimate = trial, found
                 continue
         options = []
@@ -188,8 +211,9 @@ def fit_around(pair: WorkerPair, knobs: dict[str, int], pinned: str,
     return None
 
 
-def within_budget(pair: WorkerPair, knobs: dict[str, int], settings: Settings, *,
-                  unknown_fits: bool = True) -> bool:
+def within_budget(
+    pair: WorkerPair, knobs: dict[str, int], settings: Settings, *, unknown_fits: bool = True
+) -> bool:
     """Whether a (grown) shape variant fits the budget. Unknown sizes (the task cannot run on
     the meta device) count as fitting for ordinary variants, not for stress variants (4x, 8x,
     past 16 bits), which could be thousands of times the default."""
@@ -202,11 +226,13 @@ def within_budget(pair: WorkerPair, knobs: dict[str, int], settings: Settings, *
 MAX_STRESS_VALUE = 2**31 + 1
 
 
-def largest_fitting(pair: WorkerPair, knobs: dict[str, int], name: str,
-                    settings: Settings) -> int | None:
+def largest_fitting(
+    pair: WorkerPair, knobs: dict[str, int], name: str, settings: Settings
+) -> int | None:
     """The largest value of knob ``name`` (the others as in ``knobs``) whose call fits the
     budget: doubling from the default, then bisecting the last step. ``None`` when even
     double the default does not fit or the task cannot be sized on the meta device."""
+
     def fits(value: int) -> bool:
         estimate = _estimate(pair, {**knobs, name: value})
         return estimate is not None and _fits(estimate, settings)
@@ -224,7 +250,6 @@ def largest_fitting(pair: WorkerPair, knobs: dict[str, int], name: str,
         middle = (low + high) // 2
         low, high = (middle, high) if fits(middle) else (low, middle)
     return low
-
 
 
 #: Elements of one tensor past which a signed 32-bit index into it wraps.
@@ -264,16 +289,22 @@ class PastInt32:
 
     def skipped_text(self) -> str:
         device = f"{DEVICE_SHARE:.0%} of the device's free memory or " if self.on_device else ""
-        what = ("a table past 2**31 rows, the other knobs at 1" if self.others is not None
-                else "a tensor past 2**31 elements")
-        return (f"{self.name}={self.value} ({what}, where a 32-bit index "
-                f"wraps) needs ~{self.call_bytes / 2**30:.1f} GiB per call: more than "
-                f"{device}{HOST_SHARE:.0%} of a worker's memory limit (memory_limit_gib); "
-                "not run")
+        what = (
+            "a table past 2**31 rows, the other knobs at 1"
+            if self.others is not None
+            else "a tensor past 2**31 elements"
+        )
+        return (
+            f"{self.name}={self.value} ({what}, where a 32-bit index "
+            f"wraps) needs ~{self.call_bytes / 2**30:.1f} GiB per call: more than "
+            f"{device}{HOST_SHARE:.0%} of a worker's memory limit (memory_limit_gib); "
+            "not run"
+        )
 
 
-def past_32_bits(pair: WorkerPair, knobs: dict[str, int], name: str,
-                 settings: Settings) -> PastInt32 | None:
+def past_32_bits(
+    pair: WorkerPair, knobs: dict[str, int], name: str, settings: Settings
+) -> PastInt32 | None:
     """The smallest value of knob ``name`` (the others as in ``knobs``) at which the
     largest input or output tensor holds more than 2**31 elements: a kernel that indexes with
     a 32-bit int wraps there. It fits when its call takes at most :data:`DEVICE_SHARE` of the
@@ -289,17 +320,22 @@ def past_32_bits(pair: WorkerPair, knobs: dict[str, int], name: str,
     if past is None:
         return None
     call_bytes = _bytes(past[1])
-    return PastInt32(name=name, value=past[0], call_bytes=call_bytes,
-                     fits=_fits_memory(call_bytes, estimate, settings),
-                     on_device=estimate.device_free_bytes is not None)
+    return PastInt32(
+        name=name,
+        value=past[0],
+        call_bytes=call_bytes,
+        fits=_fits_memory(call_bytes, estimate, settings),
+        on_device=estimate.device_free_bytes is not None,
+    )
 
 
 #: Rows of a table past which a signed 32-bit row index wraps.
 PAST_31_BITS = 2**31 + 1
 
 
-def rows_past_31_bits(pair: WorkerPair, knobs: dict[str, int], name: str,
-                      settings: Settings) -> PastInt32 | None:
+def rows_past_31_bits(
+    pair: WorkerPair, knobs: dict[str, int], name: str, settings: Settings
+) -> PastInt32 | None:
     """For a knob that sizes no input or output (it counts the rows of a table the model
     holds: a vocabulary), ``name`` at 2**31 + 1 with every other shrinkable knob at 1, where
     a 32-bit row index wraps. It fits by memory as :func:`past_32_bits` does (an 8 GiB table
@@ -307,16 +343,19 @@ def rows_past_31_bits(pair: WorkerPair, knobs: dict[str, int], name: str,
     the reference cannot be sized there or the knob is structural."""
     if knob_role(name) not in SHRINK_TIER or knobs[name] >= PAST_31_BITS:
         return None
-    small = {k: (1 if k != name and knob_role(k) in SHRINK_TIER else v)
-             for k, v in knobs.items()}
+    small = {k: (1 if k != name and knob_role(k) in SHRINK_TIER else v) for k, v in knobs.items()}
     estimate = _estimate(pair, {**small, name: PAST_31_BITS})
     if estimate is None:
         return None
     call_bytes = _bytes(estimate)
-    return PastInt32(name=name, value=PAST_31_BITS, call_bytes=call_bytes,
-                     fits=_fits_memory(call_bytes, estimate, settings),
-                     on_device=estimate.device_free_bytes is not None,
-                     others=small)
+    return PastInt32(
+        name=name,
+        value=PAST_31_BITS,
+        call_bytes=call_bytes,
+        fits=_fits_memory(call_bytes, estimate, settings),
+        on_device=estimate.device_free_bytes is not None,
+        others=small,
+    )
 
 
 #: Elements of one tensor past which float32 no longer holds every index exactly (2**24 + 1
@@ -345,23 +384,27 @@ class PastLimit:
     limit: int
 
     def skipped_text(self) -> str:
-        return (f"{self.name}={self.value} (a tensor past 2**{int(math.log2(self.limit))} "
-                f"elements, where float32 stops holding every index) needs "
-                f"~{self.call_bytes / 2**30:.2f} GiB per call: more than {HOST_SHARE:.0%} of a "
-                f"worker's memory limit (memory_limit_gib) or {DEVICE_SHARE:.0%} of the "
-                f"device's free memory, or over {PAST_24_BITS_FLOPS:g}x max_call_flops; not run")
+        return (
+            f"{self.name}={self.value} (a tensor past 2**{int(math.log2(self.limit))} "
+            f"elements, where float32 stops holding every index) needs "
+            f"~{self.call_bytes / 2**30:.2f} GiB per call: more than {HOST_SHARE:.0%} of a "
+            f"worker's memory limit (memory_limit_gib) or {DEVICE_SHARE:.0%} of the "
+            f"device's free memory, or over {PAST_24_BITS_FLOPS:g}x max_call_flops; not run"
+        )
 
 
-def past_24_bits(pair: WorkerPair, knobs: dict[str, int], settings: Settings
-                 ) -> PastLimit | None:
+def past_24_bits(pair: WorkerPair, knobs: dict[str, int], settings: Settings) -> PastLimit | None:
     """The knob (batch, extent, width or generic; never a structural one) whose smallest
     value past :data:`PAST_24_BITS_ELEMENTS` elements in the largest tensor costs the fewest
     bytes, the others as in ``knobs``. It fits when its bytes fit the memory shares (as the
     variant past 2**31 does) and its FLOPs :data:`PAST_24_BITS_FLOPS` times the budget's.
     ``None`` when the default is already past it, or no knob grows the largest tensor."""
     start = _estimate(pair, knobs)
-    if start is None or not start.largest_tensor_elements or (
-            start.largest_tensor_elements > FLOAT32_EXACT_ELEMENTS):
+    if (
+        start is None
+        or not start.largest_tensor_elements
+        or (start.largest_tensor_elements > FLOAT32_EXACT_ELEMENTS)
+    ):
         return None
     found: list[tuple[float, int, str, PlanReply]] = []
     for name, value in knobs.items():
@@ -373,20 +416,25 @@ def past_24_bits(pair: WorkerPair, knobs: dict[str, int], settings: Settings
     if not found:
         return None
     call_bytes, value, name, estimate = min(found)
-    fits = (_fits_memory(call_bytes, start, settings)
-            and _flops(estimate) <= PAST_24_BITS_FLOPS * settings.max_call_flops)
-    return PastLimit(name=name, value=value, call_bytes=call_bytes, fits=fits,
-                     limit=FLOAT32_EXACT_ELEMENTS)
+    fits = (
+        _fits_memory(call_bytes, start, settings)
+        and _flops(estimate) <= PAST_24_BITS_FLOPS * settings.max_call_flops
+    )
+    return PastLimit(
+        name=name, value=value, call_bytes=call_bytes, fits=fits, limit=FLOAT32_EXACT_ELEMENTS
+    )
 
 
 def _fits_memory(call_bytes: float, estimate: PlanReply, settings: Settings) -> bool:
     device_free = estimate.device_free_bytes
-    return (call_bytes <= HOST_SHARE * settings.memory_limit_gib * 2**30
-            and (device_free is None or call_bytes <= DEVICE_SHARE * device_free))
+    return call_bytes <= HOST_SHARE * settings.memory_limit_gib * 2**30 and (
+        device_free is None or call_bytes <= DEVICE_SHARE * device_free
+    )
 
 
-def _past_elements(pair: WorkerPair, knobs: dict[str, int], name: str, limit: int,
-                   start: PlanReply) -> tuple[int, PlanReply] | None:
+def _past_elements(
+    pair: WorkerPair, knobs: dict[str, int], name: str, limit: int, start: PlanReply
+) -> tuple[int, PlanReply] | None:
     """A value of knob ``name`` (near the smallest) at which the largest tensor holds more
     than ``limit`` elements: the growth of one doubling gives the power law (a square
     matrix's elements grow as the knob squared), projected to the limit and checked; a few

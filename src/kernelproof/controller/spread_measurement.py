@@ -37,7 +37,7 @@ PAIRS = 5
 #: Timing budget per pair, seconds.
 PAIR_BUDGET_S = 2.5
 
-_PROBE = '''
+_PROBE = """
 import torch
 import torch.nn as nn
 
@@ -59,7 +59,7 @@ def get_inputs():
 
 def get_init_inputs():
     return []
-'''
+"""
 
 #: A between-pair spread above this (10% on identical code) was measured while other work
 #: competed for the machine: measured here under a load of 4-5 on 2 cores, the 16 MiB probe
@@ -117,16 +117,22 @@ def spread_for(settings: Settings, threads: int | None) -> tuple[ProcessSpread |
 def noisy(record: ProcessSpread) -> bool:
     """Whether the measurement was taken while other work competed for the machine."""
     return record.spread > NOISY_SPREAD or any(
-        (p.within or 0.0) > NOISY_WITHIN for p in record.probes.values())
+        (p.within or 0.0) > NOISY_WITHIN for p in record.probes.values()
+    )
 
 
 def measure_spread(settings: Settings, fingerprint: str, threads: int | None) -> ProcessSpread:
-    from kernelproof.workers.pair import WorkerPair
     from kernelproof.controller.timing_session import TimingSession
+    from kernelproof.workers.pair import WorkerPair
 
-    probe_settings = settings.model_copy(update={
-        "budget_s": PAIR_BUDGET_S, "compile_baseline": False, "timing_shapes": False,
-        "native_audit": False})
+    probe_settings = settings.model_copy(
+        update={
+            "budget_s": PAIR_BUDGET_S,
+            "compile_baseline": False,
+            "timing_shapes": False,
+            "native_audit": False,
+        }
+    )
     probes: dict[str, ProbeSpread] = {}
     logs: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="kernelproof-spread-") as scratch:
@@ -140,15 +146,19 @@ def measure_spread(settings: Settings, fingerprint: str, threads: int | None) ->
             group = ShapeGroup(label="default", knobs=dict(task.default_knobs), is_default=True)
             log_speedups, within, call_times = [], [], []
             for index in range(PAIRS):
-                with WorkerPair(task=task, candidate_path=candidate,
-                                settings=probe_settings) as pair:
+                with WorkerPair(
+                    task=task, candidate_path=candidate, settings=probe_settings
+                ) as pair:
                     pair.start_reference()
                     if not pair.start_candidate().ok:
                         continue
                     session = TimingSession(
-                        pair=pair, settings=probe_settings, init_seed=index,
+                        pair=pair,
+                        settings=probe_settings,
+                        init_seed=index,
                         policy=TolerancePolicy.from_settings(probe_settings),
-                        rng=random.Random(index))
+                        rng=random.Random(index),
+                    )
                     timing = session.run([group])
                 if timing is None or not timing.speedup > 0:
                     continue
@@ -159,10 +169,16 @@ def measure_spread(settings: Settings, fingerprint: str, threads: int | None) ->
                 probes[name] = ProbeSpread(
                     call_s=statistics.median(call_times),
                     spread=max(MIN_SPREAD, between_pairs(log_speedups, within)),
-                    within=statistics.fmean(within))
+                    within=statistics.fmean(within),
+                )
                 logs[name] = log_speedups
     if not probes:
         raise RuntimeError("no probe could be timed in two worker pairs")
-    return ProcessSpread(fingerprint=fingerprint, threads=threads,
-                         spread=max(p.spread for p in probes.values()), pairs=PAIRS,
-                         probes=probes, log_speedups=logs)
+    return ProcessSpread(
+        fingerprint=fingerprint,
+        threads=threads,
+        spread=max(p.spread for p in probes.values()),
+        pairs=PAIRS,
+        probes=probes,
+        log_speedups=logs,
+    )

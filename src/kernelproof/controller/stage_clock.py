@@ -18,8 +18,9 @@ class StageClock:
 
     def ran(self, stage: Stage, duration_s: float, verdict: Verdict) -> None:
         """A stage that ran before this clock could time it (loading, the static scan)."""
-        self.records.append(StageRecord(stage=stage, duration_s=max(0.0, duration_s),
-                                        verdict=verdict))
+        self.records.append(
+            StageRecord(stage=stage, duration_s=max(0.0, duration_s), verdict=verdict)
+        )
         self._since = time.monotonic()
 
     def enter(self, stage: Stage, verdict_so_far: Verdict) -> None:
@@ -31,9 +32,11 @@ class StageClock:
     def end(self, verdict: Verdict) -> None:
         """End the current stage (if any) with ``verdict``."""
         if self.current is not None:
-            self.records.append(StageRecord(stage=self.current,
-                                            duration_s=time.monotonic() - self._since,
-                                            verdict=verdict))
+            self.records.append(
+                StageRecord(
+                    stage=self.current, duration_s=time.monotonic() - self._since, verdict=verdict
+                )
+            )
             self.current = None
 
     def relabel(self, stage: Stage) -> None:

@@ -20,35 +20,59 @@ NAMED_IN_MESSAGE = 4
 #: How each bad outcome of a matrix cell becomes a finding: (check, severity, forced verdict,
 #: message before the listing of variants).
 _OUTCOME_FINDINGS = (
-    (TestOutcome.FAILED, FindingCheck.CORRECTNESS, Severity.FAIL, Verdict.INCORRECT,
-     "silently wrong on {n} of {total} variants"),
-    (TestOutcome.CRASHED, FindingCheck.CRASH, Severity.FAIL, Verdict.BROKEN,
-     "the candidate's worker died or hung on {n} variant(s)"),
-    (TestOutcome.RAISED, FindingCheck.LIMITATION, Severity.WARN, None,
-     "raises a clear error on {n} variant(s) the reference handles (a stated limitation)"),
+    (
+        TestOutcome.FAILED,
+        FindingCheck.CORRECTNESS,
+        Severity.FAIL,
+        Verdict.INCORRECT,
+        "silently wrong on {n} of {total} variants",
+    ),
+    (
+        TestOutcome.CRASHED,
+        FindingCheck.CRASH,
+        Severity.FAIL,
+        Verdict.BROKEN,
+        "the candidate's worker died or hung on {n} variant(s)",
+    ),
+    (
+        TestOutcome.RAISED,
+        FindingCheck.LIMITATION,
+        Severity.WARN,
+        None,
+        "raises a clear error on {n} variant(s) the reference handles (a stated limitation)",
+    ),
 )
 
 
 def correctness_findings(tests: list[CorrectnessTest]) -> list[Finding]:
     """One finding per kind of outcome that needs a reviewer's attention."""
     found: list[Finding] = []
-    for outcome, check, severity, forces, headline in _OUTCOME_FINDINGS:
+    for outcome, check, severity, forces, template in _OUTCOME_FINDINGS:
         cells = [t for t in tests if t.outcome is outcome]
         if cells:
-            found.append(Finding(
-                check=check, severity=severity, forces=forces,
-                message=headline.format(n=len(cells), total=len(tests)) + ": " + _listing(cells),
-                evidence={"variants": {t.variant.name: t.message for t in cells}},
-                variant=cells[0].variant.name,
-            ))
+            found.append(
+                Finding(
+                    check=check,
+                    severity=severity,
+                    forces=forces,
+                    message=template.format(n=len(cells), total=len(tests))
+                    + ": "
+                    + _listing(cells),
+                    evidence={"variants": {t.variant.name: t.message for t in cells}},
+                    variant=cells[0].variant.name,
+                )
+            )
     skipped = [t for t in tests if t.outcome is TestOutcome.SKIPPED]
     if skipped:
-        found.append(Finding(
-            check=FindingCheck.SKIPPED, severity=Severity.INFO,
-            message=f"{len(skipped)} variant(s) skipped: the reference rejects them or they "
-                    "exceed this machine's budget",
-            evidence={"variants": {t.variant.name: t.message for t in skipped}},
-        ))
+        found.append(
+            Finding(
+                check=FindingCheck.SKIPPED,
+                severity=Severity.INFO,
+                message=f"{len(skipped)} variant(s) skipped: the reference rejects them or they "
+                "exceed this machine's budget",
+                evidence={"variants": {t.variant.name: t.message for t in skipped}},
+            )
+        )
     return found
 
 
@@ -58,15 +82,17 @@ def combine_noise_findings(findings: list[Finding]) -> list[Finding]:
     notes = [f for f in findings if f.check == FindingCheck.TIMING_NOISE]
     if len(notes) < 2:
         return findings
-    table = [{"shape": (n.variant or "").removeprefix("timing:"),
-              "note": n.message} for n in notes]
+    table = [{"shape": (n.variant or "").removeprefix("timing:"), "note": n.message} for n in notes]
     shapes = sorted({row["shape"] for row in table})
     combined = Finding(
-        check=FindingCheck.TIMING_NOISE, severity=Severity.INFO,
+        check=FindingCheck.TIMING_NOISE,
+        severity=Severity.INFO,
         message=f"timing was noisy at {len(shapes)} shape(s) ({', '.join(shapes[:6])}"
-                + (", ..." if len(shapes) > 6 else "") + "): outliers or a wide spread, so "
-                "times and speedups there are less precise; the evidence lists each note",
-        evidence={"notes": table})
+        + (", ..." if len(shapes) > 6 else "")
+        + "): outliers or a wide spread, so "
+        "times and speedups there are less precise; the evidence lists each note",
+        evidence={"notes": table},
+    )
     first = findings.index(notes[0])
     kept = [f for f in findings if f.check != FindingCheck.TIMING_NOISE]
     kept.insert(min(first, len(kept)), combined)
@@ -89,22 +115,29 @@ SUMMARY_CHARS = 200
 
 def summarize(verdict: Verdict, findings: list[Finding], correctness: Correctness | None) -> str:
     """One plain sentence saying why the verdict is what it is."""
-    tested = [t for t in correctness.tests if t.outcome is not TestOutcome.SKIPPED] if (
-        correctness is not None
-    ) else []
+    tested = (
+        [t for t in correctness.tests if t.outcome is not TestOutcome.SKIPPED]
+        if (correctness is not None)
+        else []
+    )
     passed = sum(t.outcome is TestOutcome.PASSED for t in tested)
     if verdict is Verdict.VERIFIED:
         ratios = [t.error_ratio for t in tested if t.error_ratio is not None]
         worst = f"; worst error {max(ratios):.2g}x the reference's own" if ratios else ""
         return f"Correct on all {passed} tested variants with no integrity finding{worst}."
     decisive = next(
-        (f for f in findings if f.forces is verdict
-         or (f.forces is None and verdict is Verdict.SUSPECT and f.severity is Severity.SUSPECT)
-         or (f.forces is None and verdict is Verdict.INCORRECT and f.severity is Severity.FAIL)),
+        (
+            f
+            for f in findings
+            if f.forces is verdict
+            or (f.forces is None and verdict is Verdict.SUSPECT and f.severity is Severity.SUSPECT)
+            or (f.forces is None and verdict is Verdict.INCORRECT and f.severity is Severity.FAIL)
+        ),
         findings[0] if findings else None,
     )
-    reason = (headline(decisive.message, SUMMARY_CHARS) if decisive is not None
-              else "see the findings")
+    reason = (
+        headline(decisive.message, SUMMARY_CHARS) if decisive is not None else "see the findings"
+    )
     prefix = {
         Verdict.INCORRECT: "Incorrect",
         Verdict.SUSPECT: "Suspect",

@@ -29,6 +29,8 @@ def explain_task_failure(message: str, device: str) -> str:
     """``message`` itself, or one line saying what to do when its cause is known."""
     if device != "cuda" and any(re.search(p, message) for p in CUDA_MISSING_PATTERNS):
         quoted = shorten(message.split(":", 1)[-1].strip(), QUOTED_CHARS)
-        return (f"the task makes CUDA tensors but this run is on --device {device}: rerun "
-                f"with --device cuda on a machine with a CUDA GPU (torch: {quoted!r})")
+        return (
+            f"the task makes CUDA tensors but this run is on --device {device}: rerun "
+            f"with --device cuda on a machine with a CUDA GPU (torch: {quoted!r})"
+        )
     return message

@@ -19,19 +19,17 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kernelproof.schedstat import SchedulerSample
 from kernelproof.checks.tolerance import TolerancePolicy, compare_output
 from kernelproof.config import Settings
-from kernelproof.workers.pair import WorkerPair, prepare_request, worker_threads
-from kernelproof.workers.process import Response
 from kernelproof.protocol.requests import (
     FetchRequest,
     RunRequest,
     TimeReply,
     TimeRequest,
-    WorkRequest,
     WorkerRequest,
+    WorkRequest,
 )
+from kernelproof.schedstat import SchedulerSample
 from kernelproof.schema import (
     Baselines,
     Finding,
@@ -44,14 +42,6 @@ from kernelproof.schema import (
     Verdict,
 )
 from kernelproof.tasks.variants import ShapeGroup
-from kernelproof.timing.bootstrap import MIN_BOOTSTRAP_ROUNDS
-from kernelproof.timing.device_lock import device_timing_lock
-from kernelproof.timing.evidence import (
-    STOLEN_CPU_SHARE,
-    BatchEvidence,
-    BatchFacts,
-)
-from kernelproof.timing.cross_check import MIN_CROSS_CHECK_WALL_S
 from kernelproof.timing import (
     StoppingRule,
     controller_cross_check,
@@ -59,6 +49,16 @@ from kernelproof.timing import (
     round_speedup_interval,
     summarize,
 )
+from kernelproof.timing.bootstrap import MIN_BOOTSTRAP_ROUNDS
+from kernelproof.timing.cross_check import MIN_CROSS_CHECK_WALL_S
+from kernelproof.timing.device_lock import device_timing_lock
+from kernelproof.timing.evidence import (
+    STOLEN_CPU_SHARE,
+    BatchEvidence,
+    BatchFacts,
+)
+from kernelproof.workers.pair import WorkerPair, prepare_request, worker_threads
+from kernelproof.workers.process import Response
 
 #: Calls per participant before measuring, per shape: first-call costs (compilation, page
 #: faults, allocator growth) must not enter the samples.
@@ -131,6 +131,7 @@ BELOW_CALIBRATED_FLOOR_MARGIN = 0.5
 #: clock missed: a wall-time gap beyond it is the machine's delay, not the candidate's.
 CPU_EXCUSE_FACTOR = 1.5
 CPU_EXCUSE_S = 0.01
+
 
 @dataclass
 class Participant:
@@ -227,33 +228,38 @@ class TimingSession:
             remaining = self.settings.budget_s - (time.monotonic() - started)
             if remaining <= 0:
                 break
-            shape_timing, _ = self._time_shape(group, remaining / (len(others) - index),
-                                               compile_baseline=False)
+            shape_timing, _ = self._time_shape(
+                group, remaining / (len(others) - index), compile_baseline=False
+            )
             if shape_timing is not None:
                 per_shape.append(shape_timing)
         return self._timing(default_timing, per_shape, compiled, time.monotonic() - started)
 
     # -- one shape -------------------------------------------------------------------------
 
-    def _time_shape(self, group: ShapeGroup, budget_s: float,
-                    compile_baseline: bool) -> tuple[ShapeTiming | None, Participant | None]:
+    def _time_shape(
+        self, group: ShapeGroup, budget_s: float, compile_baseline: bool
+    ) -> tuple[ShapeTiming | None, Participant | None]:
         if not self._prepare(group):
             return None, None
         participants = [Participant("reference", "eager"), Participant("candidate", "eager")]
         if compile_baseline:
-            compiled = Participant("baseline", "compile")
+            baseline = Participant("baseline", "compile")
             if not self.pair.ask_baseline(prepare_request(group.knobs, self.init_seed)).ok:
-                compiled.error = "the baseline worker could not prepare the reference"
-            participants.append(compiled)
+                baseline.error = "the baseline worker could not prepare the reference"
+            participants.append(baseline)
         self._sample_stacks(group)
         per_call_s = self._warm_up([p for p in participants if p.error is None])
         if any(p.error for p in participants[:2]):
             return None, None
         batch = _batch_size(per_call_s, self._output_bytes_per_call)
-        rule = StoppingRule(target_half_width=self.settings.target_ci,
-                            min_rounds=self.settings.min_rounds,
-                            max_rounds=self.settings.max_rounds, budget_s=budget_s,
-                            grace_rounds=MIN_BOOTSTRAP_ROUNDS)
+        rule = StoppingRule(
+            target_half_width=self.settings.target_ci,
+            min_rounds=self.settings.min_rounds,
+            max_rounds=self.settings.max_rounds,
+            budget_s=budget_s,
+            grace_rounds=MIN_BOOTSTRAP_ROUNDS,
+        )
         active = [p for p in participants if p.error is None]
         started, rounds = time.monotonic(), 0
         per_call_costs: list[float] = []
@@ -292,8 +298,9 @@ class TimingSession:
                     participant.samples += batches[participant.label][0]
                     participant.rounds.append(batches[participant.label][0])
             if candidate.rounds:
-                estimate = round_speedup_interval(reference.rounds, candidate.rounds,
-                                                  rng=self.rng.randrange(2**31))
+                estimate = round_speedup_interval(
+                    reference.rounds, candidate.rounds, rng=self.rng.randrange(2**31)
+                )
             decision = rule.decide(estimate, rounds, time.monotonic() - started)
             if decision.stop:
                 break
@@ -306,9 +313,12 @@ class TimingSession:
             return None, None
         compiled = participants[2] if compile_baseline else None
         shape = ShapeTiming(
-            variant=group.label, knobs=group.knobs,
-            reference=summarize(reference.samples), candidate=summarize(candidate.samples),
-            speedup=estimate.speedup, speedup_ci=(estimate.low, estimate.high),
+            variant=group.label,
+            knobs=group.knobs,
+            reference=summarize(reference.samples),
+            candidate=summarize(candidate.samples),
+            speedup=estimate.speedup,
+            speedup_ci=(estimate.low, estimate.high),
             floor_s=self._floor(group),
         )
         self._last_stop = decision.reason
@@ -344,12 +354,14 @@ class TimingSession:
                 per_call_s = max(per_call_s, spent / WARMUP_CALLS)
         return per_call_s
 
-    def _time_batch(self, participant: Participant, seeds: list[int],
-                    group: ShapeGroup) -> tuple[list[float], BatchFacts] | None:
+    def _time_batch(
+        self, participant: Participant, seeds: list[int], group: ShapeGroup
+    ) -> tuple[list[float], BatchFacts] | None:
         """One batch: the reported per-call times and the controller's own facts around it.
         None when the batch failed (and, for the reference or the candidate, timing ends)."""
-        worker = {"candidate": self.pair.candidate,
-                  "baseline": self.pair.baseline}.get(participant.role, self.pair.reference)
+        worker = {"candidate": self.pair.candidate, "baseline": self.pair.baseline}.get(
+            participant.role, self.pair.reference
+        )
         wall_started = time.monotonic()
         response = self._ask(participant, self._header(participant, seeds))
         wall_s = time.monotonic() - wall_started
@@ -363,25 +375,38 @@ class TimingSession:
         if not response.ok:
             participant.error = response.failure[:500]
             if participant.role == "candidate":
-                self.findings.append(Finding(
-                    check="timing-crash", severity=Severity.FAIL, forces=Verdict.BROKEN,
-                    message=f"the candidate failed while being timed: {participant.error}",
-                    variant=group.label,
-                ))
+                self.findings.append(
+                    Finding(
+                        check=FindingCheck("timing-crash"),
+                        severity=Severity.FAIL,
+                        forces=Verdict.BROKEN,
+                        message=f"the candidate failed while being timed: {participant.error}",
+                        variant=group.label,
+                    )
+                )
             if response.death is not None:
                 self.deaths.append(f"{participant.label}: {response.death.message}")
             return None
         data = response.data
         times = data.times
         if len(times) != len(seeds) or not all(math.isfinite(t) and t > 0 for t in times):
-            self._suspect("timer-values", f"the {participant.label} worker reported impossible "
-                          "per-call times (missing, zero, negative or not finite)", group,
-                          reported=times[:10])
+            self._suspect(
+                "timer-values",
+                f"the {participant.label} worker reported impossible "
+                "per-call times (missing, zero, negative or not finite)",
+                group,
+                reported=times[:10],
+            )
             return None
-        facts = BatchFacts(calls=len(times), reported_s=sum(times), wall_s=wall_s,
-                           cpu_s=sched.cpu_s, main_cpu_s=sched.main_run_s,
-                           main_wait_s=sched.main_wait_s,
-                           controller_wait_s=sched.controller_wait_s)
+        facts = BatchFacts(
+            calls=len(times),
+            reported_s=sum(times),
+            wall_s=wall_s,
+            cpu_s=sched.cpu_s,
+            main_cpu_s=sched.main_run_s,
+            main_wait_s=sched.main_wait_s,
+            controller_wait_s=sched.controller_wait_s,
+        )
         self._cross_check(participant, data, facts, group)
         self._account(participant, data, wall_s)
         self._flush_method = str(data.flush if data.flush is not None else self._flush_method)
@@ -390,8 +415,9 @@ class TimingSession:
             from kernelproof.checks.observations import findings_from_observations
 
             assert response.reply is not None
-            self.findings += findings_from_observations(response.reply.observations,
-                                                        variant=f"timing:{group.label}")
+            self.findings += findings_from_observations(
+                response.reply.observations, variant=f"timing:{group.label}"
+            )
         return times, facts
 
     def _verifies_round(self, round_s: float) -> bool:
@@ -406,33 +432,42 @@ class TimingSession:
     def _account(self, participant: Participant, data: TimeReply, wall_s: float) -> None:
         inside = sum(t for t in data.times if math.isfinite(t) and t > 0)
         self.inside_s[participant.label] = self.inside_s.get(participant.label, 0.0) + inside
-        self.batch_wall_s[participant.label] = (self.batch_wall_s.get(participant.label, 0.0)
-                                                + wall_s)
+        self.batch_wall_s[participant.label] = (
+            self.batch_wall_s.get(participant.label, 0.0) + wall_s
+        )
 
     def duty_cycle(self, elapsed_s: float) -> dict[str, float]:
         """The report's ``timing.duty_cycle`` (see :class:`kernelproof.schema.Timing`)."""
-        cycle = {label: self.inside_s.get(label, 0.0) / wall
-                 for label, wall in self.batch_wall_s.items()
-                 if label in ("reference", "candidate") and wall > 0}
+        cycle = {
+            label: self.inside_s.get(label, 0.0) / wall
+            for label, wall in self.batch_wall_s.items()
+            if label in ("reference", "candidate") and wall > 0
+        }
         if elapsed_s > 0:
             cycle["phase"] = sum(self.inside_s.values()) / elapsed_s
         return cycle
 
-    def _judge_evidence(self, evidence: BatchEvidence, shape: ShapeTiming,
-                        group: ShapeGroup) -> None:
+    def _judge_evidence(
+        self, evidence: BatchEvidence, shape: ShapeTiming, group: ShapeGroup
+    ) -> None:
         """Findings from the controller's own facts about the kept rounds (see
         :mod:`kernelproof.timing.evidence`)."""
         if evidence.stolen_rounds:
             self.stolen_rounds += evidence.stolen_rounds
-            self.findings.append(Finding(
-                check=FindingCheck.REFERENCE_ROUND_STOLEN, severity=Severity.INFO,
-                message=f"at {shape.variant}, {evidence.stolen_rounds} round(s) were discarded: "
-                        f"the reference worker got less than {STOLEN_CPU_SHARE:.0%} of a core "
-                        "during its batch (stopped or starved), so the comparison was void",
-                evidence={"discarded": evidence.stolen_rounds,
-                          "kept": len(evidence.reference) - evidence.stolen_rounds},
-                variant=f"timing:{shape.variant}",
-            ))
+            self.findings.append(
+                Finding(
+                    check=FindingCheck.REFERENCE_ROUND_STOLEN,
+                    severity=Severity.INFO,
+                    message=f"at {shape.variant}, {evidence.stolen_rounds} round(s) were discarded: "
+                    f"the reference worker got less than {STOLEN_CPU_SHARE:.0%} of a core "
+                    "during its batch (stopped or starved), so the comparison was void",
+                    evidence={
+                        "discarded": evidence.stolen_rounds,
+                        "kept": len(evidence.reference) - evidence.stolen_rounds,
+                    },
+                    variant=f"timing:{shape.variant}",
+                )
+            )
         self._judge_cpu_time(evidence, group, shape.candidate.median_s)
         excess = evidence.untimed_work(shape.candidate.median_s)
         wait_share = evidence.wait_share()
@@ -441,13 +476,16 @@ class TimingSession:
             # goes, the accusation does not come.
             self.comparable = False
             self._inconclusive(
-                group, "untimed-work",
+                group,
+                "untimed-work",
                 f"each timed call of the candidate left {excess * 1e6:.0f} us more untimed "
                 f"time in its batch than the reference's did, but the workers waited for a CPU "
                 f"{wait_share:.0%} of a batch's wall time (median, /proc schedstat): the "
                 "machine is too busy to tell work outside the timed calls from load, so the "
                 "check is inconclusive and the speedup not comparable",
-                excess_per_call_s=excess, wait_share=wait_share)
+                excess_per_call_s=excess,
+                wait_share=wait_share,
+            )
         elif excess is not None:
             self._suspect(
                 FindingCheck.UNTIMED_WORK,
@@ -455,11 +493,14 @@ class TimingSession:
                 f"time in its batch than the reference's did (its median call: "
                 f"{shape.candidate.median_s * 1e6:.0f} us): it works outside the timed calls "
                 "(during the cache flush or input generation) or under-reports its call times",
-                group, excess_per_call_s=excess, candidate_median_s=shape.candidate.median_s,
+                group,
+                excess_per_call_s=excess,
+                candidate_median_s=shape.candidate.median_s,
             )
 
-    def _judge_cpu_time(self, evidence: BatchEvidence, group: ShapeGroup,
-                        candidate_median_s: float) -> None:
+    def _judge_cpu_time(
+        self, evidence: BatchEvidence, group: ShapeGroup, candidate_median_s: float
+    ) -> None:
         """Findings from CPU time alone (threads beside the main thread, work while fetched):
         the machine's load stretches wall times, not CPU times, so these are judged even when
         every round was void for the speedup."""
@@ -476,7 +517,10 @@ class TimingSession:
                 "wait times from /proc against the controller's wall clock): it works on "
                 "threads of its own beside the timed calls or behind the reported thread "
                 "count, so its speedup is not comparable",
-                group, cores=cores, beside_main_thread_share=beside, allowed_threads=allowed,
+                group,
+                cores=cores,
+                beside_main_thread_share=beside,
+                allowed_threads=allowed,
             )
         fetched = fetch_work(self._fetch_excess)
         if fetched is not None:
@@ -487,15 +531,21 @@ class TimingSession:
                 f"{len(self._fetch_excess)} rounds, /proc; its median call: "
                 f"{candidate_median_s * 1e6:.0f} us): it finishes its work while its "
                 "outputs are fetched, outside the timed calls",
-                group, fetch_side_cpu_s=fetched,
-                rounds=len(self._fetch_excess), candidate_median_s=candidate_median_s)
+                group,
+                fetch_side_cpu_s=fetched,
+                rounds=len(self._fetch_excess),
+                candidate_median_s=candidate_median_s,
+            )
 
     def _suspect_rounds(self, evidence: BatchEvidence, group: ShapeGroup) -> None:
-        self.deaths.append(f"every one of the {evidence.stolen_rounds} rounds at {group.label} "
-                           "was void: the reference worker never got the CPU it needed")
+        self.deaths.append(
+            f"every one of the {evidence.stolen_rounds} rounds at {group.label} "
+            "was void: the reference worker never got the CPU it needed"
+        )
 
-    def _cross_check(self, participant: Participant, data: TimeReply, facts: BatchFacts,
-                     group: ShapeGroup) -> None:
+    def _cross_check(
+        self, participant: Participant, data: TimeReply, facts: BatchFacts, group: ShapeGroup
+    ) -> None:
         """The worker's clock against the controller's, over the batch's wall time less the
         time the scheduler kept the worker's main thread (or the controller) waiting for a
         CPU: on a loaded machine a worker wakes late and its reply is read late, and neither is
@@ -509,37 +559,56 @@ class TimingSession:
             # The candidate cannot reach another worker's clock (its sandbox, its frozen tree):
             # a gap there is the machine's doing, never evidence against the candidate.
             self._inconclusive(
-                group, "timer-cross-check", f"the {participant.label} worker's clock accounted "
+                group,
+                "timer-cross-check",
+                f"the {participant.label} worker's clock accounted "
                 f"for {ratio:.1%} of a {wall_s * 1e3:.0f} ms batch; the candidate cannot reach "
                 "that worker, so the gap is the machine's (a loaded machine also delays a "
                 "process it does not make wait for a CPU: page faults, I/O), and the "
-                "cross-check is void for that batch", wall_s=wall_s, ratio=ratio)
+                "cross-check is void for that batch",
+                wall_s=wall_s,
+                ratio=ratio,
+            )
             return
         running_s = facts.wall_s - facts.excusable_wait_s
         if running_s < MIN_CROSS_CHECK_WALL_S or not implausibly_fast(
-                controller_cross_check(reported, running_s), running_s):
+            controller_cross_check(reported, running_s), running_s
+        ):
             self._inconclusive(
-                group, "timer-cross-check", f"the {participant.label} worker's clock accounted for {ratio:.1%} of "
+                group,
+                "timer-cross-check",
+                f"the {participant.label} worker's clock accounted for {ratio:.1%} of "
                 f"a {wall_s * 1e3:.0f} ms batch, but the machine kept it (or the controller) "
                 f"waiting for a CPU for {facts.excusable_wait_s * 1e3:.0f} ms of it (/proc "
                 "schedstat), which explains the gap: the cross-check is void for that batch",
-                wall_s=wall_s, wait_s=facts.excusable_wait_s, ratio=ratio)
+                wall_s=wall_s,
+                wait_s=facts.excusable_wait_s,
+                ratio=ratio,
+            )
             return
         if self._ran_no_more_than_reported(reported, facts) and not math.isnan(ratio):
             self._inconclusive(
-                group, "timer-cross-check", f"the {participant.label} worker's clock accounted "
+                group,
+                "timer-cross-check",
+                f"the {participant.label} worker's clock accounted "
                 f"for {ratio:.1%} of a {wall_s * 1e3:.0f} ms batch, but its processes ran for "
                 f"only {facts.cpu_s * 1e3:.0f} ms of CPU in it (/proc), no more than its clock "
                 "reported: it was not running for the rest (blocked or descheduled by the "
                 "machine), so no work escaped its clock; the cross-check is void for that batch",
-                wall_s=wall_s, cpu_s=facts.cpu_s, ratio=ratio)
+                wall_s=wall_s,
+                cpu_s=facts.cpu_s,
+                ratio=ratio,
+            )
             return
         self._suspect(
             "timer-cross-check",
             f"the {participant.label} worker's clock accounts for {ratio:.1%} of the "
             f"{wall_s * 1e3:.0f} ms the controller measured around a batch, and waiting for a "
             f"CPU explains only {facts.excusable_wait_s * 1e3:.0f} ms of it (/proc schedstat): "
-            "its timer does not measure real time", group, ratio=ratio, wall_s=wall_s,
+            "its timer does not measure real time",
+            group,
+            ratio=ratio,
+            wall_s=wall_s,
             wait_s=facts.excusable_wait_s,
         )
 
@@ -552,17 +621,26 @@ class TimingSession:
         threads = worker_threads(self.settings) or os.cpu_count() or 1
         return facts.cpu_s <= CPU_EXCUSE_FACTOR * threads * sum(reported) + CPU_EXCUSE_S
 
-    def _inconclusive(self, group: ShapeGroup, rule: str, message: str,
-                      **evidence: Any) -> None:
+    def _inconclusive(self, group: ShapeGroup, rule: str, message: str, **evidence: Any) -> None:
         """A time-based check (``rule``) the machine's load left undecided: said once per
         shape and rule, never as an accusation."""
         variant = f"timing:{group.label}"
-        if any(f.check == FindingCheck.TIMING_INCONCLUSIVE and f.variant == variant
-               and f.evidence.get("rule") == rule for f in self.findings):
+        if any(
+            f.check == FindingCheck.TIMING_INCONCLUSIVE
+            and f.variant == variant
+            and f.evidence.get("rule") == rule
+            for f in self.findings
+        ):
             return
-        self.findings.append(Finding(check=FindingCheck.TIMING_INCONCLUSIVE,
-                                     severity=Severity.INFO, message=message,
-                                     evidence={"rule": rule, **evidence}, variant=variant))
+        self.findings.append(
+            Finding(
+                check=FindingCheck.TIMING_INCONCLUSIVE,
+                severity=Severity.INFO,
+                message=message,
+                evidence={"rule": rule, **evidence},
+                variant=variant,
+            )
+        )
 
     def _verify_timed_outputs(self, seeds: list[int], group: ShapeGroup) -> None:
         """Compare the candidate's timed outputs with the reference's timed outputs of the same
@@ -581,12 +659,16 @@ class TimingSession:
         if fetched.reply is not None:  # the tamper diff runs on this reply, not on batches
             from kernelproof.checks.observations import findings_from_observations
 
-            self.findings += findings_from_observations(fetched.reply.observations,
-                                                        variant=f"timing:{group.label}")
+            self.findings += findings_from_observations(
+                fetched.reply.observations, variant=f"timing:{group.label}"
+            )
         if not fetched.ok:
             if fetched.death is None:
-                self._timed_output_failure(group, seeds[chosen[0]], [
-                    f"the candidate did not hand over its timed outputs: {fetched.failure}"])
+                self._timed_output_failure(
+                    group,
+                    seeds[chosen[0]],
+                    [f"the candidate did not hand over its timed outputs: {fetched.failure}"],
+                )
             return
         candidate_fetch = request_facts(self.pair.candidate)
         reference = self.pair.ask_reference(fetch)
@@ -597,23 +679,28 @@ class TimingSession:
             # The harness answers a fetch on its main thread, in both workers alike: CPU time
             # of the candidate's other threads and processes beyond the reference's is work
             # done while it was asked for nothing but its outputs.
-            self._fetch_excess.append(candidate_fetch[1].side_cpu_s
-                                      - reference_fetch[1].side_cpu_s)
+            self._fetch_excess.append(candidate_fetch[1].side_cpu_s - reference_fetch[1].side_cpu_s)
         candidate_calls = _split(fetched.tensors, fetched.data.counts)
         reference_calls = _split(reference.tensors, reference.data.counts)
-        self._output_bytes_per_call = max(1, max(
-            (sum(t.numel() * t.element_size() for t in call) for call in reference_calls),
-            default=1))
+        self._output_bytes_per_call = max(
+            1,
+            max(
+                (sum(t.numel() * t.element_size() for t in call) for call in reference_calls),
+                default=1,
+            ),
+        )
         learned = self.bounds.get(group.label, {})
         for index, cand, ref in zip(chosen, candidate_calls, reference_calls):
-            problems = [] if len(cand) == len(ref) else [
-                f"{len(cand)} outputs instead of {len(ref)}"]
+            problems = (
+                [] if len(cand) == len(ref) else [f"{len(cand)} outputs instead of {len(ref)}"]
+            )
             unlearned = False
             for position, (c, r) in enumerate(zip(cand, ref)):
                 own = self.own_errors.get(position)
                 if own is not None and position in learned:
-                    own = replace(own, bound_element=learned[position][0],
-                                  bound_norm=learned[position][1])
+                    own = replace(
+                        own, bound_element=learned[position][0], bound_norm=learned[position][1]
+                    )
                 if own is None and r.is_floating_point():
                     unlearned = True
                     continue
@@ -635,12 +722,13 @@ class TimingSession:
     def _against_oracle(self, seed: int, outputs: list[Any]) -> list[str]:
         """Compare one timed call's outputs with a fresh reference run and its float64 oracle."""
         variant = InputVariant(name=f"timed:{seed}", kind=VariantKind.SEED, seed=seed)
-        reference = self.pair.ask_reference(RunRequest(variant=variant, oracle=True,
-                                                       record_ops=False, forward_bound=True))
+        reference = self.pair.ask_reference(
+            RunRequest(variant=variant, oracle=True, record_ops=False, forward_bound=True)
+        )
         if not reference.ok:
             return []
         n = sum(d.get("kind") == "tensor" for d in reference.data.outputs)
-        ref_out, oracle = reference.tensors[:n], reference.tensors[n:2 * n]
+        ref_out, oracle = reference.tensors[:n], reference.tensors[n : 2 * n]
         problems = [] if len(outputs) == n else [f"{len(outputs)} outputs instead of {n}"]
         from kernelproof.controller.matrix import forward_bounds_of
 
@@ -653,15 +741,22 @@ class TimingSession:
         return problems
 
     def _timed_output_failure(self, group: ShapeGroup, seed: int, problems: list[str]) -> None:
-        self.findings.append(Finding(
-            check=FindingCheck.TIMED_OUTPUT, severity=Severity.FAIL, forces=Verdict.INCORRECT,
-            message="the output of a timed call is outside the tolerance although untimed "
-                    "calls were within it: the candidate fails on some calls (rare inputs, or "
-                    f"only while timed): {problems[0]}",
-            evidence={"seed": seed, "problems": problems[:3],
-                      "verified_before": self.verified_calls},
-            variant=f"timing:{group.label}",
-        ))
+        self.findings.append(
+            Finding(
+                check=FindingCheck.TIMED_OUTPUT,
+                severity=Severity.FAIL,
+                forces=Verdict.INCORRECT,
+                message="the output of a timed call is outside the tolerance although untimed "
+                "calls were within it: the candidate fails on some calls (rare inputs, or "
+                f"only while timed): {problems[0]}",
+                evidence={
+                    "seed": seed,
+                    "problems": problems[:3],
+                    "verified_before": self.verified_calls,
+                },
+                variant=f"timing:{group.label}",
+            )
+        )
 
     def _floor(self, group: ShapeGroup) -> float | None:
         response = self.pair.ask_reference(WorkRequest(seed=self.init_seed))
@@ -676,19 +771,26 @@ class TimingSession:
     def _noise(self, shape: ShapeTiming) -> None:
         for label, stats in (("reference", shape.reference), ("candidate", shape.candidate)):
             if stats.note:
-                self.findings.append(Finding(
-                    check="timing-noise", severity=Severity.INFO,
-                    message=f"{label} timing at {shape.variant}: {stats.note}",
-                    variant=f"timing:{shape.variant}",
-                ))
+                self.findings.append(
+                    Finding(
+                        check=FindingCheck("timing-noise"),
+                        severity=Severity.INFO,
+                        message=f"{label} timing at {shape.variant}: {stats.note}",
+                        variant=f"timing:{shape.variant}",
+                    )
+                )
 
     def _header(self, participant: Participant, seeds: list[int]) -> TimeRequest:
-        return TimeRequest(seeds=seeds, settle_seed=self.rng.randrange(2**31),
-                           baseline=participant.baseline, hot=self.settings.hot,
-                           pooled=bool(self.pooled),
-                           cache_flush=self.settings.cache_flush,
-                           threads=worker_threads(self.settings),
-                           graphs=self.settings.cuda_graphs)
+        return TimeRequest(
+            seeds=seeds,
+            settle_seed=self.rng.randrange(2**31),
+            baseline=participant.baseline,
+            hot=self.settings.hot,
+            pooled=bool(self.pooled),
+            cache_flush=self.settings.cache_flush,
+            threads=worker_threads(self.settings),
+            graphs=self.settings.cuda_graphs,
+        )
 
     def _ask(self, participant: Participant, header: WorkerRequest) -> Response:
         if participant.role == "candidate":
@@ -698,50 +800,79 @@ class TimingSession:
         return self.pair.ask_reference(header)
 
     def _suspect(self, check: str, message: str, group: ShapeGroup, **evidence: Any) -> None:
-        self.findings.append(Finding(check=check, severity=Severity.SUSPECT, message=message,
-                                     evidence=evidence, variant=f"timing:{group.label}"))
+        self.findings.append(
+            Finding(
+                check=FindingCheck(check),
+                severity=Severity.SUSPECT,
+                message=message,
+                evidence=evidence,
+                variant=f"timing:{group.label}",
+            )
+        )
 
     # -- the section -----------------------------------------------------------------------
 
-    def _timing(self, default: ShapeTiming, per_shape: list[ShapeTiming],
-                compiled: Participant | None, elapsed_s: float) -> Timing:
+    def _timing(
+        self,
+        default: ShapeTiming,
+        per_shape: list[ShapeTiming],
+        compiled: Participant | None,
+        elapsed_s: float,
+    ) -> Timing:
         baselines = Baselines(eager=default.speedup)
         if compiled is not None:
             if compiled.error is None and compiled.samples:
-                baselines.torch_compile = (statistics.median(compiled.samples)
-                                           / default.candidate.median_s)
+                baselines.torch_compile = (
+                    statistics.median(compiled.samples) / default.candidate.median_s
+                )
             else:
                 baselines.torch_compile_error = compiled.error or "no samples"
         speedups = [s.speedup for s in per_shape]
         self._shape_findings(default, per_shape)
         calibrated = self.ceilings is not None and str(self.ceilings.source).startswith(
-            "calibration:")
+            "calibration:"
+        )
         below = below_floor_findings(per_shape, hot=self.settings.hot, calibrated=calibrated)
         if below and calibrated and NOISY_CALIBRATION in str(self.ceilings.source):
             # The floor itself was measured on a busy machine just now (too noisy to cache):
             # its bandwidth reads low, so a time below it accuses no one. The speedup goes.
             self.comparable = False
             for finding in below:
-                self.findings.append(Finding(
-                    check=FindingCheck.TIMING_INCONCLUSIVE, severity=Severity.INFO,
-                    message=f"{finding.message}; but the floor rests on a calibration taken "
-                            f"on a busy machine ({self.ceilings.source}), so the check is "
-                            "inconclusive and the speedup not comparable",
-                    evidence={"rule": "below-floor", **finding.evidence},
-                    variant=finding.variant))
+                self.findings.append(
+                    Finding(
+                        check=FindingCheck.TIMING_INCONCLUSIVE,
+                        severity=Severity.INFO,
+                        message=f"{finding.message}; but the floor rests on a calibration taken "
+                        f"on a busy machine ({self.ceilings.source}), so the check is "
+                        "inconclusive and the speedup not comparable",
+                        evidence={"rule": "below-floor", **finding.evidence},
+                        variant=finding.variant,
+                    )
+                )
         else:
             self.findings += below
         return Timing(
-            reference=default.reference, candidate=default.candidate, speedup=default.speedup,
-            speedup_ci=default.speedup_ci, per_shape=per_shape, baselines=baselines,
-            speedup_range={"min": min(speedups), "median": statistics.median(speedups),
-                           "max": max(speedups)},
-            threads=worker_threads(self.settings), mode="hot" if self.settings.hot else "cold",
+            reference=default.reference,
+            candidate=default.candidate,
+            speedup=default.speedup,
+            speedup_ci=default.speedup_ci,
+            per_shape=per_shape,
+            baselines=baselines,
+            speedup_range={
+                "min": min(speedups),
+                "median": statistics.median(speedups),
+                "max": max(speedups),
+            },
+            threads=worker_threads(self.settings),
+            mode="hot" if self.settings.hot else "cold",
             cache_flush=self._flush_method,
-            budget_s=self.settings.budget_s, stop_reason=self._last_stop,
-            verified_timed_calls=self.verified_calls, elapsed_s=elapsed_s,
+            budget_s=self.settings.budget_s,
+            stop_reason=self._last_stop,
+            verified_timed_calls=self.verified_calls,
+            elapsed_s=elapsed_s,
             ruled_out_fault_rate=ruled_out_rate(self.verified_calls),
-            comparable=self.comparable, discarded_rounds=self.stolen_rounds,
+            comparable=self.comparable,
+            discarded_rounds=self.stolen_rounds,
             duty_cycle=self.duty_cycle(elapsed_s),
         )
 
@@ -751,15 +882,20 @@ class TimingSession:
             return
         typical = statistics.median(s.speedup for s in others)
         if typical < 1.0:
-            self.findings.append(Finding(
-                check="shape-specific-speedup", severity=Severity.WARN,
-                message=f"faster only at the benchmark's shape: {default.speedup:.2f}x there, "
-                        f"median {typical:.2f}x over {len(others)} other shapes",
-                evidence={s.variant: s.speedup for s in per_shape},
-            ))
+            self.findings.append(
+                Finding(
+                    check=FindingCheck("shape-specific-speedup"),
+                    severity=Severity.WARN,
+                    message=f"faster only at the benchmark's shape: {default.speedup:.2f}x there, "
+                    f"median {typical:.2f}x over {len(others)} other shapes",
+                    evidence={s.variant: s.speedup for s in per_shape},
+                )
+            )
 
-def below_floor_findings(per_shape: list[ShapeTiming], *, hot: bool,
-                         calibrated: bool = False) -> list[Finding]:
+
+def below_floor_findings(
+    per_shape: list[ShapeTiming], *, hot: bool, calibrated: bool = False
+) -> list[Finding]:
     """A ``suspect`` finding for every shape whose cold-cache candidate median is below the
     speed-of-light floor (with a margin for ceiling error, wider for measured ceilings).
     Hot-cache times are exempt: data resident in cache may beat the DRAM-bandwidth floor."""
@@ -768,12 +904,13 @@ def below_floor_findings(per_shape: list[ShapeTiming], *, hot: bool,
     margin = BELOW_CALIBRATED_FLOOR_MARGIN if calibrated else BELOW_FLOOR_MARGIN
     return [
         Finding(
-            check="below-floor", severity=Severity.SUSPECT,
+            check=FindingCheck("below-floor"),
+            severity=Severity.SUSPECT,
             message=f"at {shape.variant} the candidate's median "
-                    f"{shape.candidate.median_s * 1e6:.3g} us is below the physical floor of "
-                    f"{shape.floor_s * 1e6:.3g} us (the time to write its outputs and read the "
-                    "inputs every algorithm must read, at the best measured bandwidth): a "
-                    "measurement error or a cheat",
+            f"{shape.candidate.median_s * 1e6:.3g} us is below the physical floor of "
+            f"{shape.floor_s * 1e6:.3g} us (the time to write its outputs and read the "
+            "inputs every algorithm must read, at the best measured bandwidth): a "
+            "measurement error or a cheat",
             evidence={"median_s": shape.candidate.median_s, "floor_s": shape.floor_s},
             variant=f"timing:{shape.variant}",
         )
@@ -802,22 +939,29 @@ def request_facts(worker: Any) -> tuple[float, SchedulerSample] | None:
     reading its reply; for a frozen worker its CPU time counts until the freeze landed, not
     only until the reply was read (a helper working between its reply and its stop is in it).
     None when the worker has no such facts."""
-    if worker is None or worker.scheduler_at_send is None \
-            or worker.scheduler_at_reply is None or worker.last_request_wall_s <= 0:
+    if (
+        worker is None
+        or worker.scheduler_at_send is None
+        or worker.scheduler_at_reply is None
+        or worker.last_request_wall_s <= 0
+    ):
         return None
     sched = worker.scheduler_at_reply.since(worker.scheduler_at_send)
     frozen = getattr(worker, "scheduler_at_freeze", None)
     if frozen is not None:
         landed = frozen.since(worker.scheduler_at_send)
-        sched = dataclasses.replace(sched, cpu_s=max(sched.cpu_s, landed.cpu_s),
-                                    main_run_s=max(sched.main_run_s, landed.main_run_s))
+        sched = dataclasses.replace(
+            sched,
+            cpu_s=max(sched.cpu_s, landed.cpu_s),
+            main_run_s=max(sched.main_run_s, landed.main_run_s),
+        )
     return worker.last_request_wall_s, sched
 
 
 def _split(tensors: list[Any], counts: list[Any]) -> list[list[Any]]:
     calls, offset = [], 0
     for count in counts:
-        calls.append(tensors[offset:offset + int(count)])
+        calls.append(tensors[offset : offset + int(count)])
         offset += int(count)
     return calls
 
@@ -834,9 +978,9 @@ def _batch_size(per_call_s: float, output_bytes: int) -> int:
     """Calls per batch: :data:`TARGET_BATCH_S` of them, within the batch bounds; past
     :data:`OUTPUT_BOUND_BATCH` only while their outputs (``output_bytes`` a call, 0 while
     unknown) fit in :data:`MAX_BATCH_OUTPUT_BYTES`."""
-    bound = OUTPUT_BOUND_BATCH if output_bytes <= 0 else min(
-        MAX_BATCH, max(OUTPUT_BOUND_BATCH, MAX_BATCH_OUTPUT_BYTES // output_bytes))
+    bound = (
+        OUTPUT_BOUND_BATCH
+        if output_bytes <= 0
+        else min(MAX_BATCH, max(OUTPUT_BOUND_BATCH, MAX_BATCH_OUTPUT_BYTES // output_bytes))
+    )
     return max(MIN_BATCH, min(bound, int(TARGET_BATCH_S / max(per_call_s, 1e-7))))
-
-
-

@@ -15,5 +15,12 @@ from kernelproof.dispatch.guarded import (
     guard,
 )
 
-__all__ = ["ENVIRONMENT_POLICIES", "MISMATCH_POLICIES", "CandidateMismatch",
-           "EnvironmentMismatchWarning", "GuardError", "GuardedModule", "guard"]
+__all__ = [
+    "ENVIRONMENT_POLICIES",
+    "MISMATCH_POLICIES",
+    "CandidateMismatch",
+    "EnvironmentMismatchWarning",
+    "GuardError",
+    "GuardedModule",
+    "guard",
+]

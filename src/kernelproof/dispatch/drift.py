@@ -39,8 +39,11 @@ __all__ = ["DEFAULT_WINDOW_S", "DriftRecorder", "value_coverage", "value_stats"]
 DEFAULT_WINDOW_S = 60.0
 
 #: Value variants of the matrix, by the value statistic each proves the candidate on.
-COVERING_VARIANTS = {"non_finite": "value:inf-nan", "subnormal": "value:denormal",
-                     "huge": "value:largest-finite"}
+COVERING_VARIANTS = {
+    "non_finite": "value:inf-nan",
+    "subnormal": "value:denormal",
+    "huge": "value:largest-finite",
+}
 
 
 class DriftRecorder:
@@ -50,17 +53,22 @@ class DriftRecorder:
         self.path = path
         self.window_s = window_s
         started = _utc_now()
-        self.guard_id = f"{started}-pid{os.getpid()}-{id(self) & 0xffff:04x}"
+        self.guard_id = f"{started}-pid{os.getpid()}-{id(self) & 0xFFFF:04x}"
         self._lock = threading.Lock()
         self._reset(started)
         candidate, reference = report.candidate, report.reference
         assert report.envelope is not None
-        self._write(GuardRecord(
-            guard=self.guard_id, started_utc=started, envelope=report.envelope,
-            candidate_path=candidate.path if candidate else None,
-            candidate_sha256=candidate.sha256 if candidate else None,
-            reference_path=reference.path if reference else None,
-            values=value_coverage(report)).model_dump_json(by_alias=True))
+        self._write(
+            GuardRecord(
+                guard=self.guard_id,
+                started_utc=started,
+                envelope=report.envelope,
+                candidate_path=candidate.path if candidate else None,
+                candidate_sha256=candidate.sha256 if candidate else None,
+                reference_path=reference.path if reference else None,
+                values=value_coverage(report),
+            ).model_dump_json(by_alias=True)
+        )
         finalizer = weakref.WeakMethod(self.flush)
         atexit.register(lambda: (finalizer() or (lambda: None))())
 
@@ -93,10 +101,16 @@ class DriftRecorder:
         if not calls:
             return
         record = WindowRecord(
-            guard=self.guard_id, start_utc=start, end_utc=_utc_now(), calls=calls,
-            signatures=[SignatureCount(signature=s, calls=n, inside=inside)
-                        for s, n, inside in seen.values()],
-            values=values)
+            guard=self.guard_id,
+            start_utc=start,
+            end_utc=_utc_now(),
+            calls=calls,
+            signatures=[
+                SignatureCount(signature=s, calls=n, inside=inside)
+                for s, n, inside in seen.values()
+            ],
+            values=values,
+        )
         self._write(record.model_dump_json(by_alias=True))
 
     def _reset(self, start: str) -> None:
@@ -109,7 +123,7 @@ class DriftRecorder:
     def _write(self, line: str) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "a", encoding="utf-8") as log:  # one write per line: appends
-            log.write(line + "\n")                              # from several guards interleave
+            log.write(line + "\n")  # from several guards interleave
 
 
 def value_coverage(report: Report) -> ValueCoverage:
@@ -118,15 +132,19 @@ def value_coverage(report: Report) -> ValueCoverage:
     for test in report.correctness.tests if report.correctness else []:
         name = test.variant.name
         outcomes[name] = outcomes.get(name, True) and test.outcome.value == "passed"
-    return ValueCoverage(**{field: outcomes.get(variant)
-                            for field, variant in COVERING_VARIANTS.items()})
+    return ValueCoverage(
+        **{field: outcomes.get(variant) for field, variant in COVERING_VARIANTS.items()}
+    )
 
 
 def value_stats(args: Sequence[Any]) -> ValueStats | None:
     """One call's value statistics over its floating-point tensor arguments (None when it has
     none)."""
-    tensors = [a.detach() for a in args
-               if isinstance(a, torch.Tensor) and a.is_floating_point() and a.numel()]
+    tensors = [
+        a.detach()
+        for a in args
+        if isinstance(a, torch.Tensor) and a.is_floating_point() and a.numel()
+    ]
     if not tensors:
         return None
     stats = ValueStats(sampled=1)

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import torch
 
-from kernelproof.schema.binding import environment_fingerprint, report_fingerprint
 from kernelproof.proof.probe import current_environment
+from kernelproof.schema.binding import environment_fingerprint, report_fingerprint
 from kernelproof.schema.environment_rule import EnvironmentDiff, diff_fingerprints
 from kernelproof.schema.fingerprint import EnvironmentFingerprint
 from kernelproof.schema.report import Report
@@ -42,8 +42,9 @@ class EnvironmentGate:
         return self.diff.invalidated
 
 
-def check_environment(report: Report, candidate: torch.nn.Module,
-                      candidate_source: str | Path | None = None) -> EnvironmentGate:
+def check_environment(
+    report: Report, candidate: torch.nn.Module, candidate_source: str | Path | None = None
+) -> EnvironmentGate:
     """Compare the report's environment with this process's. ``candidate_source`` names the
     file the candidate was built from when it cannot be found from its class."""
     proved = report_fingerprint(report)
@@ -52,18 +53,22 @@ def check_environment(report: Report, candidate: torch.nn.Module,
     device = report.environment.device
     # CPU threads run a CPU kernel only: on CUDA the matrix records none, and so does this.
     environment = current_environment(
-        device, timing_threads=None,
-        matrix_threads=torch.get_num_threads() if device == "cpu" else None)
-    current = environment_fingerprint(environment, candidate_sha256=digest,
-                                      languages=proved.languages)
+        device,
+        timing_threads=None,
+        matrix_threads=torch.get_num_threads() if device == "cpu" else None,
+    )
+    current = environment_fingerprint(
+        environment, candidate_sha256=digest, languages=proved.languages
+    )
     current = current.with_components(timing_threads=None)  # the guard does not time
     diff = diff_fingerprints(proved, current)
     envelope = report.envelope.environment if report.envelope is not None else None
     if envelope is not None and not diff.invalidated:
         # The envelope's own copy: a report edited in one place and not the other is judged
         # by the stricter of the two.
-        copy_diff = diff_fingerprints(envelope.model_copy(update={"languages": proved.languages}),
-                                      current)
+        copy_diff = diff_fingerprints(
+            envelope.model_copy(update={"languages": proved.languages}), current
+        )
         if copy_diff.invalidated:
             diff = copy_diff
     return EnvironmentGate(proved=proved, current=current, diff=diff, candidate_source=source)
@@ -77,8 +82,9 @@ def source_hash(path: str | Path) -> str | None:
         return None
 
 
-def _candidate_digest(candidate: torch.nn.Module, given: str | Path | None,
-                      expected: str | None) -> tuple[str, str]:
+def _candidate_digest(
+    candidate: torch.nn.Module, given: str | Path | None, expected: str | None
+) -> tuple[str, str]:
     """The candidate's source hash and the file it came from. Without ``given``, the files
     that define the classes of the module and its submodules are tried: the proved hash found
     among them matches (a wrapper around the verified module still serves)."""
@@ -91,8 +97,10 @@ def _candidate_digest(candidate: torch.nn.Module, given: str | Path | None,
             return expected, str(path)
     if not files:
         name = type(candidate).__name__
-        return (f"no source file: {name} was not defined in a file",
-                f"none ({name} was defined outside a file: pass candidate_source=)")
+        return (
+            f"no source file: {name} was not defined in a file",
+            f"none ({name} was defined outside a file: pass candidate_source=)",
+        )
     first = files[0]
     return source_hash(first) or f"unreadable: {first}", str(first)
 

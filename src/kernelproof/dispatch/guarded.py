@@ -22,13 +22,15 @@ from __future__ import annotations
 import random
 import threading
 import warnings
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 import torch
 
-from kernelproof.errors import KernelproofError
+from kernelproof.dispatch.drift import DEFAULT_WINDOW_S, DriftRecorder
+from kernelproof.dispatch.environment_gate import EnvironmentGate, check_environment
 from kernelproof.dispatch.incidents import (
     new_incident_folder,
     replay_command,
@@ -36,17 +38,16 @@ from kernelproof.dispatch.incidents import (
     utc_now,
     write_incident,
 )
-from kernelproof.dispatch.environment_gate import EnvironmentGate, check_environment
-from kernelproof.dispatch.drift import DEFAULT_WINDOW_S, DriftRecorder
 from kernelproof.dispatch.routing import RoutingTable, routing_key
 from kernelproof.dispatch.shadow import ShadowCall, ShadowCheck, ShadowOutcome
 from kernelproof.dispatch.side_stream import PendingCheck, SideStreamQueue
+from kernelproof.errors import KernelproofError
+from kernelproof.report.commands import verify_command
 from kernelproof.schema.drift import DRIFT_FILE
 from kernelproof.schema.envelope import CallSignature
 from kernelproof.schema.incident import Incident, IncidentKind
 from kernelproof.schema.report import Report
 from kernelproof.schema.verdict import Verdict
-from kernelproof.report.commands import verify_command
 from kernelproof.tasks.saved_inputs import save_arguments
 
 MismatchPolicy = Literal["rollback", "raise", "log"]
@@ -57,7 +58,7 @@ EnvironmentPolicy = Literal["reference", "shadow-only"]
 ENVIRONMENT_POLICIES: dict[str, str] = {
     "reference": "send every call to the reference (the default)",
     "shadow-only": "send every call to the reference, and run the candidate on a "
-                   "shadow_rate share of them to compare it, never returning its output",
+    "shadow_rate share of them to compare it, never returning its output",
 }
 
 #: What ``on_mismatch`` may say, and what each does.
@@ -111,13 +112,23 @@ class GuardedModule(torch.nn.Module):
     Calls take positional arguments; a call with keyword arguments goes to the reference (its
     signature cannot be checked against the envelope, which knows positional ones)."""
 
-    def __init__(self, candidate: torch.nn.Module, reference: torch.nn.Module, report: Report,
-                 *, shadow_rate: float, on_mismatch: MismatchPolicy,
-                 incident_dir: Path | None, on_incident: Callable[[Incident], Any] | None,
-                 seed: int | None, environment: EnvironmentGate,
-                 on_environment_change: EnvironmentPolicy = "reference",
-                 report_path: Path | None = None, drift_log: Path | None = None,
-                 drift_window_s: float = DEFAULT_WINDOW_S) -> None:
+    def __init__(
+        self,
+        candidate: torch.nn.Module,
+        reference: torch.nn.Module,
+        report: Report,
+        *,
+        shadow_rate: float,
+        on_mismatch: MismatchPolicy,
+        incident_dir: Path | None,
+        on_incident: Callable[[Incident], Any] | None,
+        seed: int | None,
+        environment: EnvironmentGate,
+        on_environment_change: EnvironmentPolicy = "reference",
+        report_path: Path | None = None,
+        drift_log: Path | None = None,
+        drift_window_s: float = DEFAULT_WINDOW_S,
+    ) -> None:
         super().__init__()
         assert report.envelope is not None and report.correctness is not None
         self.candidate = candidate
@@ -202,8 +213,9 @@ class GuardedModule(torch.nn.Module):
 
     _route_eagerly = torch.compiler.disable(_route)
 
-    def _record_drift(self, args: tuple[Any, ...],
-                      kwargs: dict[str, Any]) -> tuple[dict[str, int] | None, bool]:
+    def _record_drift(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[dict[str, int] | None, bool]:
         """Count the call for the drift log (inside the envelope or not, whatever the routing)
         and look at its values when it is sampled. The routing decision and the draw."""
         key = None if kwargs else routing_key(args)
@@ -237,8 +249,10 @@ class GuardedModule(torch.nn.Module):
     def extra_repr(self) -> str:
         envelope = self.report.envelope
         described = envelope.describe() if envelope is not None else None  # never None: __init__
-        return (f"shadow_rate={self.shadow_rate}, on_mismatch={self.on_mismatch!r}, "
-                f"envelope={described!r}")
+        return (
+            f"shadow_rate={self.shadow_rate}, on_mismatch={self.on_mismatch!r}, "
+            f"envelope={described!r}"
+        )
 
     def _tolerance(self) -> dict[str, Any]:
         """The tolerance the report was verified at, for an incident (``guard`` refused a
@@ -269,23 +283,29 @@ class GuardedModule(torch.nn.Module):
                 self._judge(check)
         return call.candidate_output
 
-    def _answer_raise(self, args: tuple[Any, ...], index: int, knobs: dict[str, int],
-                      exc: Exception) -> Any:
+    def _answer_raise(
+        self, args: tuple[Any, ...], index: int, knobs: dict[str, int], exc: Exception
+    ) -> Any:
         """An unsampled call on which the candidate raised: the reference answers it, and it
         is an incident (inputs as they were after the raise: nothing was saved before)."""
-        call = ShadowCall(saved=[a.detach().clone() if isinstance(a, torch.Tensor) else a
-                                 for a in args], raised=exc)
+        call = ShadowCall(
+            saved=[a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args],
+            raised=exc,
+        )
         call.reference_output = self.reference(*args)
-        outcome = ShadowOutcome([IncidentKind.RAISED],
-                                f"the candidate raised {type(exc).__name__}: {str(exc)[:300]} "
-                                "(an unsampled call: inputs saved after the raise)", [], None,
-                                call)
+        outcome = ShadowOutcome(
+            [IncidentKind.RAISED],
+            f"the candidate raised {type(exc).__name__}: {str(exc)[:300]} "
+            "(an unsampled call: inputs saved after the raise)",
+            [],
+            None,
+            call,
+        )
         self._handle(outcome, index, knobs, CallSignature.of(args))
         return call.reference_output
 
     def _side_queue(self, args: tuple[Any, ...]) -> SideStreamQueue | None:
-        device = next((a.device for a in args if isinstance(a, torch.Tensor) and a.is_cuda),
-                      None)
+        device = next((a.device for a in args if isinstance(a, torch.Tensor) and a.is_cuda), None)
         if device is None:
             return None
         if device not in self._side:
@@ -317,10 +337,14 @@ class GuardedModule(torch.nn.Module):
             knobs = knobs if counts.shadow_only else None
             sampled = knobs is not None and drawn
         else:
-            knobs = None if (kwargs or counts.rolled_back or not counts.shadow_only) \
+            knobs = (
+                None
+                if (kwargs or counts.rolled_back or not counts.shadow_only)
                 else self._knobs_for(args)
-            sampled = knobs is not None and self.shadow_rate > 0.0 and \
-                self._draw() < self.shadow_rate
+            )
+            sampled = (
+                knobs is not None and self.shadow_rate > 0.0 and self._draw() < self.shadow_rate
+            )
         with self._lock:
             index = counts.calls
             counts.calls += 1
@@ -343,26 +367,39 @@ class GuardedModule(torch.nn.Module):
         gate = self.environment
         diff = gate.diff
         shadow = self._counts.shadow_only
-        doing = ("every call goes to the reference; the candidate shadows a "
-                 f"{self.shadow_rate:g} share of them (shadow-only), its output never returned"
-                 if shadow else "every call goes to the reference")
-        command = (f"kernelproof recheck {report_path}" if report_path is not None
-                   else verify_command(self.report).text + " --json report.json")
-        detail = (f"not the environment the report was proved in: {diff.describe()}; {doing}. "
-                  f"Re-prove it here: {command}")
+        doing = (
+            "every call goes to the reference; the candidate shadows a "
+            f"{self.shadow_rate:g} share of them (shadow-only), its output never returned"
+            if shadow
+            else "every call goes to the reference"
+        )
+        command = (
+            f"kernelproof recheck {report_path}"
+            if report_path is not None
+            else verify_command(self.report).text + " --json report.json"
+        )
+        detail = (
+            f"not the environment the report was proved in: {diff.describe()}; {doing}. "
+            f"Re-prove it here: {command}"
+        )
         folder = new_incident_folder(self.incident_dir, None) if self.incident_dir else None
         reference, candidate = self.report.reference, self.report.candidate
         incident = Incident(
             id=folder.name if folder is not None else "environment",
-            kinds=[IncidentKind.ENVIRONMENT], call_index=None, signature=None,
-            detail=detail, policy=self.on_mismatch,
+            kinds=[IncidentKind.ENVIRONMENT],
+            call_index=None,
+            signature=None,
+            detail=detail,
+            policy=self.on_mismatch,
             tolerance=self._tolerance(),
-            created_utc=utc_now(), inputs_file="", candidate_output_file=None,
+            created_utc=utc_now(),
+            inputs_file="",
+            candidate_output_file=None,
             reference_output_file="",
             reference_path=reference.path if reference else None,
-            candidate_path=candidate.path if candidate else None, command=command,
-            environment=diff.invalidating + [c for c in diff.changes
-                                             if c not in diff.invalidating],
+            candidate_path=candidate.path if candidate else None,
+            command=command,
+            environment=diff.invalidating + [c for c in diff.changes if c not in diff.invalidating],
         )
         if folder is not None:
             write_incident(incident, folder)
@@ -373,8 +410,9 @@ class GuardedModule(torch.nn.Module):
 
     # -- incidents -------------------------------------------------------------------------
 
-    def _handle(self, outcome: ShadowOutcome, index: int, knobs: dict[str, int],
-                signature: CallSignature) -> None:
+    def _handle(
+        self, outcome: ShadowOutcome, index: int, knobs: dict[str, int], signature: CallSignature
+    ) -> None:
         with self._lock:
             self._counts.mismatches += 1
             if self.on_mismatch == "rollback":
@@ -388,10 +426,13 @@ class GuardedModule(torch.nn.Module):
             raise CandidateMismatch(
                 f"the guarded candidate disagreed with its reference on call {index} "
                 f"({outcome.detail[:300]}){where}. on_mismatch='raise' raises; pass "
-                "on_mismatch='rollback' to serve the reference instead", incident)
+                "on_mismatch='rollback' to serve the reference instead",
+                incident,
+            )
 
-    def _incident(self, outcome: ShadowOutcome, index: int, knobs: dict[str, int],
-                  signature: CallSignature) -> Incident:
+    def _incident(
+        self, outcome: ShadowOutcome, index: int, knobs: dict[str, int], signature: CallSignature
+    ) -> Incident:
         call = outcome.call
         folder = new_incident_folder(self.incident_dir, index) if self.incident_dir else None
         command, replay = None, {}
@@ -405,29 +446,42 @@ class GuardedModule(torch.nn.Module):
         reference, candidate = self.report.reference, self.report.candidate
         incident = Incident(
             id=folder.name if folder is not None else f"call{index:08d}",
-            kinds=outcome.kinds, call_index=index, signature=signature, knobs=knobs,
-            error_ratio=outcome.error_ratio, outputs=outcome.comparisons,
-            detail=outcome.detail or "disagreement", policy=self.on_mismatch,
+            kinds=outcome.kinds,
+            call_index=index,
+            signature=signature,
+            knobs=knobs,
+            error_ratio=outcome.error_ratio,
+            outputs=outcome.comparisons,
+            detail=outcome.detail or "disagreement",
+            policy=self.on_mismatch,
             tolerance=self._tolerance(),
             created_utc=utc_now(),
             candidate_output_file=None if call.raised is not None else "candidate_output.pt",
             reference_path=reference.path if reference else None,
             candidate_path=candidate.path if candidate else None,
-            command=command, replay_settings=replay,
+            command=command,
+            replay_settings=replay,
         )
         if folder is not None:
             write_incident(incident, folder)
         return incident
 
 
-def guard(candidate: torch.nn.Module, reference: torch.nn.Module, report: Report | str | Path,
-          *, shadow_rate: float = 0.01, on_mismatch: MismatchPolicy = "rollback",
-          incident_dir: str | Path | None = None,
-          on_incident: Callable[[Incident], Any] | None = None,
-          seed: int | None = None, on_environment_change: EnvironmentPolicy = "reference",
-          candidate_source: str | Path | None = None,
-          drift_log: str | Path | None = None,
-          drift_window_s: float = DEFAULT_WINDOW_S) -> GuardedModule:
+def guard(
+    candidate: torch.nn.Module,
+    reference: torch.nn.Module,
+    report: Report | str | Path,
+    *,
+    shadow_rate: float = 0.01,
+    on_mismatch: MismatchPolicy = "rollback",
+    incident_dir: str | Path | None = None,
+    on_incident: Callable[[Incident], Any] | None = None,
+    seed: int | None = None,
+    on_environment_change: EnvironmentPolicy = "reference",
+    candidate_source: str | Path | None = None,
+    drift_log: str | Path | None = None,
+    drift_window_s: float = DEFAULT_WINDOW_S,
+) -> GuardedModule:
     """Wrap a verified ``candidate`` so that production calls reach it only inside the
     report's envelope, a ``shadow_rate`` share of them checked against ``reference``.
 
@@ -457,42 +511,65 @@ def guard(candidate: torch.nn.Module, reference: torch.nn.Module, report: Report
 
     for name, module in (("candidate", candidate), ("reference", reference)):
         if not isinstance(module, torch.nn.Module):
-            raise GuardError(f"{name} is a {type(module).__name__}, not a torch.nn.Module; pass "
-                             f"the module itself (e.g. ModelNew(...) and Model(...))")
+            raise GuardError(
+                f"{name} is a {type(module).__name__}, not a torch.nn.Module; pass "
+                f"the module itself (e.g. ModelNew(...) and Model(...))"
+            )
     report_path = None
     if not isinstance(report, Report):
         report_path = Path(report)
         report = read_json(report)
     if report.verdict is not Verdict.VERIFIED:
-        raise GuardError(f"the report's verdict is {report.verdict.value!r}: the guard only ships "
-                         f"verified candidates ({report.summary or 'see its findings'}). Fix the "
-                         "candidate and verify it again")
+        raise GuardError(
+            f"the report's verdict is {report.verdict.value!r}: the guard only ships "
+            f"verified candidates ({report.summary or 'see its findings'}). Fix the "
+            "candidate and verify it again"
+        )
     if report.envelope is None or report.correctness is None:
-        raise GuardError("the report carries no envelope (it predates envelopes, or no cell "
-                         "ran); verify the candidate again with this kernelproof")
+        raise GuardError(
+            "the report carries no envelope (it predates envelopes, or no cell "
+            "ran); verify the candidate again with this kernelproof"
+        )
     if not 0.0 <= shadow_rate <= 1.0:
-        raise GuardError(f"shadow_rate={shadow_rate!r} is not a share of calls; pass a number "
-                         "from 0.0 (never check) to 1.0 (check every call)")
+        raise GuardError(
+            f"shadow_rate={shadow_rate!r} is not a share of calls; pass a number "
+            "from 0.0 (never check) to 1.0 (check every call)"
+        )
     if on_mismatch not in MISMATCH_POLICIES:
-        raise GuardError(f"on_mismatch={on_mismatch!r} is not a policy; pass one of "
-                         + ", ".join(f"{k!r} ({v})" for k, v in MISMATCH_POLICIES.items()))
+        raise GuardError(
+            f"on_mismatch={on_mismatch!r} is not a policy; pass one of "
+            + ", ".join(f"{k!r} ({v})" for k, v in MISMATCH_POLICIES.items())
+        )
     if on_environment_change not in ENVIRONMENT_POLICIES:
-        raise GuardError(f"on_environment_change={on_environment_change!r} is not a policy; "
-                         "pass one of " + ", ".join(f"{k!r} ({v})" for k, v in
-                                                    ENVIRONMENT_POLICIES.items()))
+        raise GuardError(
+            f"on_environment_change={on_environment_change!r} is not a policy; "
+            "pass one of " + ", ".join(f"{k!r} ({v})" for k, v in ENVIRONMENT_POLICIES.items())
+        )
     if on_environment_change == "shadow-only" and not shadow_rate > 0.0:
-        raise GuardError("on_environment_change='shadow-only' with shadow_rate=0 compares "
-                         "nothing; pass a shadow_rate above 0 (e.g. 0.05)")
+        raise GuardError(
+            "on_environment_change='shadow-only' with shadow_rate=0 compares "
+            "nothing; pass a shadow_rate above 0 (e.g. 0.05)"
+        )
     if not drift_window_s > 0:
-        raise GuardError(f"drift_window_s={drift_window_s!r} is not a duration; pass seconds "
-                         "above 0 (default 60)")
+        raise GuardError(
+            f"drift_window_s={drift_window_s!r} is not a duration; pass seconds "
+            "above 0 (default 60)"
+        )
     if drift_log is None and incident_dir is not None:
         drift_log = Path(incident_dir) / DRIFT_FILE
     gate = check_environment(report, candidate, candidate_source)
-    return GuardedModule(candidate, reference, report, shadow_rate=float(shadow_rate),
-                         on_mismatch=on_mismatch,
-                         incident_dir=Path(incident_dir) if incident_dir is not None else None,
-                         on_incident=on_incident, seed=seed, environment=gate,
-                         on_environment_change=on_environment_change, report_path=report_path,
-                         drift_log=Path(drift_log) if drift_log is not None else None,
-                         drift_window_s=drift_window_s)
+    return GuardedModule(
+        candidate,
+        reference,
+        report,
+        shadow_rate=float(shadow_rate),
+        on_mismatch=on_mismatch,
+        incident_dir=Path(incident_dir) if incident_dir is not None else None,
+        on_incident=on_incident,
+        seed=seed,
+        environment=gate,
+        on_environment_change=on_environment_change,
+        report_path=report_path,
+        drift_log=Path(drift_log) if drift_log is not None else None,
+        drift_window_s=drift_window_s,
+    )

@@ -22,6 +22,7 @@ from kernelproof.report.commands import settings_command
 from kernelproof.schema.incident import INCIDENT_FILE, Incident
 from kernelproof.schema.report import Report
 
+
 def new_incident_folder(directory: Path, call_index: int | None) -> Path:
     """A fresh folder for one incident, named so that a listing sorts by time (``None``: an
     incident of the guard's start-up, named ``environment``)."""
@@ -45,8 +46,14 @@ def replay_settings(report: Report, knobs: dict[str, int], inputs: Path) -> dict
     down to the default shape's seeds and the saved cell, untimed and unshrunk."""
     settings = {k: v for k, v in report.settings.items() if k in Settings.model_fields}
     base_seed = report.correctness.base_seed if report.correctness else settings.get("base_seed")
-    settings.update(default_knobs=dict(knobs), inputs_file=str(inputs), timing=False,
-                    shrink=False, input_seeds=None, base_seed=base_seed)
+    settings.update(
+        default_knobs=dict(knobs),
+        inputs_file=str(inputs),
+        timing=False,
+        shrink=False,
+        input_seeds=None,
+        base_seed=base_seed,
+    )
     return settings
 
 
@@ -55,8 +62,9 @@ def replay_command(report: Report, settings: dict[str, Any]) -> str | None:
     names no files."""
     if report.reference is None or report.candidate is None:
         return None
-    return settings_command(report.reference.path, report.candidate.path,
-                            settings.get("base_seed"), settings).text
+    return settings_command(
+        report.reference.path, report.candidate.path, settings.get("base_seed"), settings
+    ).text
 
 
 def write_incident(incident: Incident, folder: Path) -> Path:
@@ -76,8 +84,10 @@ def read_incidents(directory: str | Path) -> list[tuple[Path, Incident]]:
         try:
             found.append((path.parent, Incident.model_validate_json(path.read_text("utf-8"))))
         except (OSError, ValidationError) as exc:
-            raise UsageError(f"{path} is not a kernelproof incident ({str(exc)[:200]}); "
-                             "move it out of the directory") from None
+            raise UsageError(
+                f"{path} is not a kernelproof incident ({str(exc)[:200]}); "
+                "move it out of the directory"
+            ) from None
     return found
 
 
@@ -98,8 +108,10 @@ def find_incident(found: list[tuple[Path, Incident]], which: str) -> tuple[Path,
     if len(matches) == 1:
         return matches[0]
     problem = "matches several incidents" if matches else "matches no incident"
-    raise UsageError(f"--replay {which!r} {problem}; pass an id from the listing, its number "
-                     f"(1..{len(found)}) or 'latest'")
+    raise UsageError(
+        f"--replay {which!r} {problem}; pass an id from the listing, its number "
+        f"(1..{len(found)}) or 'latest'"
+    )
 
 
 def check_replayable(incident: Incident) -> None:
@@ -112,13 +124,23 @@ def check_replayable(incident: Incident) -> None:
 
 def replay_meaning(incident: Incident, report: Report) -> str:
     """One line on what the replay's verdict says about the incident."""
-    cell = next((t for t in (report.correctness.tests if report.correctness else [])
-                 if t.variant.kind.value == "saved"), None)
+    cell = next(
+        (
+            t
+            for t in (report.correctness.tests if report.correctness else [])
+            if t.variant.kind.value == "saved"
+        ),
+        None,
+    )
     if cell is None:
-        return (f"the replay did not reach the saved inputs (verdict {report.verdict.value}): "
-                f"{report.summary}")
+        return (
+            f"the replay did not reach the saved inputs (verdict {report.verdict.value}): "
+            f"{report.summary}"
+        )
     if cell.outcome.value == "passed":
-        return ("not reproduced: a fresh candidate is right on these inputs, so the incident "
-                "depends on the guarded module's state (call count, weights, earlier calls), "
-                "which a replay does not rebuild; the saved outputs are the evidence")
+        return (
+            "not reproduced: a fresh candidate is right on these inputs, so the incident "
+            "depends on the guarded module's state (call count, weights, earlier calls), "
+            "which a replay does not rebuild; the saved outputs are the evidence"
+        )
     return f"reproduced: the saved inputs' cell {cell.outcome.value} ({cell.message[:300]})"

@@ -49,8 +49,9 @@ class RoutingTable:
         """The call's knob values when it is inside the envelope, else None."""
         return self.decide(routing_key(args), args)
 
-    def decide(self, key: tuple[Hashable, ...] | None,
-               args: Sequence[Any]) -> dict[str, int] | None:
+    def decide(
+        self, key: tuple[Hashable, ...] | None, args: Sequence[Any]
+    ) -> dict[str, int] | None:
         """:meth:`knobs_for` with the call's routing key already computed."""
         if key is None:
             return None

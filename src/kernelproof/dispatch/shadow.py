@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 import torch
 
-from kernelproof.checks.tolerance import OwnError, TolerancePolicy, compare_output
 from kernelproof.checks.oracle import fallback_own_error, oracle_model
+from kernelproof.checks.tolerance import OwnError, TolerancePolicy, compare_output
 from kernelproof.schema.correctness import OutputComparison
 from kernelproof.schema.incident import IncidentKind
 from kernelproof.tasks.inputs import oracle_inputs
@@ -38,8 +39,11 @@ from kernelproof.tasks.inputs import oracle_inputs
 def tolerance_policy(tolerance: dict[str, Any]) -> TolerancePolicy:
     """The report's tolerance model (``correctness.tolerance``) as a policy."""
     if tolerance.get("mode") == "fixed":
-        return TolerancePolicy(mode="fixed", atol=float(tolerance.get("atol") or 0.0),
-                               rtol=float(tolerance.get("rtol") or 0.0))
+        return TolerancePolicy(
+            mode="fixed",
+            atol=float(tolerance.get("atol") or 0.0),
+            rtol=float(tolerance.get("rtol") or 0.0),
+        )
     return TolerancePolicy(mode="oracle", factor=float(tolerance.get("factor", 3.0)))
 
 
@@ -99,21 +103,25 @@ class ShadowCheck:
         self._oracle_lock = threading.Lock()
         """Serving threads may shadow-check at once; the one float64 copy is shared."""
 
-    def start(self, candidate: torch.nn.Module, args: tuple[Any, ...],
-              stream: Any = None) -> ShadowCall:
+    def start(
+        self, candidate: torch.nn.Module, args: tuple[Any, ...], stream: Any = None
+    ) -> ShadowCall:
         """Save the inputs, call the candidate on the caller's tensors, then queue the
         mutation test, the reference and the oracle (on ``stream`` when one is given)."""
-        call = ShadowCall(saved=[a.detach().clone() if isinstance(a, torch.Tensor) else a
-                                 for a in args])
+        call = ShadowCall(
+            saved=[a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args]
+        )
         try:
             call.candidate_output = candidate(*args)
         except Exception as exc:  # noqa: BLE001 - a raise is an incident, not a crash
             call.raised = exc
         with _on_stream(stream, args, call.saved, call.candidate_output):
             with torch.no_grad():
-                call.changed = [(i, _differs(a, s))
-                                for i, (a, s) in enumerate(zip(args, call.saved))
-                                if isinstance(a, torch.Tensor)]
+                call.changed = [
+                    (i, _differs(a, s))
+                    for i, (a, s) in enumerate(zip(args, call.saved))
+                    if isinstance(a, torch.Tensor)
+                ]
             # In the caller's grad mode: on a mismatch this output is what the caller gets.
             call.reference_output = self.reference(*call.saved)
             if self.policy.mode == "oracle":
@@ -139,16 +147,18 @@ class ShadowCheck:
                         args[i].copy_(call.saved[i])
         if call.raised is not None:
             kinds.append(IncidentKind.RAISED)
-            notes.append(f"the candidate raised {type(call.raised).__name__}: "
-                         f"{str(call.raised)[:300]}")
+            notes.append(
+                f"the candidate raised {type(call.raised).__name__}: {str(call.raised)[:300]}"
+            )
             return ShadowOutcome(kinds, "; ".join(notes), [], None, call)
         comparisons, mismatch = self._compare(call)
         if mismatch:
             kinds.append(IncidentKind.MISMATCH)
             notes.append(mismatch)
         ratios = [c.error_ratio for c in comparisons if c.error_ratio is not None]
-        return ShadowOutcome(kinds, "; ".join(notes), comparisons,
-                             max(ratios) if ratios else None, call)
+        return ShadowOutcome(
+            kinds, "; ".join(notes), comparisons, max(ratios) if ratios else None, call
+        )
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -175,8 +185,9 @@ class ShadowCheck:
         candidate = flat_outputs(call.candidate_output)
         reference = flat_outputs(call.reference_output)
         if len(candidate) != len(reference):
-            return [], (f"the candidate returned {len(candidate)} output(s), the reference "
-                        f"{len(reference)}")
+            return [], (
+                f"the candidate returned {len(candidate)} output(s), the reference {len(reference)}"
+            )
         oracle = flat_outputs(call.oracle_output) if call.oracle_output is not None else None
         comparisons: list[OutputComparison] = []
         problems: list[str] = []
@@ -184,26 +195,35 @@ class ShadowCheck:
             for index, (cand, ref) in enumerate(zip(candidate, reference)):
                 if not isinstance(ref, torch.Tensor):
                     if cand != ref:
-                        problems.append(f"output {index}: {cand!r} where the reference gives "
-                                        f"{ref!r}")
+                        problems.append(
+                            f"output {index}: {cand!r} where the reference gives {ref!r}"
+                        )
                     continue
                 if type(cand) is not torch.Tensor and not isinstance(cand, torch.Tensor):
                     problems.append(f"output {index} is a {type(cand).__name__}, not a tensor")
                     continue
                 target, own_error = self._target(index, ref, oracle)
-                result = compare_output(cand.detach(), ref.detach(), target,
-                                        policy=self.policy, own_error=own_error)
-                comparisons.append(OutputComparison(
-                    index=index, error_ratio=result.error_ratio,
-                    candidate_error=result.candidate_error,
-                    reference_error=result.reference_error, floor=result.floor,
-                    passed=result.passed, detail=result.detail))
+                result = compare_output(
+                    cand.detach(), ref.detach(), target, policy=self.policy, own_error=own_error
+                )
+                comparisons.append(
+                    OutputComparison(
+                        index=index,
+                        error_ratio=result.error_ratio,
+                        candidate_error=result.candidate_error,
+                        reference_error=result.reference_error,
+                        floor=result.floor,
+                        passed=result.passed,
+                        detail=result.detail,
+                    )
+                )
                 if not result.passed:
                     problems.append(f"output {index}: {result.detail}")
         return comparisons, "; ".join(problems)
 
-    def _target(self, index: int, reference: torch.Tensor,
-                oracle: list[Any] | None) -> tuple[torch.Tensor, OwnError | None]:
+    def _target(
+        self, index: int, reference: torch.Tensor, oracle: list[Any] | None
+    ) -> tuple[torch.Tensor, OwnError | None]:
         """What an output is measured against, and the reference's own error when it is not
         measured (the reference standing in for a missing oracle)."""
         if self.policy.mode == "fixed":
@@ -219,7 +239,8 @@ def _differs(after: torch.Tensor, before: torch.Tensor) -> torch.Tensor:
     if after.shape != before.shape or after.dtype != before.dtype:
         return torch.ones((), dtype=torch.bool, device=before.device)
     width = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}.get(
-        after.element_size())
+        after.element_size()
+    )
     if width is None or after.is_complex():
         return torch.ne(after, before).any()
     return torch.ne(after.contiguous().view(width), before.contiguous().view(width)).any()

@@ -14,7 +14,8 @@ verified, none only counted; the cost stays sane because
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from kernelproof.e2e.generated import CALL_BASE, HostFiles, signatures_task
 from kernelproof.e2e.trace_record import TargetTrace
@@ -38,9 +39,14 @@ SIGNATURES_PER_VERIFICATION = 128
 #: Settings of these verifications: the declared SHAPES (one per signature) are what runs,
 #: also under ``--fixed-shapes`` (which restricts the host's matrix, not these checks);
 #: generated shapes and layouts would test other calls.
-SETTINGS: dict[str, Any] = {"shape_variants": True, "generated_shapes": False,
-                            "layout_variants": False, "timing": False, "shrink": False,
-                            "seeds": FULL_SEEDS}
+SETTINGS: dict[str, Any] = {
+    "shape_variants": True,
+    "generated_shapes": False,
+    "layout_variants": False,
+    "timing": False,
+    "shrink": False,
+    "seeds": FULL_SEEDS,
+}
 
 #: ``verify_at(file name, task text, overrides)``: the run's verification of the candidate
 #: against a generated task of the module.
@@ -52,12 +58,19 @@ def coverage_rows(substitution: Substitution, trace: TargetTrace) -> list[Signat
     until verified)."""
     envelope = substitution.envelope
     rows = []
-    for signature, calls, source in zip(trace.signatures, trace.signature_counts,
-                                        trace.signature_sources):
+    for signature, calls, source in zip(
+        trace.signatures, trace.signature_counts, trace.signature_sources
+    ):
         covered = bool(envelope and envelope.contains(signature))
-        rows.append(SignatureCoverage(signature=signature, calls=calls, first_seen=source,
-                                      covered=covered,
-                                      check="matrix" if covered else "not-checked"))
+        rows.append(
+            SignatureCoverage(
+                signature=signature,
+                calls=calls,
+                first_seen=source,
+                covered=covered,
+                check="matrix" if covered else "not-checked",
+            )
+        )
     return rows
 
 
@@ -66,13 +79,20 @@ def plan_checks(rows: list[SignatureCoverage]) -> list[tuple[list[SignatureCover
     :data:`FULL_SEED_CHECKS` with :data:`FULL_SEEDS` seeds, the rest with one."""
     ordered = worth_checking(rows)
     tiers = [(ordered[:FULL_SEED_CHECKS], FULL_SEEDS), (ordered[FULL_SEED_CHECKS:], 1)]
-    return [(tier[start:start + SIGNATURES_PER_VERIFICATION], seeds)
-            for tier, seeds in tiers
-            for start in range(0, len(tier), SIGNATURES_PER_VERIFICATION)]
+    return [
+        (tier[start : start + SIGNATURES_PER_VERIFICATION], seeds)
+        for tier, seeds in tiers
+        for start in range(0, len(tier), SIGNATURES_PER_VERIFICATION)
+    ]
 
 
-def check_uncovered(target: str, host: HostFiles, trace: TargetTrace,
-                    rows: list[SignatureCoverage], verify_at: VerifyAt) -> list[Finding]:
+def check_uncovered(
+    target: str,
+    host: HostFiles,
+    trace: TargetTrace,
+    rows: list[SignatureCoverage],
+    verify_at: VerifyAt,
+) -> list[Finding]:
     """Verify the module at every uncovered row's signature; fill each row's check, verdict
     and error ratio; return the findings (failures per verdict, what stopped a verification,
     and the count)."""
@@ -85,36 +105,54 @@ def check_uncovered(target: str, host: HostFiles, trace: TargetTrace,
     batches = plan_checks(uncovered)
     failing: dict[Verdict, list[tuple[SignatureCoverage, Any]]] = {}
     for number, (batch, seeds) in enumerate(batches):
-        text = signatures_task(host, trace, [
-            (r.signature, inits.get(r.signature, trace.instances[0].init_repr)) for r in batch])
+        text = signatures_task(
+            host,
+            trace,
+            [(r.signature, inits.get(r.signature, trace.instances[0].init_repr)) for r in batch],
+        )
         report = verify_at(f"signatures_{number}.py", text, {**SETTINGS, "seeds": seeds})
         for row, first in _apply_cells(batch, report, seeds):
             # _apply_cells gave every row it returns a verdict.
             failing.setdefault(row.verdict, []).append((row, first))  # type: ignore[arg-type]  # ^
         # What is not about one cell (integrity, a crash that stopped the run) is reported too.
-        findings += [f.model_copy(update={
-            "message": f"at the host's signatures ({target}): {f.message}",
-            "variant": f"at the host's signatures ({target})"}) for f in report.findings
+        findings += [
+            f.model_copy(
+                update={
+                    "message": f"at the host's signatures ({target}): {f.message}",
+                    "variant": f"at the host's signatures ({target})",
+                }
+            )
+            for f in report.findings
             if f.severity in (Severity.FAIL, Severity.SUSPECT)
-            and f.check is not FindingCheck.CORRECTNESS]
+            and f.check is not FindingCheck.CORRECTNESS
+        ]
     for verdict, found in failing.items():
         row, first = found[0]
-        findings.append(Finding(
-            check=FindingCheck.E2E_ENVELOPE, severity=Severity.FAIL, forces=verdict,
-            message=f"the host calls {target} at {len(found)} signature(s) outside the "
-                    f"isolated matrix where it is {verdict.value}; first "
-                    f"{row.signature.describe()} (first in {row.first_seen}): "
-                    f"{first.message[:300]}",
-            evidence={"signatures": [r.signature.describe() for r, _ in found][:20],
-                      "first_seen": [r.first_seen for r, _ in found][:20],
-                      "calls": sum(r.calls for r, _ in found)}))
-    findings.append(_count_finding(target, rows, uncovered, len(batches),
-                                   time.monotonic() - started))
+        findings.append(
+            Finding(
+                check=FindingCheck.E2E_ENVELOPE,
+                severity=Severity.FAIL,
+                forces=verdict,
+                message=f"the host calls {target} at {len(found)} signature(s) outside the "
+                f"isolated matrix where it is {verdict.value}; first "
+                f"{row.signature.describe()} (first in {row.first_seen}): "
+                f"{first.message[:300]}",
+                evidence={
+                    "signatures": [r.signature.describe() for r, _ in found][:20],
+                    "first_seen": [r.first_seen for r, _ in found][:20],
+                    "calls": sum(r.calls for r, _ in found),
+                },
+            )
+        )
+    findings.append(
+        _count_finding(target, rows, uncovered, len(batches), time.monotonic() - started)
+    )
     return findings
 
 
-def _apply_cells(batch: list[SignatureCoverage], report: Report, seeds: int
-                 ) -> list[tuple[SignatureCoverage, Any]]:
+def _apply_cells(
+    batch: list[SignatureCoverage], report: Report, seeds: int
+) -> list[tuple[SignatureCoverage, Any]]:
     """Each row gets the verdict of its own cells; returns the failing rows with their first
     failing cell."""
     cells: dict[int, list[Any]] = {}
@@ -130,39 +168,71 @@ def _apply_cells(batch: list[SignatureCoverage], report: Report, seeds: int
         row.check, row.verdict, row.seeds = "verified-here", verdict, seeds
         row.error_ratio = max(ratios) if ratios else None
         if verdict is not Verdict.VERIFIED:
-            failing.append((row, next(t for t in cells[index] if t.outcome
-                                      not in (TestOutcome.PASSED, TestOutcome.SKIPPED))))
+            failing.append(
+                (
+                    row,
+                    next(
+                        t
+                        for t in cells[index]
+                        if t.outcome not in (TestOutcome.PASSED, TestOutcome.SKIPPED)
+                    ),
+                )
+            )
     return failing
 
 
-def _count_finding(target: str, rows: list[SignatureCoverage],
-                   uncovered: list[SignatureCoverage], verifications: int,
-                   seconds: float) -> Finding:
+def _count_finding(
+    target: str,
+    rows: list[SignatureCoverage],
+    uncovered: list[SignatureCoverage],
+    verifications: int,
+    seconds: float,
+) -> Finding:
     checked = [r for r in uncovered if r.check == "verified-here"]
     skipped = [r for r in uncovered if r.check == "not-checked"]
     one_seed = [r for r in checked if r.seeds == 1]
     return Finding(
-        check=FindingCheck.E2E_ENVELOPE, severity=Severity.WARN if skipped else Severity.INFO,
+        check=FindingCheck.E2E_ENVELOPE,
+        severity=Severity.WARN if skipped else Severity.INFO,
         message=f"the host calls {target} with {len(uncovered)} of {len(rows)} signature(s) "
-                f"outside the isolated matrix; {len(checked)} verified in isolation at the "
-                f"exact signature ({verifications} verification(s), {seconds:.1f} s"
-                + (f"; {len(one_seed)} with one seed" if one_seed else "") + ")"
-                + (f"; {len(skipped)} could not be run: the verification stopped before them "
-                   "(its findings say why)" if skipped else ""),
-        evidence={"uncovered": len(uncovered), "verified": len(checked),
-                  "one_seed": len(one_seed), "not_run": len(skipped),
-                  "verifications": verifications, "seconds": round(seconds, 2),
-                  "not_run_signatures": [r.signature.describe() for r in skipped][:20]})
+        f"outside the isolated matrix; {len(checked)} verified in isolation at the "
+        f"exact signature ({verifications} verification(s), {seconds:.1f} s"
+        + (f"; {len(one_seed)} with one seed" if one_seed else "")
+        + ")"
+        + (
+            f"; {len(skipped)} could not be run: the verification stopped before them "
+            "(its findings say why)"
+            if skipped
+            else ""
+        ),
+        evidence={
+            "uncovered": len(uncovered),
+            "verified": len(checked),
+            "one_seed": len(one_seed),
+            "not_run": len(skipped),
+            "verifications": verifications,
+            "seconds": round(seconds, 2),
+            "not_run_signatures": [r.signature.describe() for r in skipped][:20],
+        },
+    )
 
 
 def worth_checking(rows: list[SignatureCoverage]) -> list[SignatureCoverage]:
     """All rows, one per layout class (dtype, rank, strides order, contiguity) first, then the
     largest: a kernel that breaks on a layout breaks on its first signature."""
+
     def layout(row: SignatureCoverage) -> tuple:
-        return tuple((a.dtype, len(a.shape), a.contiguous,
-                      tuple(sorted(range(len(a.strides)), key=lambda d: -a.strides[d])))
-                     if isinstance(a, TensorSignature) else ("value", a.type)
-                     for a in row.signature.args)
+        return tuple(
+            (
+                a.dtype,
+                len(a.shape),
+                a.contiguous,
+                tuple(sorted(range(len(a.strides)), key=lambda d: -a.strides[d])),
+            )
+            if isinstance(a, TensorSignature)
+            else ("value", a.type)
+            for a in row.signature.args
+        )
 
     ordered = sorted(rows, key=lambda r: elements(r.signature), reverse=True)
     seen: set[tuple] = set()

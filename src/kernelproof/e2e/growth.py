@@ -49,14 +49,13 @@ class Growth:
 
 def slope(values: list[int]) -> float:
     """Bytes per step over the second half (the first steps fill caches and pools)."""
-    half = values[len(values) // 2:]
+    half = values[len(values) // 2 :]
     if len(half) < 2:
         return 0.0
     return float(numpy.polyfit(numpy.arange(len(half)), numpy.array(half, dtype=float), 1)[0])
 
 
-def judge_growth(candidate: list[int], reference: list[int], limit_bytes: int
-                 ) -> Growth | None:
+def judge_growth(candidate: list[int], reference: list[int], limit_bytes: int) -> Growth | None:
     """The growth of ``candidate`` beyond ``reference`` (per-step figures) against
     ``limit_bytes``; None with fewer than :data:`MIN_STEPS` steps."""
     steps = min(len(candidate), len(reference))
@@ -69,8 +68,12 @@ def judge_growth(candidate: list[int], reference: list[int], limit_bytes: int
     if slopes["excess"] * half >= SIGNIFICANT_GROWTH_BYTES:
         left = max(limit_bytes - candidate[steps - 1], 0)
         projected = steps + int(left / slopes["excess"])
-    return Growth(slopes=slopes, limit_bytes=limit_bytes, last_bytes=candidate[steps - 1],
-                  projected_failure_step=projected)
+    return Growth(
+        slopes=slopes,
+        limit_bytes=limit_bytes,
+        last_bytes=candidate[steps - 1],
+        projected_failure_step=projected,
+    )
 
 
 def growth_finding(growth: Growth, memory: str, steps: int) -> Finding | None:
@@ -80,17 +83,31 @@ def growth_finding(growth: Growth, memory: str, steps: int) -> Finding | None:
     if growth.projected_failure_step is None:
         return None
     slopes = growth.slopes
-    evidence = {"memory": memory, "excess_bytes_per_step": slopes["excess"],
-                "bytes_last": growth.last_bytes, "memory_limit_bytes": growth.limit_bytes,
-                "projected_failure_step": growth.projected_failure_step}
-    message = (f"the candidate's {memory} grows by {slopes['excess'] / 1024:.0f} KiB per step "
-               f"beyond the reference's ({slopes['candidate'] / 1024:.0f} against "
-               f"{slopes['reference'] / 1024:.0f} KiB) over {steps} soak steps; at that rate "
-               f"it exhausts {growth.limit_bytes / 2**30:.0f} GiB at step "
-               f"{growth.projected_failure_step:,}")
+    evidence = {
+        "memory": memory,
+        "excess_bytes_per_step": slopes["excess"],
+        "bytes_last": growth.last_bytes,
+        "memory_limit_bytes": growth.limit_bytes,
+        "projected_failure_step": growth.projected_failure_step,
+    }
+    message = (
+        f"the candidate's {memory} grows by {slopes['excess'] / 1024:.0f} KiB per step "
+        f"beyond the reference's ({slopes['candidate'] / 1024:.0f} against "
+        f"{slopes['reference'] / 1024:.0f} KiB) over {steps} soak steps; at that rate "
+        f"it exhausts {growth.limit_bytes / 2**30:.0f} GiB at step "
+        f"{growth.projected_failure_step:,}"
+    )
     if growth.projected_failure_step <= FAILURE_HORIZON_STEPS:
-        return Finding(check=FindingCheck.SOAK_MEMORY, severity=Severity.FAIL,
-                       forces=Verdict.BROKEN, message=message, evidence=evidence)
-    return Finding(check=FindingCheck.SOAK_MEMORY, severity=Severity.WARN,
-                   message=message + f", beyond the {FAILURE_HORIZON_STEPS:,}-step horizon",
-                   evidence=evidence)
+        return Finding(
+            check=FindingCheck.SOAK_MEMORY,
+            severity=Severity.FAIL,
+            forces=Verdict.BROKEN,
+            message=message,
+            evidence=evidence,
+        )
+    return Finding(
+        check=FindingCheck.SOAK_MEMORY,
+        severity=Severity.WARN,
+        message=message + f", beyond the {FAILURE_HORIZON_STEPS:,}-step horizon",
+        evidence=evidence,
+    )

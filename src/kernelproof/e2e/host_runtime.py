@@ -50,6 +50,7 @@ def recorded_constructions(classes: Sequence[type]) -> Iterator[dict[int, tuple[
         def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
             records.setdefault(id(self), (args, kwargs))
             original(self, *args, **kwargs)
+
         # What inspect reads to show the original's signature (functions take any attribute).
         __init__.__wrapped__ = original  # type: ignore[attr-defined]  # see above
         __init__.__signature__ = inspect.signature(original)  # type: ignore[attr-defined]  # idem
@@ -60,7 +61,7 @@ def recorded_constructions(classes: Sequence[type]) -> Iterator[dict[int, tuple[
         if original is None or not callable(original):
             continue
         try:
-            setattr(cls, "__init__", wrap(original))
+            cls.__init__ = wrap(original)  # type: ignore[misc]  # the trace wraps each class's own __init__
         except TypeError:  # a class that forbids attribute assignment
             continue
         patched.append((cls, original))
@@ -68,7 +69,7 @@ def recorded_constructions(classes: Sequence[type]) -> Iterator[dict[int, tuple[
         yield records
     finally:
         for cls, original in patched:
-            setattr(cls, "__init__", original)
+            cls.__init__ = original  # type: ignore[misc]  # restored as it was
 
 
 def positional_arguments(module: torch.nn.Module, args: tuple, kwargs: dict) -> list[Any]:
@@ -84,13 +85,17 @@ def positional_arguments(module: torch.nn.Module, args: tuple, kwargs: dict) -> 
             positional.extend(value)
         elif parameter.kind is inspect.Parameter.VAR_KEYWORD:
             if value:
-                raise TypeError(f"{type(module).__name__} was built with keyword arguments "
-                                f"{sorted(value)} that cannot be passed positionally")
+                raise TypeError(
+                    f"{type(module).__name__} was built with keyword arguments "
+                    f"{sorted(value)} that cannot be passed positionally"
+                )
         elif parameter.kind is inspect.Parameter.KEYWORD_ONLY:
             if value is not parameter.default:
-                raise TypeError(f"{type(module).__name__} was built with the keyword-only "
-                                f"argument {name}={value!r}, which KernelBench's "
-                                "ModelNew(*init_inputs) cannot receive")
+                raise TypeError(
+                    f"{type(module).__name__} was built with the keyword-only "
+                    f"argument {name}={value!r}, which KernelBench's "
+                    "ModelNew(*init_inputs) cannot receive"
+                )
         else:
             positional.append(value)
     return positional
@@ -102,18 +107,25 @@ def find_targets(model: torch.nn.Module, target: str) -> list[tuple[str, torch.n
     named = dict(model.named_modules())
     if target in named and target:
         return [(target, named[target])]
-    by_class = [(path, module) for path, module in named.items()
-                if path and type(module).__name__ == target]
+    by_class = [
+        (path, module) for path, module in named.items() if path and type(module).__name__ == target
+    ]
     if by_class:
         return by_class
     classes = sorted({type(m).__name__ for p, m in named.items() if p})
     paths = [p for p in named if p][:12]
-    raise LookupError(f"the host has no submodule path or module class named {target!r}; "
-                      f"its classes are {', '.join(classes)}; paths include {', '.join(paths)}")
+    raise LookupError(
+        f"the host has no submodule path or module class named {target!r}; "
+        f"its classes are {', '.join(classes)}; paths include {', '.join(paths)}"
+    )
 
 
-def substitute(model: torch.nn.Module, target: str, factory: Callable[..., torch.nn.Module],
-               records: dict[int, tuple[tuple, dict]]) -> list[str]:
+def substitute(
+    model: torch.nn.Module,
+    target: str,
+    factory: Callable[..., torch.nn.Module],
+    records: dict[int, tuple[tuple, dict]],
+) -> list[str]:
     """Replace every submodule ``target`` names by ``factory(*its constructor arguments)``
     holding its state; returns the replaced paths. Mismatches raise with both signatures."""
     replaced = []
@@ -124,15 +136,18 @@ def substitute(model: torch.nn.Module, target: str, factory: Callable[..., torch
         try:
             new = factory(*arguments)
         except TypeError as exc:
-            raise TypeError(f"ModelNew{_signature_text(factory)} cannot take the constructor "
-                            f"arguments {arguments!r} of {described} at {path!r}: {exc}") from None
+            raise TypeError(
+                f"ModelNew{_signature_text(factory)} cannot take the constructor "
+                f"arguments {arguments!r} of {described} at {path!r}: {exc}"
+            ) from None
         state = original.state_dict()
         result = new.load_state_dict(state, strict=False)
         if result.missing_keys or result.unexpected_keys:
             raise TypeError(
                 f"ModelNew's state does not match {described} at {path!r}: ModelNew lacks "
                 f"{sorted(result.unexpected_keys)} and has {sorted(result.missing_keys)} the "
-                f"replaced module does not; name its parameters and buffers as the module does")
+                f"replaced module does not; name its parameters and buffers as the module does"
+            )
         new.train(original.training)
         parent_path, _, name = path.rpartition(".")
         parent = model.get_submodule(parent_path) if parent_path else model
@@ -148,9 +163,11 @@ def _signature_text(factory: Any) -> str:
         return "(...)"
 
 
-def build_substituted(host: types.ModuleType, init_inputs: Sequence[Any],
-                      replacements: Sequence[tuple[str, Callable[..., torch.nn.Module]]]
-                      ) -> torch.nn.Module:
+def build_substituted(
+    host: types.ModuleType,
+    init_inputs: Sequence[Any],
+    replacements: Sequence[tuple[str, Callable[..., torch.nn.Module]]],
+) -> torch.nn.Module:
     """The host's ``Model(*init_inputs)`` with each target replaced by its factory."""
     with recorded_constructions(module_classes(host)) as records:
         model = host.Model(*init_inputs)
@@ -214,8 +231,11 @@ class SoakHost(torch.nn.Module):
             raise RuntimeError(f"soak step {index} requested after step {self._done}")
         if self._steps is None:
             inputs = self._initial_inputs()
-            self._steps = (self._loop(self.model, inputs) if self._loop is not None
-                           else self._fresh_steps(inputs))
+            self._steps = (
+                self._loop(self.model, inputs)
+                if self._loop is not None
+                else self._fresh_steps(inputs)
+            )
             step_inputs = next(self._steps)
         else:
             step_inputs = self._steps.send(tuple(self._last))
@@ -234,20 +254,26 @@ class SoakHost(torch.nn.Module):
             torch.random.set_rng_state(state)
         dtype = next((p.dtype for p in self.model.parameters() if p.is_floating_point()), None)
         device = next((p.device for p in self.model.parameters()), torch.device("cpu"))
-        return [x.to(device=device, dtype=dtype) if isinstance(x, torch.Tensor)
-                and x.is_floating_point() and dtype is not None else x for x in inputs]
+        return [
+            x.to(device=device, dtype=dtype)
+            if isinstance(x, torch.Tensor) and x.is_floating_point() and dtype is not None
+            else x
+            for x in inputs
+        ]
 
     def _fresh_steps(self, inputs: list[Any]) -> Iterator[list[Any]]:
         generator = torch.Generator().manual_seed(self._seed)
         while True:
             yield inputs
-            inputs = [torch.randn(x.shape, generator=generator, dtype=x.dtype).to(x.device)
-                      if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-                      for x in inputs]
+            inputs = [
+                torch.randn(x.shape, generator=generator, dtype=x.dtype).to(x.device)
+                if isinstance(x, torch.Tensor) and x.is_floating_point()
+                else x
+                for x in inputs
+            ]
 
 
 def step_marker() -> list[torch.Tensor]:
     """The soak task's inputs: the index of the step, which is the seed the inputs were built
     with (:func:`kernelproof.tasks.inputs.seed_everything` seeds torch's generator with it)."""
     return [torch.tensor([float(torch.initial_seed())], dtype=torch.float64)]
-

@@ -22,11 +22,11 @@ from kernelproof.checks.observations import findings_from_observations, merge_fi
 from kernelproof.checks.tolerance import TolerancePolicy, compare_output
 from kernelproof.config import Settings
 from kernelproof.e2e.growth import growth_finding, judge_growth
+from kernelproof.protocol.requests import RunRequest
 from kernelproof.schema import Finding, FindingCheck, InputVariant, Severity, VariantKind, Verdict
 from kernelproof.schema.e2e import LatencyCurve, Soak
 from kernelproof.tasks.loaded import LoadedTask
 from kernelproof.workers.pair import WorkerPair, prepare_request
-from kernelproof.protocol.requests import RunRequest
 from kernelproof.workers.process import WorkerProcess
 
 #: Steps a fresh candidate model repeats to look for nondeterminism.
@@ -53,51 +53,87 @@ def machine_memory_bytes() -> int:
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
-def run_soak(loaded: LoadedTask, settings: Settings, steps: int, init_seed: int, *,
-             has_loop: bool, repro: str, until_drift: bool = False) -> SoakOutcome:
+def run_soak(
+    loaded: LoadedTask,
+    settings: Settings,
+    steps: int,
+    init_seed: int,
+    *,
+    has_loop: bool,
+    repro: str,
+    until_drift: bool = False,
+) -> SoakOutcome:
     """Run ``steps`` steps on both sides and judge memory growth, drift, nondeterminism.
     With ``until_drift`` (a shrinking trial), stop at the first step beyond tolerance and
     repeat nothing."""
     policy = TolerancePolicy.from_settings(settings)
-    soak = Soak(steps=0, loop="soak_steps" if has_loop else "fresh-inputs",
-                rss_bytes={"candidate": [], "reference": []})
+    soak = Soak(
+        steps=0,
+        loop="soak_steps" if has_loop else "fresh-inputs",
+        rss_bytes={"candidate": [], "reference": []},
+    )
     findings: list[Finding] = []
     times: dict[str, list[float]] = {"candidate": [], "reference": []}
     kept: list[list[Any]] = []
-    with WorkerPair(task=loaded.task, candidate_path=loaded.candidate_path, settings=settings,
-                    readable_paths=loaded.readable_paths) as pair:
+    with WorkerPair(
+        task=loaded.task,
+        candidate_path=loaded.candidate_path,
+        settings=settings,
+        readable_paths=loaded.readable_paths,
+    ) as pair:
         pair.start_reference()
         built = pair.start_candidate()
         if not built.ok:
-            return SoakOutcome(None, [_broken(f"the soak's candidate does not build: "
-                                              f"{built.failure}")])
+            return SoakOutcome(
+                None, [_broken(f"the soak's candidate does not build: {built.failure}")]
+            )
         handover = pair.prepare({}, init_seed)
         if handover.candidate is None:
-            return SoakOutcome(None, [Finding(
-                check=FindingCheck.TASK, severity=Severity.FAIL, forces=Verdict.ERROR,
-                message=f"the host's loop cannot be built: {handover.reference.failure}")])
+            return SoakOutcome(
+                None,
+                [
+                    Finding(
+                        check=FindingCheck.TASK,
+                        severity=Severity.FAIL,
+                        forces=Verdict.ERROR,
+                        message=f"the host's loop cannot be built: {handover.reference.failure}",
+                    )
+                ],
+            )
         if not handover.candidate.ok:
             return SoakOutcome(None, [_broken(_UNBUILT + handover.candidate.failure)])
         names = list(handover.reference.data.state_names)
         weights = handover.reference.tensors
         for step in range(steps):
             variant = InputVariant(name=f"soak:{step}", kind=VariantKind.SEED, seed=step)
-            ref = pair.ask_reference(RunRequest(variant=variant, oracle=True,
-                                                oracle_fallback=True, record_ops=False))
+            ref = pair.ask_reference(
+                RunRequest(variant=variant, oracle=True, oracle_fallback=True, record_ops=False)
+            )
             if not ref.ok:
-                findings.append(Finding(
-                    check=FindingCheck.TASK, severity=Severity.FAIL, forces=Verdict.ERROR,
-                    message=f"the host's loop fails at step {step} without the substitution: "
-                            f"{ref.failure}"))
+                findings.append(
+                    Finding(
+                        check=FindingCheck.TASK,
+                        severity=Severity.FAIL,
+                        forces=Verdict.ERROR,
+                        message=f"the host's loop fails at step {step} without the substitution: "
+                        f"{ref.failure}",
+                    )
+                )
                 break
-            cand = pair.ask_candidate(RunRequest(variant=variant, record_ops=False,
-                                                 stability_delay_s=0.0))
+            cand = pair.ask_candidate(
+                RunRequest(variant=variant, record_ops=False, stability_delay_s=0.0)
+            )
             if cand.reply is not None:  # the probes run on every step, as in the matrix
-                findings += findings_from_observations(cand.reply.observations,
-                                                       variant=variant.name)
+                findings += findings_from_observations(
+                    cand.reply.observations, variant=variant.name
+                )
             if not cand.ok:
-                findings.append(_broken(f"the host with the substitution fails at soak step "
-                                        f"{step}: {cand.failure}", step=step))
+                findings.append(
+                    _broken(
+                        f"the host with the substitution fails at soak step {step}: {cand.failure}",
+                        step=step,
+                    )
+                )
                 break
             soak.steps = step + 1
             soak.rss_bytes["reference"].append(_resident_bytes(pair.reference))
@@ -130,8 +166,9 @@ def _resident_bytes(worker: WorkerProcess | None) -> int:
 _UNBUILT = "the host with the substitution cannot be built for the soak: "
 
 
-def _rebuild(pair: WorkerPair, init_seed: int, names: list[str], weights: list[Any],
-             findings: list[Finding]) -> bool:
+def _rebuild(
+    pair: WorkerPair, init_seed: int, names: list[str], weights: list[Any], findings: list[Finding]
+) -> bool:
     """The candidate built afresh with the reference's weights (for the repeated steps)."""
     response = pair.ask_candidate(prepare_request({}, init_seed, names), weights)
     if not response.ok:
@@ -142,7 +179,7 @@ def _rebuild(pair: WorkerPair, init_seed: int, names: list[str], weights: list[A
 def _drift(ref: Any, cand: Any, policy: TolerancePolicy, soak: Soak, step: int) -> float | None:
     data = ref.data
     count = len([d for d in data.outputs if d.get("kind") == "tensor"])
-    outputs, oracle = ref.tensors[:count], ref.tensors[count:count + data.oracle_count]
+    outputs, oracle = ref.tensors[:count], ref.tensors[count : count + data.oracle_count]
     if len(cand.tensors) != count or len(oracle) != count:
         if soak.first_drift_step is None:
             soak.first_drift_step = step
@@ -168,8 +205,9 @@ def _repeat(pair: WorkerPair, kept: list[list[Any]]) -> tuple[int, float | None]
     worst = 0.0
     for step, before in enumerate(kept):
         variant = InputVariant(name=f"soak-repeat:{step}", kind=VariantKind.SEED, seed=step)
-        again = pair.ask_candidate(RunRequest(variant=variant, record_ops=False,
-                                              stability_delay_s=0.0))
+        again = pair.ask_candidate(
+            RunRequest(variant=variant, record_ops=False, stability_delay_s=0.0)
+        )
         if not again.ok or len(again.tensors) != len(before):
             return step, None
         for a, b in zip(again.tensors, before):
@@ -194,8 +232,9 @@ def _record_cuda(soak: Soak, replies: dict[str, Any]) -> None:
             soak.cuda_memory = "measured"
         soak.cuda_allocated_bytes.setdefault(side, []).append(int(figures["allocated"]))
         soak.cuda_reserved_bytes.setdefault(side, []).append(int(figures["reserved"]))
-        soak.cuda_memory_limit_bytes = max(soak.cuda_memory_limit_bytes,
-                                           int(figures.get("total", 0)))
+        soak.cuda_memory_limit_bytes = max(
+            soak.cuda_memory_limit_bytes, int(figures.get("total", 0))
+        )
 
 
 def _memory_findings(soak: Soak) -> list[Finding]:
@@ -203,12 +242,13 @@ def _memory_findings(soak: Soak) -> list[Finding]:
     device's: the same rule (:mod:`kernelproof.e2e.growth`)."""
     findings = []
     soak.memory_limit_bytes = machine_memory_bytes()
-    rss = judge_growth(soak.rss_bytes["candidate"], soak.rss_bytes["reference"],
-                       soak.memory_limit_bytes)
+    rss = judge_growth(
+        soak.rss_bytes["candidate"], soak.rss_bytes["reference"], soak.memory_limit_bytes
+    )
     if rss is not None:
         soak.growth_bytes_per_step = dict(rss.slopes)
         soak.projected_failure_step = rss.projected_failure_step
-        if (finding := growth_finding(rss, "worker's resident memory", soak.steps)):
+        if finding := growth_finding(rss, "worker's resident memory", soak.steps):
             findings.append(finding)
     findings += cuda_findings(soak)
     return findings
@@ -221,10 +261,13 @@ def cuda_findings(soak: Soak) -> list[Finding]:
     if soak.cuda_memory == "not-applicable" or soak.cuda_memory_limit_bytes <= 0:
         return []
     judged = []
-    for memory, figures in (("CUDA allocated memory", soak.cuda_allocated_bytes),
-                            ("CUDA reserved memory", soak.cuda_reserved_bytes)):
-        growth = judge_growth(figures.get("candidate", []), figures.get("reference", []),
-                              soak.cuda_memory_limit_bytes)
+    for memory, figures in (
+        ("CUDA allocated memory", soak.cuda_allocated_bytes),
+        ("CUDA reserved memory", soak.cuda_reserved_bytes),
+    ):
+        growth = judge_growth(
+            figures.get("candidate", []), figures.get("reference", []), soak.cuda_memory_limit_bytes
+        )
         if growth is None:
             continue
         if memory == "CUDA allocated memory":
@@ -247,24 +290,37 @@ def drift_findings(soak: Soak, command: str) -> list[Finding]:
     ratio = soak.drift_ratios[step] if step < len(soak.drift_ratios) else None
     shown = f"{ratio:.1f}x" if ratio is not None else "a different shape or count"
     first_ratio = next((r for r in soak.drift_ratios if r is not None), None)
-    return [Finding(
-        check=FindingCheck.SOAK_DRIFT, severity=Severity.FAIL, forces=Verdict.INCORRECT,
-        message=f"the host's outputs drift beyond tolerance at soak step {step}: error ratio "
-                f"{shown} against the float64 oracle of the same steps"
-                + (f" (first measured: {first_ratio:.2f}x)" if first_ratio is not None else "")
-                + f". Reproduce: {command}",
-        evidence={"first_step": step, "ratio": ratio, "repro": command,
-                  "ratios_head": soak.drift_ratios[:step + 1][-8:]})]
+    return [
+        Finding(
+            check=FindingCheck.SOAK_DRIFT,
+            severity=Severity.FAIL,
+            forces=Verdict.INCORRECT,
+            message=f"the host's outputs drift beyond tolerance at soak step {step}: error ratio "
+            f"{shown} against the float64 oracle of the same steps"
+            + (f" (first measured: {first_ratio:.2f}x)" if first_ratio is not None else "")
+            + f". Reproduce: {command}",
+            evidence={
+                "first_step": step,
+                "ratio": ratio,
+                "repro": command,
+                "ratios_head": soak.drift_ratios[: step + 1][-8:],
+            },
+        )
+    ]
 
 
 def _nondeterminism_findings(soak: Soak) -> list[Finding]:
     if soak.nondeterminism is None or soak.nondeterminism == 0.0:
         return []
-    return [Finding(
-        check=FindingCheck.SOAK_NONDETERMINISM, severity=Severity.WARN,
-        message=f"two runs of the first {soak.repeated_steps} soak steps differ by up to "
-                f"{soak.nondeterminism:.3g}: the candidate is not deterministic in the host",
-        evidence={"max_abs_difference": soak.nondeterminism, "steps": soak.repeated_steps})]
+    return [
+        Finding(
+            check=FindingCheck.SOAK_NONDETERMINISM,
+            severity=Severity.WARN,
+            message=f"two runs of the first {soak.repeated_steps} soak steps differ by up to "
+            f"{soak.nondeterminism:.3g}: the candidate is not deterministic in the host",
+            evidence={"max_abs_difference": soak.nondeterminism, "steps": soak.repeated_steps},
+        )
+    ]
 
 
 def _latency(samples: list[float]) -> LatencyCurve:
@@ -274,12 +330,19 @@ def _latency(samples: list[float]) -> LatencyCurve:
     quarter = max(1, len(samples) // 4)
     return LatencyCurve(
         samples_s=samples,
-        p50_s=float(numpy.percentile(values, 50)), p90_s=float(numpy.percentile(values, 90)),
+        p50_s=float(numpy.percentile(values, 50)),
+        p90_s=float(numpy.percentile(values, 90)),
         p99_s=float(numpy.percentile(values, 99)),
         first_quarter_p50_s=float(numpy.median(values[:quarter])),
-        last_quarter_p50_s=float(numpy.median(values[-quarter:])))
+        last_quarter_p50_s=float(numpy.median(values[-quarter:])),
+    )
 
 
 def _broken(message: str, step: int | None = None) -> Finding:
-    return Finding(check=FindingCheck.CRASH, severity=Severity.FAIL, forces=Verdict.BROKEN,
-                   message=message, evidence={"step": step} if step is not None else {})
+    return Finding(
+        check=FindingCheck.CRASH,
+        severity=Severity.FAIL,
+        forces=Verdict.BROKEN,
+        message=message,
+        evidence={"step": step} if step is not None else {},
+    )

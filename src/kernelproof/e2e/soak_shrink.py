@@ -10,7 +10,7 @@ so it is bounded in tries and seconds like the matrix's shrinking.
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from kernelproof.controller.repro import smaller_values
 from kernelproof.schema.e2e import DriftRepro
@@ -30,8 +30,7 @@ REJECTED = -1
 FirstDrift = Callable[[dict[str, int], int], "int | None"]
 
 
-def shrink_drift(first_drift: FirstDrift, knobs: dict[str, int], first_step: int
-                 ) -> DriftRepro:
+def shrink_drift(first_drift: FirstDrift, knobs: dict[str, int], first_step: int) -> DriftRepro:
     """The smallest knobs and the fewest steps at them. Each knob, largest first, steps down
     through the shrinker's smaller values (largest first) while the soak still drifts, and
     keeps the last value that did: a drift that needs a size usually needs every size above
@@ -51,6 +50,10 @@ def shrink_drift(first_drift: FirstDrift, knobs: dict[str, int], first_step: int
             if found is None:
                 break
             current, first = {**current, name: value}, found
-    return DriftRepro(knobs=current, steps=first + 1, tries=tries,
-                      shrunk=current != knobs or first < first_step,
-                      seconds=time.monotonic() - started)
+    return DriftRepro(
+        knobs=current,
+        steps=first + 1,
+        tries=tries,
+        shrunk=current != knobs or first < first_step,
+        seconds=time.monotonic() - started,
+    )

@@ -43,18 +43,26 @@ def host_signature_budget(budget_s: float) -> float:
     return max(HOST_SIGNATURE_MIN_BUDGET_S, HOST_SIGNATURE_BUDGET_SHARE * budget_s)
 
 
-def amdahl_row(substitution: Substitution, traced: TraceResult, position: int,
-               trace: TargetTrace, at_host: Report | None,
-               dominant: tuple[int, CallSignature] | None) -> AmdahlRow:
+def amdahl_row(
+    substitution: Substitution,
+    traced: TraceResult,
+    position: int,
+    trace: TargetTrace,
+    at_host: Report | None,
+    dominant: tuple[int, CallSignature] | None,
+) -> AmdahlRow:
     """One target's row: shares (profiler and hooks), isolated speedup, and the speedup at
     the host's dominant signature from ``at_host`` (its report), when it was timed."""
     hooks = _get(traced.target_hook_share, position)
     profiler = _get(traced.target_profiler_share, position)
-    row = AmdahlRow(target=substitution.target,
-                    share=profiler if profiler is not None else (hooks or 0.0),
-                    share_source="profiler" if profiler is not None else "hooks",
-                    share_hooks=hooks, share_profiler=profiler,
-                    isolated_speedup=substitution.isolated_speedup)
+    row = AmdahlRow(
+        target=substitution.target,
+        share=profiler if profiler is not None else (hooks or 0.0),
+        share_source="profiler" if profiler is not None else "hooks",
+        share_hooks=hooks,
+        share_profiler=profiler,
+        isolated_speedup=substitution.isolated_speedup,
+    )
     if at_host is not None and at_host.timing is not None and dominant is not None:
         index, signature = dominant
         row.host_signature = signature.describe()
@@ -66,8 +74,7 @@ def amdahl_row(substitution: Substitution, traced: TraceResult, position: int,
 
 def build_speed(traced: TraceResult, rows: list[AmdahlRow], host_report: Report) -> Speed:
     """The speed section: the rows, the host's measured speedup, predictions and cause."""
-    speed = Speed(host_call_s=traced.host_call_s, rows=rows,
-                  profiler_error=traced.profiler_error)
+    speed = Speed(host_call_s=traced.host_call_s, rows=rows, profiler_error=traced.profiler_error)
     if host_report.timing is not None:
         speed.measured_speedup = host_report.timing.speedup
         speed.measured_speedup_ci = host_report.timing.speedup_ci
@@ -76,13 +83,18 @@ def build_speed(traced: TraceResult, rows: list[AmdahlRow], host_report: Report)
 
 def speed_finding(speed: Speed) -> Finding | None:
     """The ``e2e-speed`` finding: information, never a verdict (speed is not correctness)."""
-    if speed.predicted_speedup is None and speed.measured_speedup is None \
-            and not speed.shares_disagree:
+    if (
+        speed.predicted_speedup is None
+        and speed.measured_speedup is None
+        and not speed.shares_disagree
+    ):
         return None
-    return Finding(check=FindingCheck.E2E_SPEED,
-                   severity=Severity.WARN if speed.shortfall else Severity.INFO,
-                   message=speed.explanation,
-                   evidence=speed.model_dump(mode="json", exclude={"explanation"}))
+    return Finding(
+        check=FindingCheck.E2E_SPEED,
+        severity=Severity.WARN if speed.shortfall else Severity.INFO,
+        message=speed.explanation,
+        evidence=speed.model_dump(mode="json", exclude={"explanation"}),
+    )
 
 
 def _get(values: Sequence[float | None], position: int) -> float | None:

@@ -50,10 +50,13 @@ class _Answered:
                 return original(*args, **kwargs)
             arguments = list(args) + [kwargs[k] for k in sorted(kwargs)]
             file = self.out_dir / f"stream_t{position}_c{call}_in.pt"
-            torch.save([a.detach().cpu() if isinstance(a, torch.Tensor) else a
-                        for a in arguments], file)
-            self.protocol.write(json.dumps({"target": position, "call": call, "path": path,
-                                            "file": str(file)}) + "\n")
+            torch.save(
+                [a.detach().cpu() if isinstance(a, torch.Tensor) else a for a in arguments], file
+            )
+            self.protocol.write(
+                json.dumps({"target": position, "call": call, "path": path, "file": str(file)})
+                + "\n"
+            )
             self.protocol.flush()
             answer = json.loads(sys.stdin.readline() or '{"stop": true}')
             if answer.get("stop"):
@@ -93,8 +96,11 @@ def main(argv: list[str]) -> int:
         reply: dict[str, Any] = {"done": True}
     except Exception as exc:  # noqa: BLE001 - the host's failure travels back as a value
         last = traceback.extract_tb(exc.__traceback__)[-1]
-        reply = {"error": f"{type(exc).__name__}: {exc} (at {Path(last.filename).name}:"
-                          f"{last.lineno})"[:400]}
+        reply = {
+            "error": f"{type(exc).__name__}: {exc} (at {Path(last.filename).name}:{last.lineno})"[
+                :400
+            ]
+        }
     protocol.write(json.dumps(reply) + "\n")
     protocol.flush()
     return 0

@@ -36,7 +36,6 @@ from kernelproof.schema.envelope import CallSignature
 from kernelproof.tasks.inputs import build_inputs, seed_everything
 from kernelproof.tasks.source import parse_task
 
-
 #: Names of the profiler ranges around the host's calls and a target's outermost calls.
 HOST_RANGE = "kernelproof.e2e.host"
 TARGET_RANGE = "kernelproof.e2e.target"
@@ -45,9 +44,12 @@ TARGET_RANGE = "kernelproof.e2e.target"
 class _CallLog:
     """Forward pre/post hooks on every target instance: signatures, recorded calls, time."""
 
-    def __init__(self, traces: list[TargetTrace],
-                 instances: list[list[tuple[str, torch.nn.Module, str]]],
-                 recorded_calls: int) -> None:
+    def __init__(
+        self,
+        traces: list[TargetTrace],
+        instances: list[list[tuple[str, torch.nn.Module, str]]],
+        recorded_calls: int,
+    ) -> None:
         self.traces = traces
         self.indices: list[dict[CallSignature, int]] = [{} for _ in traces]
         self.source = ""
@@ -62,8 +64,11 @@ class _CallLog:
         self.handles = []
         for position, modules in enumerate(instances):
             for path, module, init in modules:
-                self.handles.append(module.register_forward_pre_hook(
-                    self._before(position, path, init), with_kwargs=True))
+                self.handles.append(
+                    module.register_forward_pre_hook(
+                        self._before(position, path, init), with_kwargs=True
+                    )
+                )
                 self.handles.append(module.register_forward_hook(self._after(position)))
 
     def _before(self, position: int, path: str, init: str) -> Any:
@@ -79,17 +84,24 @@ class _CallLog:
                 trace.signature_init.append(init)
             trace.signature_counts[index[signature]] += 1
             if self.recording and len(self.calls[position]) < self.recorded_calls:
-                self.calls[position].append({
-                    "path": path,
-                    "args": [a.detach().clone() if isinstance(a, torch.Tensor) else a
-                             for a in arguments]})
+                self.calls[position].append(
+                    {
+                        "path": path,
+                        "args": [
+                            a.detach().clone() if isinstance(a, torch.Tensor) else a
+                            for a in arguments
+                        ],
+                    }
+                )
             if self.depth == 0:
                 if self.profiling:
                     self.range = torch.autograd.profiler.record_function(
-                        f"{TARGET_RANGE}{position}")
+                        f"{TARGET_RANGE}{position}"
+                    )
                     self.range.__enter__()
                 self.entered = time.perf_counter()
             self.depth += 1
+
         return hook
 
     def _after(self, position: int) -> Any:
@@ -100,6 +112,7 @@ class _CallLog:
                 if self.range is not None:
                     self.range.__exit__(None, None, None)
                     self.range = None
+
         return hook
 
 
@@ -130,7 +143,7 @@ def trace(request: TraceRequest) -> TraceResult:
             try:
                 with torch.no_grad():
                     model(*inputs)
-            except Exception as exc:  # noqa: BLE001 - the matrix skips what the host rejects
+            except Exception as exc:
                 result.rejected.append(f"{variant.name}: {type(exc).__name__}: {exc}"[:300])
                 if run_index == 0 and position == 0:
                     raise
@@ -164,9 +177,12 @@ def build_model(host: Any, init_seed: int, device: str, dtype: Any) -> tuple[Any
     return model, records
 
 
-def _targets(model: torch.nn.Module, records: dict, targets: list[str],
-             traces: list[TargetTrace] | None = None
-             ) -> tuple[list[TargetTrace], list[list[tuple[str, torch.nn.Module, str]]]]:
+def _targets(
+    model: torch.nn.Module,
+    records: dict,
+    targets: list[str],
+    traces: list[TargetTrace] | None = None,
+) -> tuple[list[TargetTrace], list[list[tuple[str, torch.nn.Module, str]]]]:
     import inspect
 
     found, instances = [], []
@@ -183,23 +199,33 @@ def _targets(model: torch.nn.Module, records: dict, targets: list[str],
             except (ValueError, SyntaxError):
                 plain = False
             if not plain:
-                raise TypeError(f"{path} ({type(module).__name__}) was built with arguments "
-                                f"that are not plain values ({text[:200]}); kernelproof can only "
-                                "hand ints, floats, bools, strings and tuples of them to ModelNew")
+                raise TypeError(
+                    f"{path} ({type(module).__name__}) was built with arguments "
+                    f"that are not plain values ({text[:200]}); kernelproof can only "
+                    "hand ints, floats, bools, strings and tuples of them to ModelNew"
+                )
             entries.append(InstanceTrace(path=path, init_args=arguments, init_repr=text))
         instances.append(described)
         if traces is not None:
             continue
         first = type(matches[0][1])
         module_name = first.__module__
-        found.append(TargetTrace(
-            target=target, class_name=first.__name__,
-            class_module="host" if module_name.startswith("kernelproof_e2e_host") else module_name,
-            init_signature=f"{first.__name__}{inspect.signature(first.__init__)}",
-            init_parameters=[
-                name for name, p in list(inspect.signature(first.__init__).parameters.items())[1:]
-                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)],
-            instances=entries))
+        found.append(
+            TargetTrace(
+                target=target,
+                class_name=first.__name__,
+                class_module="host"
+                if module_name.startswith("kernelproof_e2e_host")
+                else module_name,
+                init_signature=f"{first.__name__}{inspect.signature(first.__init__)}",
+                init_parameters=[
+                    name
+                    for name, p in list(inspect.signature(first.__init__).parameters.items())[1:]
+                    if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                ],
+                instances=entries,
+            )
+        )
     return (traces if traces is not None else found), instances
 
 
@@ -212,8 +238,15 @@ def _relog(log: _CallLog, instances: list[list[tuple[str, torch.nn.Module, str]]
     return fresh
 
 
-def _profile(result: TraceResult, log: _CallLog, host: Any, model: torch.nn.Module,
-             variant: Any, request: TraceRequest, dtype: Any) -> None:
+def _profile(
+    result: TraceResult,
+    log: _CallLog,
+    host: Any,
+    model: torch.nn.Module,
+    variant: Any,
+    request: TraceRequest,
+    dtype: Any,
+) -> None:
     """Median time of one host call, and each target's share of it: by the forward hooks (a
     median of per-call ratios: on a loaded machine a call's total and its inside time are
     slowed together, so their ratio is steadier than a ratio of medians) and by the profiler
@@ -241,8 +274,9 @@ def _profile(result: TraceResult, log: _CallLog, host: Any, model: torch.nn.Modu
         result.target_profiler_share = [None for _ in log.traces]
 
 
-def _profiler_shares(log: _CallLog, model: torch.nn.Module, inputs: list[Any],
-                     request: TraceRequest) -> list[float | None]:
+def _profiler_shares(
+    log: _CallLog, model: torch.nn.Module, inputs: list[Any], request: TraceRequest
+) -> list[float | None]:
     """Each target's share of host time by ``torch.profiler``: the hooks open a
     ``record_function`` range around each target's outermost call, the host's calls get one
     too; a target's share is its ranges' total over the host's. On CUDA the ranges' device
@@ -272,8 +306,10 @@ def _profiler_shares(log: _CallLog, model: torch.nn.Module, inputs: list[Any],
     host = totals.get(HOST_RANGE, 0.0)
     if host <= 0:
         raise RuntimeError("the profiler recorded no time for the host's calls")
-    return [min(totals.get(f"{TARGET_RANGE}{position}", 0.0) / host, 1.0)
-            for position in range(len(log.traces))]
+    return [
+        min(totals.get(f"{TARGET_RANGE}{position}", 0.0) / host, 1.0)
+        for position in range(len(log.traces))
+    ]
 
 
 def _save_calls(result: TraceResult, log: _CallLog, model: torch.nn.Module, out_dir: Path) -> None:
@@ -281,9 +317,12 @@ def _save_calls(result: TraceResult, log: _CallLog, model: torch.nn.Module, out_
         instances = {i.path: i for i in trace.instances}
         record = {
             "calls": log.calls[position],
-            "states": {path: {k: v.detach().clone()
-                              for k, v in model.get_submodule(path).state_dict().items()}
-                       for path in instances},
+            "states": {
+                path: {
+                    k: v.detach().clone() for k, v in model.get_submodule(path).state_dict().items()
+                }
+                for path in instances
+            },
             "init": {path: instances[path].init_args for path in instances},
         }
         path = out_dir / f"target{position}_calls.pt"
@@ -299,8 +338,10 @@ def main(argv: list[str]) -> int:
         result = trace(request)
     except Exception as exc:  # noqa: BLE001 - the host's failure travels back as a value
         last = traceback.extract_tb(exc.__traceback__)[-1]
-        result = TraceResult(ok=False, error=f"{type(exc).__name__}: {exc} "
-                                             f"(at {Path(last.filename).name}:{last.lineno})")
+        result = TraceResult(
+            ok=False,
+            error=f"{type(exc).__name__}: {exc} (at {Path(last.filename).name}:{last.lineno})",
+        )
     result_path.write_text(result.model_dump_json())
     return 0
 

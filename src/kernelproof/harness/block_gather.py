@@ -238,13 +238,26 @@ class BlockGather:
 
     def __init__(self, library: Any) -> None:
         self.function = library.kp_pool_use
-        self.function.argtypes = ([ctypes.c_void_p, ctypes.c_void_p] + [ctypes.c_int64] * 6
-                                  + [ctypes.c_void_p, ctypes.c_void_p] + [ctypes.c_int64] * 7)
+        self.function.argtypes = (
+            [ctypes.c_void_p, ctypes.c_void_p]
+            + [ctypes.c_int64] * 6
+            + [ctypes.c_void_p, ctypes.c_void_p]
+            + [ctypes.c_int64] * 7
+        )
         self.function.restype = ctypes.c_int
 
-    def use(self, holdings: Any, index: int, other: int, traded: tuple[int, int, int],
-            order: tuple[int, int], out: Any, storage: Any, stream: bool,
-            perturbation: tuple[int, int, int] = (0, 1, 0)) -> bool:
+    def use(
+        self,
+        holdings: Any,
+        index: int,
+        other: int,
+        traded: tuple[int, int, int],
+        order: tuple[int, int],
+        out: Any,
+        storage: Any,
+        stream: bool,
+        perturbation: tuple[int, int, int] = (0, 1, 0),
+    ) -> bool:
         """Trade ``traded`` = (length, step, offset) positions of the block maps of sets
         ``index`` and ``other`` (rows of ``holdings``), gather set ``index``'s blocks in
         ``order`` = (step, offset) into ``out``, past the caches if ``stream`` and the
@@ -254,13 +267,27 @@ class BlockGather:
         count = holdings.shape[1]
         row = holdings.data_ptr()
         kind, bits, key = perturbation
-        done = self.function(row + 8 * index * count, row + 8 * other * count, count, *traded,
-                             *order, out.data_ptr(), storage.data_ptr(), storage.shape[0],
-                             storage.shape[1] * storage.element_size(), int(stream),
-                             kind, storage.element_size(), bits, key)
+        done = self.function(
+            row + 8 * index * count,
+            row + 8 * other * count,
+            count,
+            *traded,
+            *order,
+            out.data_ptr(),
+            storage.data_ptr(),
+            storage.shape[0],
+            storage.shape[1] * storage.element_size(),
+            int(stream),
+            kind,
+            storage.element_size(),
+            bits,
+            key,
+        )
         if done < 0:
-            raise RuntimeError("an input pool's block map holds a block it does not have, or its "
-                               "change is out of range")
+            raise RuntimeError(
+                "an input pool's block map holds a block it does not have, or its "
+                "change is out of range"
+            )
         return bool(done)
 
 

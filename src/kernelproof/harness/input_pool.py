@@ -47,8 +47,9 @@ pools go through the same states and a timed call's outputs stay comparable.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -94,14 +95,20 @@ EXCHANGED_SHARE = 8
 #: replayed from the block an input was moved from is wrong, and far too little to leave the
 #: task's domain (signs, zeros, Inf and NaN never change; see :func:`perturb`).
 PERTURBED: dict[torch.dtype, tuple[int, int]] = {
-    torch.float32: (1, 11), torch.float64: (2, 26), torch.float16: (3, 5),
-    torch.bfloat16: (4, 3)}
+    torch.float32: (1, 11),
+    torch.float64: (2, 26),
+    torch.float16: (3, 5),
+    torch.bfloat16: (4, 3),
+}
 
 #: Exponent bits per floating dtype (all zeros: zero or subnormal; all ones: Inf or NaN), and
 #: the integer dtype its bits are read as.
 _EXPONENT: dict[torch.dtype, tuple[int, torch.dtype]] = {
-    torch.float32: (0x7F800000, torch.int32), torch.float64: (0x7FF0000000000000, torch.int64),
-    torch.float16: (0x7C00, torch.int16), torch.bfloat16: (0x7F80, torch.int16)}
+    torch.float32: (0x7F800000, torch.int32),
+    torch.float64: (0x7FF0000000000000, torch.int64),
+    torch.float16: (0x7C00, torch.int16),
+    torch.bfloat16: (0x7F80, torch.int16),
+}
 
 _MASK_32 = (1 << 32) - 1
 
@@ -116,7 +123,7 @@ class InputPool:
     sets: list[list[Any]] = field(default_factory=list)
     capacity: int | None = None
     uses: int = 0
-    blocks: dict[int, "PooledBlocks"] = field(default_factory=dict)
+    blocks: dict[int, PooledBlocks] = field(default_factory=dict)
     """Per input position that moves: every set's blocks and where each set's are."""
 
     streamed: list[Any] = field(default_factory=list)
@@ -148,7 +155,6 @@ class InputPool:
                 self.streamed.append(chosen[position])
         return chosen
 
-
     def settle_inputs(self, seed: int) -> list[Any]:
         """Inputs for the untimed call that opens a batch: the set the next timed call will
         change before it uses it (so nothing this call leaves behind can be replayed), or a
@@ -179,8 +185,9 @@ class PooledBlocks:
     """``(sets, count)`` block numbers: set ``k``'s blocks in order."""
     shape: torch.Size
 
-    def change(self, index: int, other: int, rng: "Draws", *,
-               stream: bool = False) -> tuple[torch.Tensor, bool]:
+    def change(
+        self, index: int, other: int, rng: Draws, *, stream: bool = False
+    ) -> tuple[torch.Tensor, bool]:
         """Exchange an eighth of set ``index``'s blocks with set ``other``'s (both change),
         then its blocks in a random affine order, gathered into a new tensor. Returns it and
         whether it was written past the caches (``stream``, on the CPU, where the compiled
@@ -194,8 +201,17 @@ class PooledBlocks:
         if gather is not None and self.storage.device.type == "cpu":
             out = torch.empty(self.shape, dtype=self.storage.dtype)
             stream = stream and out.numel() * out.element_size() <= MAX_STREAMED_BYTES
-            streamed = gather.use(self.holdings, index, other, (traded_length, *traded), order,
-                                  out, self.storage, stream, (kind, bits, key))
+            streamed = gather.use(
+                self.holdings,
+                index,
+                other,
+                (traded_length, *traded),
+                order,
+                out,
+                self.storage,
+                stream,
+                (kind, bits, key),
+            )
             return out, streamed
         mine, theirs = self.holdings[index], self.holdings[other]
         device = self.holdings.device
@@ -216,20 +232,23 @@ def _pooled_blocks(sets: list[list[Any]]) -> dict[int, PooledBlocks]:
     pooled: dict[int, PooledBlocks] = {}
     for position, values in enumerate(zip(*sets)):
         first = values[0]
-        if not all(_movable(x) and x.shape == first.shape and x.dtype == first.dtype
-                   for x in values):
+        if not all(
+            _movable(x) and x.shape == first.shape and x.dtype == first.dtype for x in values
+        ):
             continue
         width = _block_width(first)
         storage = torch.cat([x.reshape(-1, width) for x in values])
         count = first.numel() // width
-        holdings = torch.arange(len(values) * count, dtype=torch.int64,
-                                device=first.device).view(len(values), count)
+        holdings = torch.arange(len(values) * count, dtype=torch.int64, device=first.device).view(
+            len(values), count
+        )
         pooled[position] = PooledBlocks(storage=storage, holdings=holdings, shape=first.shape)
     return pooled
 
 
-def perturbation_bits(count: int, width: int, key: int, bits: int,
-                      device: Any = None) -> torch.Tensor:
+def perturbation_bits(
+    count: int, width: int, key: int, bits: int, device: Any = None
+) -> torch.Tensor:
     """The ``bits``-bit draws the compiled gather makes (``KP_DRAW``, ``KP_STEP``) for
     elements ``0..count-1`` of a use keyed ``key`` whose blocks hold ``width`` elements, as
     int64 (every product stays below 2^63)."""
@@ -266,8 +285,11 @@ def _block_width(x: torch.Tensor) -> int:
     """The largest power of two that divides the tensor, is at most a quarter of its last
     dimension, at most :data:`MAX_BLOCK_ELEMENTS`, and leaves :data:`MIN_BLOCKS` blocks (or
     is 1)."""
-    limit = min(MAX_BLOCK_ELEMENTS, max(1, x.shape[-1] // PIECES_PER_ROW if x.dim() else 1),
-                max(1, x.numel() // MIN_BLOCKS))
+    limit = min(
+        MAX_BLOCK_ELEMENTS,
+        max(1, x.shape[-1] // PIECES_PER_ROW if x.dim() else 1),
+        max(1, x.numel() // MIN_BLOCKS),
+    )
     width = 1
     while width * 2 <= limit and x.numel() % (width * 2) == 0:
         width *= 2

@@ -44,7 +44,11 @@ def load_matching(model: Any, reference_state: dict[str, Any]) -> dict[str, Any]
     import torch
 
     if not isinstance(model, torch.nn.Module):
-        return {"copied": [], "unmatched_candidate": [], "unmatched_reference": list(reference_state)}
+        return {
+            "copied": [],
+            "unmatched_candidate": [],
+            "unmatched_reference": list(reference_state),
+        }
     own = model.state_dict()
     copied, mismatched = [], []
     with torch.no_grad():

@@ -9,8 +9,8 @@ Worker pools are therefore sized to the machine at start, and each request narro
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 
 @contextmanager

@@ -4,14 +4,15 @@ worker."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
-
-from kernelproof.protocol.requests import FetchReply, FetchRequest, TimeReply, TimeRequest
-from kernelproof.harness.tensors import describe, plain_tensor
-from kernelproof.harness.threads import thread_count
+from typing import TYPE_CHECKING, Any
 
 import torch as _torch
+
+from kernelproof.harness.tensors import describe, plain_tensor
+from kernelproof.harness.threads import thread_count
+from kernelproof.protocol.requests import FetchReply, FetchRequest, TimeReply, TimeRequest
 
 #: The exact class every output must be, bound when the harness is imported (in the forkserver,
 #: before any candidate): a candidate that rebinds ``torch.Tensor`` does not change it.
@@ -48,9 +49,9 @@ class TimedCalls:
     def _time_batch(self, request: TimeRequest) -> tuple[TimeReply, list[Any]]:
         import torch
 
+        from kernelproof.harness.allocator import reserve_heap
         from kernelproof.timing.cache_eviction import reachable_tensors
         from kernelproof.timing.call_timer import CallTimer, GraphReplay
-        from kernelproof.harness.allocator import reserve_heap
 
         assert self.prepared is not None, "time before prepare"
         # The last batch's outputs were verified (or passed over) before this round began:
@@ -97,8 +98,9 @@ class TimedCalls:
                     seconds, raw = self.timer.time_call(lambda: fn.replay(), [])
                     raw = clone_outputs(raw)
                 else:
-                    seconds, raw = self.timer.time_call(fn, inputs, resident,
-                                                        cold=inputs_for.cold())
+                    seconds, raw = self.timer.time_call(
+                        fn, inputs, resident, cold=inputs_for.cold()
+                    )
                     if request.pooled and self.spec.role == "reference":
                         # A pooled set changes before its next use: an output that is a view
                         # of an input would change with it.
@@ -106,15 +108,18 @@ class TimedCalls:
                 times.append(seconds)
                 outputs.append(list(raw) if isinstance(raw, (tuple, list)) else [raw])
                 if unmaterialised is None:
-                    unmaterialised = unmaterialised_output(outputs[-1], self.spec.device,
-                                                           position)
+                    unmaterialised = unmaterialised_output(outputs[-1], self.spec.device, position)
             del inputs, first
         if unmaterialised is not None and self.spec.role == "candidate":
             self.pending.append(unmaterialised)
         finished = self.timer.clock_s()
         self.prepared.output_bytes = max(
-            (sum(o.untyped_storage().nbytes() for o in call if isinstance(o, torch.Tensor))
-             for call in outputs), default=0)
+            (
+                sum(o.untyped_storage().nbytes() for o in call if isinstance(o, torch.Tensor))
+                for call in outputs
+            ),
+            default=0,
+        )
         self.timed_outputs[request.baseline] = outputs
         if self.spec.role == "candidate":
             self.pending += shared_storage_observations(outputs)
@@ -127,31 +132,35 @@ class TimedCalls:
             threads=int(request.threads or torch.get_num_threads()),
         ), []
 
-    def _inputs_source(self, request: TimeRequest) -> "TimedInputs":
+    def _inputs_source(self, request: TimeRequest) -> TimedInputs:
         """Each timed call's inputs: built from the seed, or from the baseline's input pool
         when the request says so."""
+        from kernelproof.harness.input_pool import InputPool
         from kernelproof.schema.variant import InputVariant, VariantKind
         from kernelproof.tasks.inputs import build_inputs
-        from kernelproof.harness.input_pool import InputPool
 
         assert self.prepared is not None
         prepared = self.prepared
 
         def build(seed: int) -> list[Any]:
-            return build_inputs(prepared.task,
-                                InputVariant(name="timing", kind=VariantKind.SEED, seed=seed),
-                                device=self.spec.device, dtype=prepared.dtype)
+            return build_inputs(
+                prepared.task,
+                InputVariant(name="timing", kind=VariantKind.SEED, seed=seed),
+                device=self.spec.device,
+                dtype=prepared.dtype,
+            )
 
         if not request.pooled:
             # Every set built before the first call, as the batch's calls then run back to
             # back (with warm caches, in hot mode).
-            return TimedInputs(build, built={int(seed): build(int(seed))
-                                             for seed in request.seeds})
+            return TimedInputs(build, built={int(seed): build(int(seed)) for seed in request.seeds})
         # Cold calls take their pooled inputs written past the caches: the flush would evict
         # them again (see block_gather).
-        return TimedInputs(build, pool=prepared.pools.setdefault(request.baseline,
-                                                                 InputPool(build)),
-                           stream=not request.hot and request.cache_flush == "data")
+        return TimedInputs(
+            build,
+            pool=prepared.pools.setdefault(request.baseline, InputPool(build)),
+            stream=not request.hot and request.cache_flush == "data",
+        )
 
     def op_fetch(self, request: FetchRequest, tensors: list[Any]) -> tuple[FetchReply, list[Any]]:
         """The outputs of chosen calls of the last timed batch (of the named baseline), sent
@@ -171,8 +180,9 @@ class TimedCalls:
             outputs = [o for o in batch[index] if isinstance(o, torch.Tensor)]
             counts.append(len(outputs))
             sendable += [plain_tensor(o) for o in outputs]
-        return FetchReply(counts=counts,
-                          described=[[describe(o) for o in batch[i]] for i in chosen]), sendable
+        return FetchReply(
+            counts=counts, described=[[describe(o) for o in batch[i]] for i in chosen]
+        ), sendable
 
     def _timed_callable(self, baseline: str, example: list[Any]) -> Any:
         import torch
@@ -205,8 +215,11 @@ class TimedInputs:
         call, which never changes the pool."""
         if self.pool is None:
             return self.build(seed) if settle else self.built[seed]
-        return (self.pool.settle_inputs(seed) if settle
-                else self.pool.inputs_for(seed, stream=self.stream))
+        return (
+            self.pool.settle_inputs(seed)
+            if settle
+            else self.pool.inputs_for(seed, stream=self.stream)
+        )
 
     def cold(self) -> list[Any]:
         """The inputs of the last call that were written past the caches, if any."""
@@ -237,8 +250,9 @@ def clone_outputs(raw: Any) -> Any:
     return raw.clone() if isinstance(raw, torch.Tensor) else raw
 
 
-def unmaterialised_output(call_outputs: list[Any], device: str,
-                          position: int) -> dict[str, Any] | None:
+def unmaterialised_output(
+    call_outputs: list[Any], device: str, position: int
+) -> dict[str, Any] | None:
     """An observation when an output of a timed call is not a plain, materialised tensor the
     moment its clock stopped: a subclass (its methods may compute the rest when the harness
     touches it after the clock, and ``__torch_function__`` runs candidate code on every use),
@@ -255,14 +269,21 @@ def unmaterialised_output(call_outputs: list[Any], device: str,
                 FindingCheck.OUTPUT_TYPE,
                 f"timed call {position} returned output {index} as a {name}, not exactly "
                 "torch.Tensor: its values may be computed after the clock stopped, when the "
-                "harness touches it", output=index, call=position, type=name)
+                "harness touches it",
+                output=index,
+                call=position,
+                type=name,
+            )
         if kind is _PLAIN_TENSOR and out.device.type in UNMATERIALISED_DEVICES:
             return observation(
                 FindingCheck.OUTPUT_TYPE,
                 f"timed call {position} returned output {index} on the {out.device.type!r} "
                 f"device, which holds no values (the task runs on {device!r}): nothing was "
-                "computed in the timed call", output=index, call=position,
-                device=out.device.type)
+                "computed in the timed call",
+                output=index,
+                call=position,
+                device=out.device.type,
+            )
     return None
 
 
@@ -278,11 +299,13 @@ def shared_storage_observations(outputs: list[list[Any]]) -> list[dict[str, Any]
             if isinstance(out, torch.Tensor) and out.numel() > 0:
                 pointer = out.untyped_storage().data_ptr()
                 if pointer in seen:
-                    return [observation(
-                        "output-aliases-earlier-output",
-                        f"timed calls {seen[pointer]} and {index} returned the same buffer for "
-                        "different inputs: the candidate replays a cached output",
-                        calls=[seen[pointer], index],
-                    )]
+                    return [
+                        observation(
+                            "output-aliases-earlier-output",
+                            f"timed calls {seen[pointer]} and {index} returned the same buffer for "
+                            "different inputs: the candidate replays a cached output",
+                            calls=[seen[pointer], index],
+                        )
+                    ]
                 seen[pointer] = index
     return []

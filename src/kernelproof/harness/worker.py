@@ -15,10 +15,26 @@ import os
 import sys
 import time
 import types
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
-from typing import Any, Callable, Iterator
+from typing import Any
 
+from kernelproof.checks.oracle import oracle_model
+from kernelproof.harness.prepared import Prepared
+from kernelproof.harness.tensors import (
+    apply_mode,
+    describe,
+    load_matching,
+    mode_of,
+    plain_tensor,
+    state_tensors,
+    synchronize,
+    torch_dtype,
+    working_dtype,
+)
+from kernelproof.harness.threads import thread_count
+from kernelproof.harness.timed_calls import TimedCalls
 from kernelproof.protocol.requests import (
     BuildReply,
     BuildRequest,
@@ -35,22 +51,7 @@ from kernelproof.protocol.requests import (
     WorkRequest,
     parse_request,
 )
-from kernelproof.harness.tensors import (
-    apply_mode,
-    describe,
-    load_matching,
-    mode_of,
-    plain_tensor,
-    state_tensors,
-    synchronize,
-    torch_dtype,
-    working_dtype,
-)
-from kernelproof.checks.oracle import oracle_model
-from kernelproof.harness.prepared import Prepared
-from kernelproof.harness.timed_calls import TimedCalls
 from kernelproof.protocol.spec import WorkerSpec
-from kernelproof.harness.threads import thread_count
 
 
 @dataclass
@@ -104,7 +105,7 @@ class Harness(TimedCalls):
                     self._settle()
                 data, tensors_out = HANDLERS[request.op](self, request, message.tensors)
                 reply = WorkerReply(ok=True, phase=phase, data=data.dump())
-            except BaseException as exc:  # noqa: BLE001 - every failure becomes a value
+            except BaseException as exc:
                 if isinstance(exc, KeyboardInterrupt):
                     raise
                 reply = WorkerReply(ok=False, phase=phase, error=CapturedError.from_exception(exc))
@@ -115,14 +116,14 @@ class Harness(TimedCalls):
             # the fetch that follows every round runs it.
             op = getattr(request, "op", None)
             deferred = self.settling is not None
-            reply.observations = self._drain_observations(
-                snapshot=op != "time" and not deferred)
+            reply.observations = self._drain_observations(snapshot=op != "time" and not deferred)
             # The harness's own channel (a socket that carries memory files) is not the
             # candidate's network use.
             with self.audit.quiet() if self.audit is not None else contextlib.nullcontext():
                 send(self.conn, reply.model_dump(mode="json"), tensors_out)
-            if deferred and not self.conn.poll(max(0.0, self.settling[1].deadline
-                                                   - time.monotonic())):
+            if deferred and not self.conn.poll(
+                max(0.0, self.settling[1].deadline - time.monotonic())
+            ):
                 # The probe's wait ran out before the next request came: settle now. When
                 # the request comes first, the wait passes while it runs (op_run).
                 self._settle()
@@ -203,7 +204,6 @@ class Harness(TimedCalls):
         from kernelproof.checks.probes import CallableSnapshot, CallProbe
         from kernelproof.harness import block_gather, input_pool, timed_calls
         from kernelproof.protocol import transport
-
         from kernelproof.timing import call_timer
 
         self.snapshot = CallableSnapshot.take(
@@ -216,16 +216,13 @@ class Harness(TimedCalls):
                 "kernelproof.timing.call_timer.CallTimer.flush": call_timer.CallTimer.flush,
                 # A stand-in evictor that evicts nothing would give the candidate warm caches.
                 "kernelproof.timing.call_timer._line_evictor": call_timer._line_evictor,
-                "kernelproof.timing.cache_eviction.LineEvictor.evict":
-                    call_timer.LineEvictor.evict,
+                "kernelproof.timing.cache_eviction.LineEvictor.evict": call_timer.LineEvictor.evict,
                 # A gather that leaves the pooled inputs in the cache, while saying they went
                 # past it, would skip their flush.
                 "kernelproof.harness.block_gather._block_gather": block_gather._block_gather,
                 "kernelproof.harness.block_gather.BlockGather.use": block_gather.BlockGather.use,
-                "kernelproof.harness.input_pool.InputPool.inputs_for":
-                    input_pool.InputPool.inputs_for,
-                "kernelproof.harness.input_pool.PooledBlocks.change":
-                    input_pool.PooledBlocks.change,
+                "kernelproof.harness.input_pool.InputPool.inputs_for": input_pool.InputPool.inputs_for,
+                "kernelproof.harness.input_pool.PooledBlocks.change": input_pool.PooledBlocks.change,
                 "kernelproof.harness.timed_calls.TimedInputs.cold": timed_calls.TimedInputs.cold,
             }
         )
@@ -241,9 +238,7 @@ class Harness(TimedCalls):
         self.candidate = import_file(self.spec.candidate_path, "kernelproof_candidate")
         self._find_candidate_knobs()
         if not isinstance(getattr(self.candidate, "ModelNew", None), type):
-            raise TypeError(
-                f"{self.spec.candidate_path}: `ModelNew` is not a class after import"
-            )
+            raise TypeError(f"{self.spec.candidate_path}: `ModelNew` is not a class after import")
         return BuildReply(import_s=time.perf_counter() - started)
 
     def _find_candidate_knobs(self) -> None:
@@ -262,8 +257,9 @@ class Harness(TimedCalls):
         if shared:
             self.candidate_knobs = (text, list(shared))
 
-    def _construct_candidate(self, knobs: dict[str, int], init_inputs: list[Any],
-                             init_seed: int) -> Any:
+    def _construct_candidate(
+        self, knobs: dict[str, int], init_inputs: list[Any], init_seed: int
+    ) -> Any:
         """``ModelNew(*init_inputs)``, with the task's knobs its module copies set to this
         shape's values while it is constructed (:mod:`kernelproof.tasks.candidate_knobs`)."""
         assert self.candidate is not None
@@ -279,14 +275,16 @@ class Harness(TimedCalls):
             seed_everything(init_seed)
             return self.candidate.ModelNew(*init_inputs)
 
-    def op_prepare(self, request: PrepareRequest,
-                   tensors: list[Any]) -> tuple[PrepareReply, list[Any]]:
+    def op_prepare(
+        self, request: PrepareRequest, tensors: list[Any]
+    ) -> tuple[PrepareReply, list[Any]]:
         """Render the task at the requested knobs and construct the model."""
         with self._settling_around():
             return self._prepare(request, tensors)
 
-    def _prepare(self, request: PrepareRequest,
-                 tensors: list[Any]) -> tuple[PrepareReply, list[Any]]:
+    def _prepare(
+        self, request: PrepareRequest, tensors: list[Any]
+    ) -> tuple[PrepareReply, list[Any]]:
         import torch
 
         from kernelproof.tasks.inputs import seed_everything
@@ -328,8 +326,9 @@ class Harness(TimedCalls):
         with self._settling_around():
             return self._call(request, tensors, inputs)
 
-    def _call(self, request: RunRequest, tensors: list[Any],
-              inputs: list[Any]) -> tuple[RunReply, list[Any]]:
+    def _call(
+        self, request: RunRequest, tensors: list[Any], inputs: list[Any]
+    ) -> tuple[RunReply, list[Any]]:
         import torch
 
         from kernelproof.checks.op_recorder import OpRecorder
@@ -349,8 +348,11 @@ class Harness(TimedCalls):
         recorder = OpRecorder(working_dtype=working_dtype(inputs, self.prepared.dtype))
         record = self.spec.probes and request.record_ops
         started = time.perf_counter()
-        with torch.no_grad(), thread_count(request.threads), (
-                recorder if record else contextlib.nullcontext()):
+        with (
+            torch.no_grad(),
+            thread_count(request.threads),
+            recorder if record else contextlib.nullcontext(),
+        ):
             raw = self.prepared.model(*inputs)
             if self.probe is None:
                 synchronize(self.spec.device)
@@ -360,14 +362,16 @@ class Harness(TimedCalls):
         if record:
             data.ops = recorder.summary()
             self.compiles_lazily = self.compiles_lazily or bool(
-                data.ops.get("compiled") or data.ops.get("custom"))
+                data.ops.get("compiled") or data.ops.get("custom")
+            )
         outputs = list(raw) if isinstance(raw, (tuple, list)) else [raw]
         if self.probe is not None and state is not None:
             # On CUDA the outputs must wait for the stability probe's synchronize before they
             # are sent; on the CPU they are sent as the call left them.
             deferred = request.defer_probes and self.spec.device == "cpu"
-            found, settling = self.probe.after_call(state, inputs, outputs,
-                                                    request.stability_delay_s, deferred)
+            found, settling = self.probe.after_call(
+                state, inputs, outputs, request.stability_delay_s, deferred
+            )
             self.pending += found
             if deferred:
                 self.settling = (request.variant.name, settling)
@@ -386,7 +390,7 @@ class Harness(TimedCalls):
                     raise TypeError("the model cannot be copied (copy.deepcopy failed)")
                 with torch.no_grad():
                     raw64 = self._oracle_outputs(request, inputs, bounds)
-            except Exception as exc:  # noqa: BLE001 - reported as a value, when asked to be
+            except Exception as exc:
                 if not request.oracle_fallback:
                     raise
                 data.oracle_fallback = f"{type(exc).__name__}: {str(exc)[:300]}"
@@ -401,8 +405,11 @@ class Harness(TimedCalls):
         if bounds:
             data.bound_depths = [b.depth if b is not None else None for b in bounds]
             for b in bounds:
-                sendable += ([b.systematic, b.magnitude] if b is not None
-                             else [torch.empty(0), torch.empty(0)])
+                sendable += (
+                    [b.systematic, b.magnitude]
+                    if b is not None
+                    else [torch.empty(0), torch.empty(0)]
+                )
         return data, sendable
 
     def _oracle_outputs(self, request: RunRequest, inputs: list[Any], bounds: list[Any]) -> Any:
@@ -436,12 +443,16 @@ class Harness(TimedCalls):
 
         assert self.prepared is not None, "work before prepare"
         variant = InputVariant(name="work", kind=VariantKind.SEED, seed=request.seed)
-        inputs = build_inputs(self.prepared.task, variant, device=self.spec.device,
-                              dtype=self.prepared.dtype)
+        inputs = build_inputs(
+            self.prepared.task, variant, device=self.spec.device, dtype=self.prepared.dtype
+        )
         work = count_work(self.prepared.model, inputs)
-        return WorkReply(flops=work.flops, bytes=work.bytes,
-                         reference_bytes=work.reference_bytes,
-                         uncounted_ops=list(work.uncounted_ops)[:20]), []
+        return WorkReply(
+            flops=work.flops,
+            bytes=work.bytes,
+            reference_bytes=work.reference_bytes,
+            uncounted_ops=list(work.uncounted_ops)[:20],
+        ), []
 
     def op_plan(self, request: PlanRequest, tensors: list[Any]) -> tuple[PlanReply, list[Any]]:
         """Estimate bytes and FLOPs of one call at the given knobs without allocating."""
@@ -466,8 +477,9 @@ class Harness(TimedCalls):
         assert self.prepared is not None
         if request.given is not None:
             return rebuild(request.given, tensors, self.spec.device)
-        return build_inputs(self.prepared.task, request.variant, device=self.spec.device,
-                            dtype=self.prepared.dtype)
+        return build_inputs(
+            self.prepared.task, request.variant, device=self.spec.device, dtype=self.prepared.dtype
+        )
 
     def _may_compile(self) -> bool:
         """Whether the next call at a new shape may compile before it computes: always for
@@ -498,6 +510,7 @@ class Harness(TimedCalls):
             )
         return self.render_cache[key]
 
+
 #: Requests that settle the last call's deferred probes around themselves
 #: (:meth:`Harness._settling_around`); any other settles them first.
 SETTLED_AROUND = frozenset({"run", "prepare"})
@@ -520,9 +533,11 @@ def _cuda_memory() -> dict[str, int]:
     import torch
 
     device = torch.cuda.current_device()
-    return {"allocated": int(torch.cuda.memory_allocated(device)),
-            "reserved": int(torch.cuda.memory_reserved(device)),
-            "total": int(torch.cuda.get_device_properties(device).total_memory)}
+    return {
+        "allocated": int(torch.cuda.memory_allocated(device)),
+        "reserved": int(torch.cuda.memory_reserved(device)),
+        "total": int(torch.cuda.get_device_properties(device).total_memory),
+    }
 
 
 def _signature_of(inputs: list[Any]) -> dict[str, Any] | None:
@@ -539,8 +554,9 @@ def _signature_of(inputs: list[Any]) -> dict[str, Any] | None:
 def _start_audit(spec: WorkerSpec) -> Any:
     from kernelproof.checks.audit_hooks import AuditRecorder
 
-    return AuditRecorder.install(spec.workdir, spec.candidate_path, spec.readable_paths,
-                                 spec.own_folder)
+    return AuditRecorder.install(
+        spec.workdir, spec.candidate_path, spec.readable_paths, spec.own_folder
+    )
 
 
 def worker_main(conn: Connection, spec: WorkerSpec) -> None:
@@ -608,8 +624,10 @@ def _confine(conn: Connection, spec: WorkerSpec) -> None:
     # Descriptors the forkserver hands every child: the resource tracker's pipe (whose
     # commands unlink named segments at exit) and the forkserver's liveness pipe. A candidate
     # needs neither.
-    for holder, attribute in ((resource_tracker._resource_tracker, "_fd"),
-                              (forkserver._forkserver, "_forkserver_alive_fd")):
+    for holder, attribute in (
+        (resource_tracker._resource_tracker, "_fd"),
+        (forkserver._forkserver, "_forkserver_alive_fd"),
+    ):
         handle = getattr(holder, attribute, None)
         if isinstance(handle, int):
             try:
@@ -617,10 +635,12 @@ def _confine(conn: Connection, spec: WorkerSpec) -> None:
             except OSError:
                 pass
             setattr(holder, attribute, None)
+    assert spec.sandbox is not None, "only a sandboxed worker confines itself"
     state = sandbox.enter(sandbox.SandboxPlan(**spec.sandbox))
     # Import paths the sandbox does not grant (a test runner's root, say) would only make every
     # later import fail an open there, which the audit hooks would then report.
     sys.path[:] = [p for p in sys.path if _listable(p)]
     sys.path_importer_cache.clear()
-    transport.send(conn, {"hello": True, "sandbox": {"enforced": state.enforced,
-                                                     "missing": state.missing}})
+    transport.send(
+        conn, {"hello": True, "sandbox": {"enforced": state.enforced, "missing": state.missing}}
+    )

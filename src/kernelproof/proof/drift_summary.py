@@ -47,9 +47,11 @@ def read_drift_log(path: str | Path) -> tuple[list[GuardRecord], list[WindowReco
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError as exc:
-        raise UsageError(f"cannot read the drift log {path}: {exc.strerror or exc}; pass the "
-                         f"guard's incident_dir (it writes {DRIFT_FILE} there) or its "
-                         "drift_log") from None
+        raise UsageError(
+            f"cannot read the drift log {path}: {exc.strerror or exc}; pass the "
+            f"guard's incident_dir (it writes {DRIFT_FILE} there) or its "
+            "drift_log"
+        ) from None
     guards: list[GuardRecord] = []
     windows: list[WindowRecord] = []
     problems: list[str] = []
@@ -68,9 +70,11 @@ def read_drift_log(path: str | Path) -> tuple[list[GuardRecord], list[WindowReco
         except (ValueError, ValidationError) as exc:
             problems.append(f"line {number}: {_brief(exc)}; skipped")
     if not guards:
-        raise UsageError(f"{path} holds no guard record (its first line is written when the "
-                         f"guard starts){'; ' + problems[0] if problems else ''}: is it a "
-                         "kernelproof drift log?")
+        raise UsageError(
+            f"{path} holds no guard record (its first line is written when the "
+            f"guard starts){'; ' + problems[0] if problems else ''}: is it a "
+            "kernelproof drift log?"
+        )
     return guards, windows, problems
 
 
@@ -83,10 +87,15 @@ def summarise(path: str | Path) -> DriftSummary:
     windows = sorted((w for w in windows if w.guard in same), key=lambda w: w.end_utc)
     envelope = latest.envelope
     axes = _axes(envelope)
-    summary = DriftSummary(log=str(path), candidate_path=latest.candidate_path,
-                           reference_path=latest.reference_path, envelope=envelope,
-                           value_coverage=latest.values, problems=problems,
-                           windows=[w.end_utc for w in windows])
+    summary = DriftSummary(
+        log=str(path),
+        candidate_path=latest.candidate_path,
+        reference_path=latest.reference_path,
+        envelope=envelope,
+        value_coverage=latest.values,
+        problems=problems,
+        windows=[w.end_utc for w in windows],
+    )
     totals = {axis.name: DimensionShare() for axis in axes}
     per_window: dict[str, list[DimensionShare]] = {axis.name: [] for axis in axes}
     outside: Counter[CallSignature] = Counter()
@@ -104,9 +113,15 @@ def summarise(path: str | Path) -> DriftSummary:
             per_window[axis.name].append(shares[axis.name])
             _add(totals[axis.name], shares[axis.name])
         summary.values.merge(window.values)
-    summary.dimensions = [DimensionDrift(name=axis.name, verified=axis.verified_text,
-                                         total=totals[axis.name], windows=per_window[axis.name])
-                          for axis in axes]
+    summary.dimensions = [
+        DimensionDrift(
+            name=axis.name,
+            verified=axis.verified_text,
+            total=totals[axis.name],
+            windows=per_window[axis.name],
+        )
+        for axis in axes
+    ]
     summary.outside = [OutsideSignature(signature=s, calls=n) for s, n in outside.most_common()]
     summary.uncovered_values = _uncovered(summary.values, latest.values)
     return summary
@@ -120,8 +135,14 @@ class _Axis:
     range within :data:`EDGE_FACTOR` of either end; outside otherwise. A dtype is inside when
     some verified call had it."""
 
-    def __init__(self, name: str, arg: int, dim: int | None, exact: list[int | str],
-                 span: tuple[int, int] | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        arg: int,
+        dim: int | None,
+        exact: list[int | str],
+        span: tuple[int, int] | None = None,
+    ) -> None:
         self.name, self.arg, self.dim = name, arg, dim
         self.exact = exact
         self.span = span
@@ -168,20 +189,29 @@ def _axes(envelope: Envelope) -> list[_Axis]:
         if not isinstance(entry, TensorSignature):
             continue
         for dim in range(len(entry.shape)):
-            sizes = sorted({t.shape[dim] for s in envelope.signatures
-                            if (t := _tensor(s, arg)) is not None and len(t.shape) == len(
-                                entry.shape)})
+            sizes = sorted(
+                {
+                    t.shape[dim]
+                    for s in envelope.signatures
+                    if (t := _tensor(s, arg)) is not None and len(t.shape) == len(entry.shape)
+                }
+            )
             knob_range, binding = bound.get((arg, dim), (None, None))
             span = None
             if knob_range is not None and binding is not None and knob_range.covered:
-                ends = sorted(binding.scale * v + binding.offset
-                              for v in (knob_range.low, knob_range.high))
+                ends = sorted(
+                    binding.scale * v + binding.offset for v in (knob_range.low, knob_range.high)
+                )
                 span = (ends[0], ends[1])
-            name = (f"{knob_range.knob} (arg {arg}, dim {dim})" if knob_range is not None
-                    else f"arg {arg}, dim {dim}")
+            name = (
+                f"{knob_range.knob} (arg {arg}, dim {dim})"
+                if knob_range is not None
+                else f"arg {arg}, dim {dim}"
+            )
             axes.append(_Axis(name, arg, dim, list(sizes), span))
-        dtypes = sorted({t.dtype for s in envelope.signatures
-                         if (t := _tensor(s, arg)) is not None})
+        dtypes = sorted(
+            {t.dtype for s in envelope.signatures if (t := _tensor(s, arg)) is not None}
+        )
         axes.append(_Axis(f"arg {arg}, dtype", arg, None, list(dtypes)))
     return axes
 
@@ -201,8 +231,11 @@ def _add(total: DimensionShare, part: DimensionShare) -> None:
 
 
 #: What each value statistic is, in words, for the list of uncovered values.
-_VALUE_WORDS = {"non_finite": "Inf or NaN inputs", "subnormal": "subnormal inputs",
-                "huge": "inputs beyond the square root of the dtype's largest value"}
+_VALUE_WORDS = {
+    "non_finite": "Inf or NaN inputs",
+    "subnormal": "subnormal inputs",
+    "huge": "inputs beyond the square root of the dtype's largest value",
+}
 
 
 def _uncovered(values: ValueStats, coverage: ValueCoverage) -> list[str]:
@@ -213,8 +246,9 @@ def _uncovered(values: ValueStats, coverage: ValueCoverage) -> list[str]:
         covered = getattr(coverage, field)
         if calls and not covered:
             why = "never tried" if covered is None else "tried, and the candidate failed them"
-            found.append(f"{calls} of {values.sampled} sampled call(s) had {words}: the "
-                         f"matrix {why}")
+            found.append(
+                f"{calls} of {values.sampled} sampled call(s) had {words}: the matrix {why}"
+            )
     return found
 
 

@@ -21,8 +21,15 @@ from kernelproof.roofline.fingerprint import cpu_model, machine_fingerprint
 from kernelproof.schema.fingerprint import FINGERPRINT_SCHEMA, GpuFacts
 from kernelproof.schema.report import Environment
 
-__all__ = ["REPORTED_PACKAGES", "compiler_version", "cpu_facts", "current_environment",
-           "isa_flags", "matrix_thread_count", "software_versions"]
+__all__ = [
+    "REPORTED_PACKAGES",
+    "compiler_version",
+    "cpu_facts",
+    "current_environment",
+    "isa_flags",
+    "matrix_thread_count",
+    "software_versions",
+]
 
 #: Packages whose versions change results or timings, reported when installed.
 REPORTED_PACKAGES = ("torch", "numpy", "numba", "llvmlite", "triton", "pydantic")
@@ -33,7 +40,8 @@ REPORTED_PACKAGES = ("torch", "numpy", "numba", "llvmlite", "triton", "pydantic"
 #: would invalidate verdicts for nothing.
 X86_ISA_FLAG = re.compile(
     r"^(mmx|sse\d?|ssse3|sse4_[12]|sse4a|avx\w*|fma4?|f16c|amx\w*|bmi[12]|popcnt|lzcnt|abm|"
-    r"movbe|adx|aes|vaes|pclmulqdq|vpclmulqdq|gfni|sha_ni)$")
+    r"movbe|adx|aes|vaes|pclmulqdq|vpclmulqdq|gfni|sha_ni)$"
+)
 
 #: How long a compiler gets to print its version before it is taken as absent.
 COMPILER_TIMEOUT_S = 10.0
@@ -49,8 +57,9 @@ def matrix_thread_count(device: str, threads: int | None) -> int | None:
     return threads or os.cpu_count()
 
 
-def current_environment(device: str, *, timing_threads: int | None,
-                        matrix_threads: int | None) -> Environment:
+def current_environment(
+    device: str, *, timing_threads: int | None, matrix_threads: int | None
+) -> Environment:
     """The report's ``environment`` for a run on ``device`` here, with the whole fingerprint."""
     import torch
 
@@ -71,10 +80,19 @@ def current_environment(device: str, *, timing_threads: int | None,
     except Exception:  # noqa: BLE001 - a machine hash that cannot be read leaves the rest
         fingerprint = ""
     return Environment(
-        device=device, device_name=device_name, versions=versions, fingerprint=fingerprint,
+        device=device,
+        device_name=device_name,
+        versions=versions,
+        fingerprint=fingerprint,
         threads=timing_threads if timing_threads is not None else torch.get_num_threads(),
-        fingerprint_schema=FINGERPRINT_SCHEMA, arch=arch, cpu_model=model, isa=isa,
-        cpu_count=cpus, memory_gib=memory, gpu=gpu, matrix_threads=matrix_threads,
+        fingerprint_schema=FINGERPRINT_SCHEMA,
+        arch=arch,
+        cpu_model=model,
+        isa=isa,
+        cpu_count=cpus,
+        memory_gib=memory,
+        gpu=gpu,
+        matrix_threads=matrix_threads,
     )
 
 
@@ -123,8 +141,13 @@ def cpu_facts() -> tuple[str, str, list[str], int, int]:
         text = _CPUINFO.read_text(errors="replace")
     except OSError:
         text = ""
-    return (platform.machine() or "unknown", cpu_model(text), isa_flags(text),
-            os.cpu_count() or 0, _memory_gib())
+    return (
+        platform.machine() or "unknown",
+        cpu_model(text),
+        isa_flags(text),
+        os.cpu_count() or 0,
+        _memory_gib(),
+    )
 
 
 def isa_flags(cpuinfo: str) -> list[str]:
@@ -154,8 +177,12 @@ def _gpu_facts() -> GpuFacts:
     import torch
 
     major, minor = torch.cuda.get_device_capability()
-    return GpuFacts(name=torch.cuda.get_device_name(), capability=f"{major}.{minor}",
-                    driver=_driver_version(), count=torch.cuda.device_count())
+    return GpuFacts(
+        name=torch.cuda.get_device_name(),
+        capability=f"{major}.{minor}",
+        driver=_driver_version(),
+        count=torch.cuda.device_count(),
+    )
 
 
 @functools.lru_cache(maxsize=1)
@@ -181,8 +208,9 @@ def _first_line(command: list[str]) -> str:
 
 def _run(command: list[str]) -> str:
     try:
-        result = subprocess.run(command, capture_output=True, text=True,
-                                timeout=COMPILER_TIMEOUT_S, check=False)
+        result = subprocess.run(
+            command, capture_output=True, text=True, timeout=COMPILER_TIMEOUT_S, check=False
+        )
     except (OSError, subprocess.SubprocessError):
         return ""
     return result.stdout if result.returncode == 0 else ""

@@ -31,9 +31,14 @@ def verdict_snapshot(report: Report, where: str) -> VerdictSnapshot:
             ci = (low, high)
     if report.roofline is not None:
         sol = report.roofline.sol_fraction.candidate
-    return VerdictSnapshot(verdict=report.verdict, speedup=speedup, speedup_ci=ci,
-                           sol_fraction=sol, where=where,
-                           environment=report_fingerprint(report).digest(BINDING_COMPONENTS))
+    return VerdictSnapshot(
+        verdict=report.verdict,
+        speedup=speedup,
+        speedup_ci=ci,
+        sol_fraction=sol,
+        where=where,
+        environment=report_fingerprint(report).digest(BINDING_COMPONENTS),
+    )
 
 
 def verdict_change(before: Verdict, after: Verdict) -> VerdictChange:

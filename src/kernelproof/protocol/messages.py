@@ -33,15 +33,17 @@ class CapturedError(BaseModel):
     traceback: str = ""
 
     @classmethod
-    def from_exception(cls, exc: BaseException, *, limit: int = 4000) -> "CapturedError":
+    def from_exception(cls, exc: BaseException, *, limit: int = 4000) -> CapturedError:
         text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         return cls(type=type(exc).__name__, message=str(exc)[:limit], traceback=text[-limit:])
 
     @property
     def is_out_of_memory(self) -> bool:
         lowered = self.message.lower()
-        return self.type == "MemoryError" or "out of memory" in lowered or (
-            "can't allocate memory" in lowered
+        return (
+            self.type == "MemoryError"
+            or "out of memory" in lowered
+            or ("can't allocate memory" in lowered)
         )
 
 

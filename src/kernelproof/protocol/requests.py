@@ -14,12 +14,12 @@ default the controller assumed when the key was missing.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar, Union
+from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
-from kernelproof.schema.variant import InputVariant
 from kernelproof.protocol.messages import Phase
+from kernelproof.schema.variant import InputVariant
 
 # -- requests ----------------------------------------------------------------------------------
 
@@ -210,8 +210,15 @@ class ExitRequest(Request["ReplyData"]):
 
 
 WorkerRequest = Annotated[
-    Union[BuildRequest, PrepareRequest, RunRequest, TimeRequest, FetchRequest, WorkRequest,
-          PlanRequest, SettleRequest, ExitRequest],
+    BuildRequest
+    | PrepareRequest
+    | RunRequest
+    | TimeRequest
+    | FetchRequest
+    | WorkRequest
+    | PlanRequest
+    | SettleRequest
+    | ExitRequest,
     Field(discriminator="op"),
 ]
 """Any request a worker serves, told apart by ``op``."""

@@ -14,8 +14,10 @@ def render_adequacy(report: AdequacyReport, console: Console | None = None) -> N
     console = console or Console()
     knobs = ", ".join(f"{k}={v}" for k, v in report.knobs.items()) or "no knobs"
     mode = report.tolerance.get("mode", "?")
-    console.print(f"[bold]audit-task[/bold] {report.task} ({knobs}; {len(report.seeds)} seed(s), "
-                  f"base seed {report.base_seed}; tolerance: {mode})")
+    console.print(
+        f"[bold]audit-task[/bold] {report.task} ({knobs}; {len(report.seeds)} seed(s), "
+        f"base seed {report.base_seed}; tolerance: {mode})"
+    )
     console.print(_table(report))
     for note in report.notes:
         console.print(f"[dim]note: {note}[/dim]")
@@ -35,8 +37,7 @@ def _table(report: AdequacyReport) -> Table:
     for index, mutants in _worst_per_output(report.outputs).items():
         for mutant in mutants:
             cells = [str(index)] if multiple else []
-            table.add_row(*cells, mutant.name, mutant.must, _accepted(mutant),
-                          _ratio(mutant))
+            table.add_row(*cells, mutant.name, mutant.must, _accepted(mutant), _ratio(mutant))
     return table
 
 

@@ -25,10 +25,10 @@ MESSAGE_CHARS = 400
 NEXT_STEP = {
     Verdict.VERIFIED: "The kernel is verified. Make it faster, or call bench for its speedup.",
     Verdict.INCORRECT: "Fix the wrong answer: reproduce the smallest failing input below, then "
-                       "verify again.",
+    "verify again.",
     Verdict.SUSPECT: "Remove what the integrity findings name: they mean the kernel does not "
-                     "do the work itself, or tampers with what measures it. A suspect kernel "
-                     "earns nothing, however fast.",
+    "do the work itself, or tampers with what measures it. A suspect kernel "
+    "earns nothing, however fast.",
     Verdict.BROKEN: "Make it build and run: the error is below.",
     Verdict.ERROR: "The task or the request is at fault, not your kernel: read the message.",
 }
@@ -72,11 +72,15 @@ def explain(report: Report) -> str:
         lines += cells
     audit = report.op_audit
     if audit is not None and audit.calls:
-        ops = ", ".join(f"{name} x{count}" for name, count in
-                        sorted(audit.candidate_ops.items(), key=lambda kv: -kv[1])[:8])
+        ops = ", ".join(
+            f"{name} x{count}"
+            for name, count in sorted(audit.candidate_ops.items(), key=lambda kv: -kv[1])[:8]
+        )
         kernels = ", ".join(audit.custom_kernels) or "none"
-        lines.append(f"op audit: {audit.calls} calls; custom kernels that ran: {kernels}; "
-                     f"torch ops: {ops or 'none'}")
+        lines.append(
+            f"op audit: {audit.calls} calls; custom kernels that ran: {kernels}; "
+            f"torch ops: {ops or 'none'}"
+        )
     if report.timing is not None:
         lines.append(f"speed: {speed_sentence(report)}")
     lines.append(f"next: {NEXT_STEP[report.verdict]}")
@@ -84,8 +88,9 @@ def explain(report: Report) -> str:
 
 
 def _verdict_line(report: Report, report_id: str | None) -> str:
-    decided = report.pipeline.decided_by.value if report.pipeline and \
-        report.pipeline.decided_by else None
+    decided = (
+        report.pipeline.decided_by.value if report.pipeline and report.pipeline.decided_by else None
+    )
     where = f" (decided by the {decided} stage)" if decided else ""
     cells = report.correctness.tests if report.correctness else []
     passed = sum(t.outcome is TestOutcome.PASSED for t in cells)
@@ -95,16 +100,21 @@ def _verdict_line(report: Report, report_id: str | None) -> str:
 
 
 def _important(report: Report) -> list:
-    ranked = sorted((f for f in report.findings
-                     if f.severity in (Severity.FAIL, Severity.SUSPECT, Severity.WARN)),
-                    key=lambda f: -f.severity.rank)
+    ranked = sorted(
+        (
+            f
+            for f in report.findings
+            if f.severity in (Severity.FAIL, Severity.SUSPECT, Severity.WARN)
+        ),
+        key=lambda f: -f.severity.rank,
+    )
     return ranked
 
 
-def _finding_line(finding) -> str:  # noqa: ANN001 - a schema Finding
+def _finding_line(finding) -> str:
     message = " ".join(finding.message.split())
     if len(message) > MESSAGE_CHARS:
-        message = message[:MESSAGE_CHARS - 3] + "..."
+        message = message[: MESSAGE_CHARS - 3] + "..."
     where = f" [{finding.variant}]" if finding.variant else ""
     return f"- {finding.severity.value} {finding.check}{where}: {message}"
 
@@ -112,8 +122,11 @@ def _finding_line(finding) -> str:  # noqa: ANN001 - a schema Finding
 def _failing_input(report: Report) -> list[str]:
     if report.repros:
         return [f"- smallest failing input: {_repro_line(report.repros[0])}"]
-    failed = [t for t in (report.correctness.tests if report.correctness else [])
-              if t.outcome is TestOutcome.FAILED]
+    failed = [
+        t
+        for t in (report.correctness.tests if report.correctness else [])
+        if t.outcome is TestOutcome.FAILED
+    ]
     if not failed:
         return []
     first = min(failed, key=lambda t: (len(t.variant.name), t.variant.name))
@@ -121,22 +134,29 @@ def _failing_input(report: Report) -> list[str]:
     return [f"- first failing input: {first.variant.name} (seed {first.seed}): {detail}"]
 
 
-def _repro_line(repro) -> str:  # noqa: ANN001 - a schema Repro
+def _repro_line(repro) -> str:
     knobs = ", ".join(f"{k}={v}" for k, v in repro.knobs.items())
-    extra = "".join(f", {name} {value}" for name, value in (("value", repro.value),
-                                                           ("layout", repro.layout)) if value)
+    extra = "".join(
+        f", {name} {value}"
+        for name, value in (("value", repro.value), ("layout", repro.layout))
+        if value
+    )
     failure = shorten(" ".join(repro.failure.split()), 300)
-    return (f"{knobs} (seed {repro.seed}{extra}): {failure}; "
-            f"reproduce with: {repro.command}")
+    return f"{knobs} (seed {repro.seed}{extra}): {failure}; reproduce with: {repro.command}"
 
 
 def _failed_cells(report: Report) -> list[str]:
-    bad = [t for t in (report.correctness.tests if report.correctness else [])
-           if t.outcome in (TestOutcome.FAILED, TestOutcome.CRASHED, TestOutcome.RAISED)]
-    lines = [f"- {t.variant.name}: {t.outcome.value}"
-             + (f", error ratio {t.error_ratio:.3g}" if t.error_ratio is not None else "")
-             + (f": {shorten(' '.join((t.message or '').split()), 200)}" if t.message else "")
-             for t in bad[:EXPLAIN_CELLS]]
+    bad = [
+        t
+        for t in (report.correctness.tests if report.correctness else [])
+        if t.outcome in (TestOutcome.FAILED, TestOutcome.CRASHED, TestOutcome.RAISED)
+    ]
+    lines = [
+        f"- {t.variant.name}: {t.outcome.value}"
+        + (f", error ratio {t.error_ratio:.3g}" if t.error_ratio is not None else "")
+        + (f": {shorten(' '.join((t.message or '').split()), 200)}" if t.message else "")
+        for t in bad[:EXPLAIN_CELLS]
+    ]
     if len(bad) > EXPLAIN_CELLS:
         lines.append(f"- ... and {len(bad) - EXPLAIN_CELLS} more")
     return lines

@@ -9,12 +9,20 @@ from pathlib import Path
 from kernelproof.schema import Finding, Report, Severity
 
 #: Severity -> SARIF result level (SARIF 2.1.0, section 3.27.10).
-SARIF_LEVEL = {Severity.FAIL: "error", Severity.SUSPECT: "error", Severity.WARN: "warning",
-               Severity.INFO: "note"}
+SARIF_LEVEL = {
+    Severity.FAIL: "error",
+    Severity.SUSPECT: "error",
+    Severity.WARN: "warning",
+    Severity.INFO: "note",
+}
 
 #: Severity -> GitHub Actions workflow command that annotates a line.
-GITHUB_COMMAND = {Severity.FAIL: "error", Severity.SUSPECT: "error", Severity.WARN: "warning",
-                  Severity.INFO: "notice"}
+GITHUB_COMMAND = {
+    Severity.FAIL: "error",
+    Severity.SUSPECT: "error",
+    Severity.WARN: "warning",
+    Severity.INFO: "notice",
+}
 
 #: Characters XML 1.0 forbids even escaped; a candidate's exception text may contain them.
 _XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")

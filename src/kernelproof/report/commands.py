@@ -42,15 +42,17 @@ def verify_command(report: Report) -> VerifyCommand:
     return settings_command(reference, candidate, _base_seed(report), report.settings)
 
 
-def settings_command(reference: str, candidate: str, base_seed: int | None,
-                     settings: dict[str, Any]) -> VerifyCommand:
+def settings_command(
+    reference: str, candidate: str, base_seed: int | None, settings: dict[str, Any]
+) -> VerifyCommand:
     """The command that runs ``candidate`` against ``reference`` under recorded ``settings``
     (a ``Settings`` dump) and base seed; the seed fixes the weights and every draw."""
     words = ["kernelproof", "verify", reference, candidate]
     if base_seed is not None:
         words += ["--seed", str(base_seed)]
-    recorded = {k: v for k, v in settings.items()
-                if k in Settings.model_fields and k not in _NOT_SETTINGS}
+    recorded = {
+        k: v for k, v in settings.items() if k in Settings.model_fields and k not in _NOT_SETTINGS
+    }
     profile, flags, unexpressed = _closest_profile(recorded)
     if profile != "default":
         words += ["--profile", profile]

@@ -12,16 +12,26 @@ from kernelproof.report.html import CONTENT_SECURITY_POLICY, template_environmen
 from kernelproof.schema.drift import DriftSummary
 
 
-def render_drift_html(summary: DriftSummary, proposals: list[ShapeProposal],
-                      refused: list[Unexpressible]) -> str:
+def render_drift_html(
+    summary: DriftSummary, proposals: list[ShapeProposal], refused: list[Unexpressible]
+) -> str:
     template = template_environment().get_template("drift.html.j2")
-    return template.render(summary=summary, csp=CONTENT_SECURITY_POLICY, fmt=fmt,
-                           plot=plots.drift_over_time(summary), proposals=proposals,
-                           refused=refused)
+    return template.render(
+        summary=summary,
+        csp=CONTENT_SECURITY_POLICY,
+        fmt=fmt,
+        plot=plots.drift_over_time(summary),
+        proposals=proposals,
+        refused=refused,
+    )
 
 
-def write_drift_html(summary: DriftSummary, proposals: list[ShapeProposal],
-                     refused: list[Unexpressible], path: str | Path) -> Path:
+def write_drift_html(
+    summary: DriftSummary,
+    proposals: list[ShapeProposal],
+    refused: list[Unexpressible],
+    path: str | Path,
+) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render_drift_html(summary, proposals, refused), encoding="utf-8")

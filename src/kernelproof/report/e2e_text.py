@@ -19,19 +19,25 @@ def e2e_lines(section: E2E) -> list[str]:
             f"{sub.target} ({sub.class_name}, {len(sub.paths)} instance(s)): "
             f"{sub.isolated_verdict.value} in isolation, host run {host}; host signatures "
             f"{len(sub.coverage)}, outside the isolated envelope {len(uncovered)}, verified "
-            f"there {len(checked)} ({len(failed)} failing)")
+            f"there {len(checked)} ({len(failed)} failing)"
+        )
     attribution = section.attribution
     if attribution is not None and attribution.max_local_error is not None:
         lines.append(
             f"attribution: worst local error {attribution.max_local_error:.3g} "
             f"(ratio {_x(attribution.max_local_error_ratio)}) over {len(attribution.calls)} "
             f"replayed call(s)"
-            + (f", {_g(attribution.max_stream_error)} (ratio "
-               f"{_x(attribution.max_stream_error_ratio)}) over {len(attribution.stream_calls)} "
-               f"call(s) of the substituted stream" if attribution.stream_calls else "")
+            + (
+                f", {_g(attribution.max_stream_error)} (ratio "
+                f"{_x(attribution.max_stream_error_ratio)}) over {len(attribution.stream_calls)} "
+                f"call(s) of the substituted stream"
+                if attribution.stream_calls
+                else ""
+            )
             + (f" (stream stopped: {attribution.stream_note})" if attribution.stream_note else "")
             + f"; host outputs {_g(attribution.host_error)} (ratio "
-            f"{_x(attribution.host_error_ratio)}); amplification {_x(attribution.amplification)}")
+            f"{_x(attribution.host_error_ratio)}); amplification {_x(attribution.amplification)}"
+        )
     soak = section.soak
     if soak is not None:
         growth = soak.growth_bytes_per_step.get("excess")
@@ -39,19 +45,31 @@ def e2e_lines(section: E2E) -> list[str]:
         lines.append(
             f"soak: {soak.steps} steps ({soak.loop}); memory beyond the reference "
             f"{'?' if growth is None else f'{growth / 1024:+.0f} KiB/step'}"
-            + (f", exhausts memory at step {soak.projected_failure_step:,}"
-               if soak.projected_failure_step else "")
+            + (
+                f", exhausts memory at step {soak.projected_failure_step:,}"
+                if soak.projected_failure_step
+                else ""
+            )
             + f"; drift max {_x(soak.max_drift_ratio)}"
-            + (f", first beyond tolerance at step {soak.first_drift_step}"
-               if soak.first_drift_step is not None else "")
+            + (
+                f", first beyond tolerance at step {soak.first_drift_step}"
+                if soak.first_drift_step is not None
+                else ""
+            )
             + f"; nondeterminism {_g(soak.nondeterminism)}"
-            + (f"; candidate step p50 {fmt.seconds(latency.first_quarter_p50_s)} first quarter, "
-               f"{fmt.seconds(latency.last_quarter_p50_s)} last quarter"
-               if latency and latency.first_quarter_p50_s is not None else "")
-            + f"; {_cuda(soak)}")
+            + (
+                f"; candidate step p50 {fmt.seconds(latency.first_quarter_p50_s)} first quarter, "
+                f"{fmt.seconds(latency.last_quarter_p50_s)} last quarter"
+                if latency and latency.first_quarter_p50_s is not None
+                else ""
+            )
+            + f"; {_cuda(soak)}"
+        )
         if soak.drift_repro is not None:
-            lines.append(f"soak drift, shrunk to {soak.drift_repro.steps} step(s): "
-                         f"{soak.drift_repro.command}")
+            lines.append(
+                f"soak drift, shrunk to {soak.drift_repro.steps} step(s): "
+                f"{soak.drift_repro.command}"
+            )
     if section.speed is not None and section.speed.explanation:
         lines.append(f"speed: {section.speed.explanation}")
     return lines
@@ -69,7 +87,12 @@ def _cuda(soak: Soak) -> str:
     if soak.cuda_memory != "measured":
         return f"CUDA memory {soak.cuda_memory}"
     growth = soak.cuda_growth_bytes_per_step.get("excess")
-    return ("CUDA allocated beyond the reference "
-            + ("?" if growth is None else f"{growth / 1024:+.0f} KiB/step")
-            + (f", exhausts the device at step {soak.cuda_projected_failure_step:,}"
-               if soak.cuda_projected_failure_step else ""))
+    return (
+        "CUDA allocated beyond the reference "
+        + ("?" if growth is None else f"{growth / 1024:+.0f} KiB/step")
+        + (
+            f", exhausts the device at step {soak.cuda_projected_failure_step:,}"
+            if soak.cuda_projected_failure_step
+            else ""
+        )
+    )

@@ -28,8 +28,10 @@ def read_json(path: str | Path) -> Report:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise UsageError(f"cannot read the report {path}: {exc.strerror or exc}; "
-                         "pass the file `kernelproof verify --json` wrote") from None
+        raise UsageError(
+            f"cannot read the report {path}: {exc.strerror or exc}; "
+            "pass the file `kernelproof verify --json` wrote"
+        ) from None
     try:
         return Report.model_validate_json(text)
     except ValidationError as exc:
@@ -51,10 +53,19 @@ def write_html(report: Report, path: str | Path) -> Path:
     return path
 
 
-def write_outputs(report: Report, *, json_path: str | Path | None = None,
-                  html_path: str | Path | None = None, junit_path: str | Path | None = None,
-                  sarif_path: str | Path | None = None) -> list[Path]:
+def write_outputs(
+    report: Report,
+    *,
+    json_path: str | Path | None = None,
+    html_path: str | Path | None = None,
+    junit_path: str | Path | None = None,
+    sarif_path: str | Path | None = None,
+) -> list[Path]:
     """Write every requested output of ``report``; returns the paths written, in that order."""
-    writers = ((json_path, write_json), (html_path, write_html), (junit_path, write_junit),
-               (sarif_path, write_sarif))
+    writers = (
+        (json_path, write_json),
+        (html_path, write_html),
+        (junit_path, write_junit),
+        (sarif_path, write_sarif),
+    )
     return [writer(report, path) for path, writer in writers if path is not None]

@@ -7,7 +7,7 @@ packet never disagree about the same number.
 from __future__ import annotations
 
 import math
-from typing import Mapping
+from collections.abc import Mapping
 
 from kernelproof.units import seconds  # noqa: F401 (the views call it as fmt.seconds)
 

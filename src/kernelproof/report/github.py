@@ -4,7 +4,7 @@ shows the finding on the line it points at."""
 from __future__ import annotations
 
 import os
-from typing import Mapping
+from collections.abc import Mapping
 
 from kernelproof.report.ci_text import GITHUB_COMMAND, located, relative_path
 from kernelproof.schema import Report
@@ -32,8 +32,9 @@ def workflow_commands(report: Report) -> list[str]:
         if finding.location.column > 0:
             properties["col"] = str(finding.location.column)
         joined = ",".join(f"{k}={_escape_property(v)}" for k, v in properties.items())
-        lines.append(f"::{GITHUB_COMMAND[finding.severity]} {joined}::"
-                     f"{_escape_data(finding.message)}")
+        lines.append(
+            f"::{GITHUB_COMMAND[finding.severity]} {joined}::{_escape_data(finding.message)}"
+        )
     return lines
 
 

@@ -23,8 +23,10 @@ from kernelproof.schema.checks import EvidenceBasis
 
 #: The packet's Content-Security-Policy: inline styles and scripts only, images only from
 #: ``data:`` URLs, no connection anywhere. A browser then refuses any network fetch outright.
-CONTENT_SECURITY_POLICY = ("default-src 'none'; style-src 'unsafe-inline'; "
-                           "script-src 'unsafe-inline'; img-src data:; font-src data:")
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; style-src 'unsafe-inline'; "
+    "script-src 'unsafe-inline'; img-src data:; font-src data:"
+)
 
 #: Severities whose findings open with their evidence shown; lower ones start folded.
 OPEN_SEVERITIES = (Severity.FAIL, Severity.SUSPECT)
@@ -47,6 +49,8 @@ BASIS_TEXT = {
     EvidenceBasis.CANDIDATE.value: "reported from the candidate's process",
     EvidenceBasis.STATIC.value: "read from the source",
 }
+
+
 @dataclass(frozen=True)
 class E2EPlots:
     """The e2e section's plots (``kernelproof e2e`` reports only)."""
@@ -79,8 +83,7 @@ def packet_context(report: Report) -> dict[str, Any]:
             roofline=plots.roofline_chart(report.roofline, report.timing),
             available=plots.available(),
         ),
-        "not_timed": (f"Not timed: {not_timed_reason(report)}." if report.timing is None
-                      else ""),
+        "not_timed": (f"Not timed: {not_timed_reason(report)}." if report.timing is None else ""),
         "intensity": _intensity(report),
         "e2e_plots": E2EPlots(soak=plots.soak_curves(report.e2e.soak if report.e2e else None)),
         "command": command,
@@ -111,8 +114,10 @@ def template_environment() -> Environment:
 
 def _by_severity(findings: list[Finding]) -> list[tuple[str, list[Finding]]]:
     """Findings grouped by severity, most severe first, empty groups left out."""
-    groups = [(s.value, [f for f in findings if f.severity is s])
-              for s in sorted(Severity, key=lambda s: -s.rank)]
+    groups = [
+        (s.value, [f for f in findings if f.severity is s])
+        for s in sorted(Severity, key=lambda s: -s.rank)
+    ]
     return [(severity, items) for severity, items in groups if items]
 
 
@@ -133,5 +138,7 @@ def _command_note(command: VerifyCommand) -> str:
     if not command.unexpressed:
         return ""
     settings = ", ".join(f"{k}={v!r}" for k, v in command.unexpressed.items())
-    return (f"These settings have no command-line flag and come from the task's POLICY or the "
-            f"Python API; set them the same way to reproduce exactly: {settings}.")
+    return (
+        f"These settings have no command-line flag and come from the task's POLICY or the "
+        f"Python API; set them the same way to reproduce exactly: {settings}."
+    )

@@ -67,9 +67,11 @@ def _correctness_suite(report: Report) -> ET.Element:
     if correctness is None:
         return suite
     properties = ET.SubElement(suite, "properties")
-    for name, value in (("base_seed", correctness.base_seed),
-                        ("default_knobs", fmt.knobs(correctness.default_knobs)),
-                        ("tolerance", correctness.tolerance.get("mode", ""))):
+    for name, value in (
+        ("base_seed", correctness.base_seed),
+        ("default_knobs", fmt.knobs(correctness.default_knobs)),
+        ("tolerance", correctness.tolerance.get("mode", "")),
+    ):
         ET.SubElement(properties, "property", name=name, value=xml_safe(str(value)))
     for test in correctness.tests:
         _count(suite, _correctness_case(test))
@@ -77,24 +79,36 @@ def _correctness_suite(report: Report) -> ET.Element:
 
 
 def _correctness_case(test: CorrectnessTest) -> ET.Element:
-    case = ET.Element("testcase", classname=f"kernelproof.correctness.{test.variant.kind.value}",
-                      name=xml_safe(f"{test.variant.name} [seed {test.seed}]"))
+    case = ET.Element(
+        "testcase",
+        classname=f"kernelproof.correctness.{test.variant.kind.value}",
+        name=xml_safe(f"{test.variant.name} [seed {test.seed}]"),
+    )
     if test.candidate_s is not None:
         case.set("time", f"{test.candidate_s:.6f}")
     detail = xml_safe(_cell_detail(test))
     if test.outcome is TestOutcome.FAILED:
-        failure = ET.SubElement(case, "failure", type="wrong-answer",
-                                message=xml_safe(test.message or "silently wrong answer"))
+        failure = ET.SubElement(
+            case,
+            "failure",
+            type="wrong-answer",
+            message=xml_safe(test.message or "silently wrong answer"),
+        )
         failure.text = detail
     elif test.outcome is TestOutcome.CRASHED:
-        error = ET.SubElement(case, "error", type="crashed",
-                              message=xml_safe(test.message or "the candidate's worker died"))
+        error = ET.SubElement(
+            case,
+            "error",
+            type="crashed",
+            message=xml_safe(test.message or "the candidate's worker died"),
+        )
         error.text = detail
     elif test.outcome is TestOutcome.SKIPPED:
         ET.SubElement(case, "skipped", message=xml_safe(test.message or "skipped"))
     elif test.outcome is TestOutcome.RAISED:
         ET.SubElement(case, "system-out").text = xml_safe(
-            f"the candidate raised a clear exception (a stated limitation): {test.message}")
+            f"the candidate raised a clear exception (a stated limitation): {test.message}"
+        )
     elif test.error_ratio is not None:
         ET.SubElement(case, "system-out").text = f"error ratio {fmt.ratio(test.error_ratio)}"
     return case
@@ -105,8 +119,10 @@ def _cell_detail(test: CorrectnessTest) -> str:
     if test.error_ratio is not None:
         lines.append(f"worst error ratio {fmt.ratio(test.error_ratio)}")
     for output in test.outputs:
-        lines.append(f"output {output.index}: error ratio {fmt.ratio(output.error_ratio)}"
-                     f"{'' if output.passed else ' (fails)'} {output.detail}".rstrip())
+        lines.append(
+            f"output {output.index}: error ratio {fmt.ratio(output.error_ratio)}"
+            f"{'' if output.passed else ' (fails)'} {output.detail}".rstrip()
+        )
     if test.message:
         lines.append(test.message)
     return "\n".join(lines)
@@ -125,16 +141,18 @@ def _findings_suite(report: Report) -> ET.Element:
 
 
 def _finding_case(finding: Finding, name: str) -> ET.Element:
-    case = ET.Element("testcase", classname=f"kernelproof.findings.{finding.severity.value}",
-                      name=xml_safe(name))
+    case = ET.Element(
+        "testcase", classname=f"kernelproof.findings.{finding.severity.value}", name=xml_safe(name)
+    )
     text = finding.message
     if finding.location is not None:
         text += f"\nat {finding.location.path}:{finding.location.line}"
     if finding.evidence:
         text += "\nevidence: " + json.dumps(finding.evidence, default=str)
     if finding.severity in FAILING_SEVERITIES:
-        failure = ET.SubElement(case, "failure", type=finding.severity.value,
-                                message=xml_safe(finding.message))
+        failure = ET.SubElement(
+            case, "failure", type=finding.severity.value, message=xml_safe(finding.message)
+        )
         failure.text = xml_safe(text)
     else:
         ET.SubElement(case, "system-out").text = xml_safe(f"[{finding.severity.value}] {text}")
@@ -150,8 +168,12 @@ def _verdict_suite(report: Report) -> ET.Element:
     case = ET.Element("testcase", classname="kernelproof.verdict", name=_subject(report))
     case.set("time", f"{report.duration_s:.3f}")
     if report.verdict is not Verdict.VERIFIED:
-        failure = ET.SubElement(case, "failure", type=report.verdict.value,
-                                message=xml_safe(report.summary or report.verdict.value))
+        failure = ET.SubElement(
+            case,
+            "failure",
+            type=report.verdict.value,
+            message=xml_safe(report.summary or report.verdict.value),
+        )
         failure.text = xml_safe(report.summary)
     else:
         ET.SubElement(case, "system-out").text = xml_safe(report.summary)

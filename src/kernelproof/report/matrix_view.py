@@ -12,8 +12,13 @@ from kernelproof.report import formatting as fmt
 from kernelproof.schema import Correctness, CorrectnessTest, TestOutcome, VariantKind
 
 #: Row order of variant kinds: the default inputs first, then what changes least to most.
-KIND_ORDER = (VariantKind.SEED, VariantKind.REPEAT, VariantKind.VALUE, VariantKind.LAYOUT,
-              VariantKind.SHAPE)
+KIND_ORDER = (
+    VariantKind.SEED,
+    VariantKind.REPEAT,
+    VariantKind.VALUE,
+    VariantKind.LAYOUT,
+    VariantKind.SHAPE,
+)
 
 #: Label of the row that gathers the seed variants.
 DEFAULT_ROW = "default shape"
@@ -97,15 +102,32 @@ def matrix_view(correctness: Correctness) -> MatrixView:
     ordered = [rows[key] for key in sorted(rows, key=lambda key: key[0])]
     counts = {o.value: sum(1 for t in correctness.tests if t.outcome is o) for o in TestOutcome}
     near = sum(1 for row in ordered for c in row.cells.values() if c.near_limit)
-    passing = [t.error_ratio for t in correctness.tests
-               if t.outcome is TestOutcome.PASSED and t.error_ratio is not None]
-    return MatrixView(seeds=seeds, rows=ordered, counts=counts, tests=list(correctness.tests),
-                      near_limit=near, worst_passing=fmt.ratio(max(passing)) if passing else "")
+    passing = [
+        t.error_ratio
+        for t in correctness.tests
+        if t.outcome is TestOutcome.PASSED and t.error_ratio is not None
+    ]
+    return MatrixView(
+        seeds=seeds,
+        rows=ordered,
+        counts=counts,
+        tests=list(correctness.tests),
+        near_limit=near,
+        worst_passing=fmt.ratio(max(passing)) if passing else "",
+    )
 
 
 def _cell(test: CorrectnessTest, factor: object) -> Cell:
-    near = (test.outcome is TestOutcome.PASSED and test.error_ratio is not None
-            and isinstance(factor, (int, float))
-            and test.error_ratio > NEAR_LIMIT_FRACTION * factor)
-    return Cell(outcome=test.outcome, ratio=fmt.ratio(test.error_ratio), name=test.variant.name,
-                message=test.message, near_limit=near)
+    near = (
+        test.outcome is TestOutcome.PASSED
+        and test.error_ratio is not None
+        and isinstance(factor, (int, float))
+        and test.error_ratio > NEAR_LIMIT_FRACTION * factor
+    )
+    return Cell(
+        outcome=test.outcome,
+        ratio=fmt.ratio(test.error_ratio),
+        name=test.variant.name,
+        message=test.message,
+        near_limit=near,
+    )

@@ -15,9 +15,13 @@ def render_recheck_html(report: RecheckReport) -> str:
     the environment difference that decided it."""
     template = template_environment().get_template("recheck.html.j2")
     changed = [i for i in report.items if i.status is not RecheckStatus.STILL_VALID]
-    return template.render(report=report, csp=CONTENT_SECURITY_POLICY, fmt=fmt,
-                           changed=changed,
-                           valid=[i for i in report.items if i not in changed])
+    return template.render(
+        report=report,
+        csp=CONTENT_SECURITY_POLICY,
+        fmt=fmt,
+        changed=changed,
+        valid=[i for i in report.items if i not in changed],
+    )
 
 
 def write_recheck_html(report: RecheckReport, path: str | Path) -> Path:

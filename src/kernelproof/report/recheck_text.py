@@ -8,7 +8,13 @@ from rich.table import Table
 
 from kernelproof.report.colours import verdict_markup
 from kernelproof.report.store_tables import speedup_markup
-from kernelproof.schema.recheck import RecheckItem, RecheckReport, RecheckStatus, VerdictChange
+from kernelproof.schema.recheck import (
+    RecheckItem,
+    RecheckReport,
+    RecheckStatus,
+    VerdictChange,
+    VerdictSnapshot,
+)
 
 #: Invalidating changes named per row; the JSON and HTML reports hold all of them.
 CHANGES_PER_ROW = 2
@@ -20,13 +26,19 @@ STATUS_STYLE = {RecheckStatus.FAILED: "magenta", RecheckStatus.PENDING: "yellow"
 def render_recheck(report: RecheckReport, console: Console) -> None:
     """One row per verdict (the re-proved and failed first), then the counts and the exit."""
     rows = sorted(report.items, key=lambda i: i.status is RecheckStatus.STILL_VALID)
-    table = Table(title=f"recheck of {escape(report.source)}"
-                  + (" (dry run)" if report.dry_run else ""))
+    table = Table(
+        title=f"recheck of {escape(report.source)}" + (" (dry run)" if report.dry_run else "")
+    )
     for header in ("verdict", "before", "after", "status", "why"):
         table.add_column(header, overflow="fold")
     for item in rows:
-        table.add_row(escape(item.key), _side(item.before), _side(item.after) if item.after
-                      else "-", _status(item), escape(_why(item)))
+        table.add_row(
+            escape(item.key),
+            _side(item.before),
+            _side(item.after) if item.after else "-",
+            _status(item),
+            escape(_why(item)),
+        )
     console.print(table)
     for note in report.skipped:
         console.print(f"[yellow]skipped:[/yellow] {escape(note)}")
@@ -36,10 +48,12 @@ def render_recheck(report: RecheckReport, console: Console) -> None:
 def summary_line(report: RecheckReport) -> str:
     """The counts and what the exit code says, as one line of markup."""
     counts = report.counts
-    parts = [f"{len(report.items)} verdict(s)",
-             f"{counts.get('still-valid', 0)} still valid",
-             f"{counts.get('reverified', 0)} re-proved now",
-             f"{counts.get('reverified-earlier', 0)} re-proved earlier"]
+    parts = [
+        f"{len(report.items)} verdict(s)",
+        f"{counts.get('still-valid', 0)} still valid",
+        f"{counts.get('reverified', 0)} re-proved now",
+        f"{counts.get('reverified-earlier', 0)} re-proved earlier",
+    ]
     if counts.get("pending"):
         parts.append(f"{counts['pending']} pending")
     if counts.get("failed"):
@@ -49,10 +63,9 @@ def summary_line(report: RecheckReport) -> str:
     return "; ".join(parts) + f" (exit {int(report.exit_code)})"
 
 
-def _side(snapshot: object) -> str:
-    verdict = getattr(snapshot, "verdict")
-    return verdict_markup(verdict) + " " + speedup_markup(getattr(snapshot, "speedup"),
-                                                          ci=getattr(snapshot, "speedup_ci"))
+def _side(snapshot: VerdictSnapshot) -> str:
+    verdict = snapshot.verdict
+    return verdict_markup(verdict) + " " + speedup_markup(snapshot.speedup, ci=snapshot.speedup_ci)
 
 
 def _status(item: RecheckItem) -> str:
@@ -70,8 +83,10 @@ def _status(item: RecheckItem) -> str:
 def _why(item: RecheckItem) -> str:
     if not item.diff.proved_recorded:
         missing = [c.component for c in item.diff.invalidating if c.proved is None]
-        text = ("the report predates environment fingerprints (an older kernelproof); not "
-                f"recorded: {', '.join(missing)}")
+        text = (
+            "the report predates environment fingerprints (an older kernelproof); not "
+            f"recorded: {', '.join(missing)}"
+        )
         return f"{text}; {item.message}" if item.message else text
     changes = item.diff.invalidating or item.diff.annotations
     text = "; ".join(c.describe() for c in changes[:CHANGES_PER_ROW])

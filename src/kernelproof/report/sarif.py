@@ -25,22 +25,26 @@ def sarif_log(report: Report) -> dict[str, Any]:
     findings = located(report)
     rules: dict[str, dict[str, Any]] = {}
     for finding in findings:
-        rules.setdefault(finding.check, {
-            "id": finding.check,
-            "name": finding.check,
-            "shortDescription": {"text": f"kernelproof check {finding.check}"},
-            "defaultConfiguration": {"level": SARIF_LEVEL[finding.severity]},
-        })
+        rules.setdefault(
+            finding.check,
+            {
+                "id": finding.check,
+                "name": finding.check,
+                "shortDescription": {"text": f"kernelproof check {finding.check}"},
+                "defaultConfiguration": {"level": SARIF_LEVEL[finding.severity]},
+            },
+        )
     index = {check: i for i, check in enumerate(rules)}
     run: dict[str, Any] = {
-        "tool": {"driver": {
-            "name": "kernelproof",
-            "version": report.environment.versions.get("kernelproof", "0"),
-            "rules": list(rules.values()),
-        }},
+        "tool": {
+            "driver": {
+                "name": "kernelproof",
+                "version": report.environment.versions.get("kernelproof", "0"),
+                "rules": list(rules.values()),
+            }
+        },
         "results": [_result(f, index[f.check]) for f in findings],
-        "invocations": [{"executionSuccessful": True,
-                         "exitCode": int(report.verdict.exit_code)}],
+        "invocations": [{"executionSuccessful": True, "exitCode": int(report.verdict.exit_code)}],
         "properties": {
             "verdict": report.verdict.value,
             "summary": report.summary,
@@ -72,10 +76,14 @@ def _result(finding: Finding, rule_index: int) -> dict[str, Any]:
         "ruleIndex": rule_index,
         "level": SARIF_LEVEL[finding.severity],
         "message": {"text": finding.message},
-        "locations": [{"physicalLocation": {
-            "artifactLocation": {"uri": relative_path(finding.location.path)},
-            "region": region,
-        }}],
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": relative_path(finding.location.path)},
+                    "region": region,
+                }
+            }
+        ],
         "properties": {"severity": finding.severity.value},
     }
     if finding.evidence:

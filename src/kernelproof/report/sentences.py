@@ -26,16 +26,36 @@ SENTENCE_SHARE = 0.5
 _LEADING_PATH = re.compile(r"^(?:[A-Za-z]:)?[\\/][^\s:]*[\\/]([^\s:\\/]+)((?::\d+)*):\s*")
 
 #: Verbs a fix opens with, in the imperative our messages use.
-FIX_VERBS = ("rerun", "run", "fix", "use", "pass", "give", "set", "install", "declare",
-             "define", "remove", "add", "make", "check", "try", "build", "call", "lower",
-             "raise")
+FIX_VERBS = (
+    "rerun",
+    "run",
+    "fix",
+    "use",
+    "pass",
+    "give",
+    "set",
+    "install",
+    "declare",
+    "define",
+    "remove",
+    "add",
+    "make",
+    "check",
+    "try",
+    "build",
+    "call",
+    "lower",
+    "raise",
+)
 
 #: A fix clause: after a clause separator, an imperative verb, up to a sentence end or a
 #: parenthesis (the quoted evidence that may follow the fix is not the fix; a short aside
 #: such as ``(deadline_s)`` is part of it).
 _FIX = re.compile(
     r"(?:^|[.;:]\s+|,\s+(?:or\s+)?)((?:%s)\b(?:[^.;()]|\([^()'\"]{0,24}\))*[^.;()\s])"
-    % "|".join(FIX_VERBS), re.IGNORECASE)
+    % "|".join(FIX_VERBS),
+    re.IGNORECASE,
+)
 
 #: A fix longer than this share of the limit is not kept apart: it would leave no room for
 #: what happened.
@@ -51,7 +71,7 @@ def without_leading_path(text: str) -> str:
     match = _LEADING_PATH.match(text)
     if match is None:
         return text
-    return f"{match.group(1)}{match.group(2)}: {text[match.end():]}"
+    return f"{match.group(1)}{match.group(2)}: {text[match.end() :]}"
 
 
 def without_paths(text: str) -> str:
@@ -103,8 +123,11 @@ def fix_of(text: str) -> str | None:
 def _outside_quotes(before: str) -> bool:
     """Whether the text after ``before`` is outside any parenthesis or quote it opened: a
     fix quoted from torch's own message is torch's, not ours."""
-    return (before.count("(") <= before.count(")") and _quotes(before, "'") % 2 == 0
-            and _quotes(before, '"') % 2 == 0)
+    return (
+        before.count("(") <= before.count(")")
+        and _quotes(before, "'") % 2 == 0
+        and _quotes(before, '"') % 2 == 0
+    )
 
 
 def _quotes(text: str, mark: str) -> int:

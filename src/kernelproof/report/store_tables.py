@@ -47,14 +47,17 @@ class StoredRun(Protocol):
 IMPROVEMENTS = (ChangeKind.GAINED_VERIFIED, ChangeKind.FASTER)
 
 
-def render_history(rows: Sequence[StoredVerification], runs: Mapping[int, StoredRun],
-                   store_url: str, console: Console) -> None:
+def render_history(
+    rows: Sequence[StoredVerification],
+    runs: Mapping[int, StoredRun],
+    store_url: str,
+    console: Console,
+) -> None:
     """Stored verifications, one per line, in the order given (newest first from the store)."""
     table = Table(title=f"{len(rows)} verification(s) in {escape(store_url)}")
     for header in ("time (UTC)", "run", "task", "candidate", "verdict", "speedup", "machine"):
         # Only the free-text columns may wrap; the rest stay whole on a narrow terminal.
-        table.add_column(header, no_wrap=header not in ("run", "task", "machine"),
-                         overflow="fold")
+        table.add_column(header, no_wrap=header not in ("run", "task", "machine"), overflow="fold")
     for row in rows:
         run = runs.get(row.run_id)
         table.add_row(
@@ -69,8 +72,9 @@ def render_history(rows: Sequence[StoredVerification], runs: Mapping[int, Stored
     console.print(table)
 
 
-def render_comparison(result: RunComparison, first: StoredRun, second: StoredRun,
-                      console: Console) -> None:
+def render_comparison(
+    result: RunComparison, first: StoredRun, second: StoredRun, console: Console
+) -> None:
     """Run ``second`` against ``first`` task by task, then the counts a CI gate reads."""
     table = Table(title=f"run {second.id} against run {first.id}")
     table.add_column("task", overflow="fold")
@@ -79,25 +83,31 @@ def render_comparison(result: RunComparison, first: StoredRun, second: StoredRun
     table.add_column("change", no_wrap=True)
     table.add_column("status", no_wrap=True)
     for change in result.changes:
-        style = "red" if change.kind.is_regression else (
-            "green" if change.kind in IMPROVEMENTS else "")
+        style = (
+            "red" if change.kind.is_regression else ("green" if change.kind in IMPROVEMENTS else "")
+        )
         table.add_row(
             escape(change.task_key),
-            verdict_markup(change.verdict_a) + " " + speedup_markup(change.speedup_a,
-                                                                     ci=change.ci_a),
-            verdict_markup(change.verdict_b) + " " + speedup_markup(change.speedup_b,
-                                                                     ci=change.ci_b),
+            verdict_markup(change.verdict_a)
+            + " "
+            + speedup_markup(change.speedup_a, ci=change.ci_a),
+            verdict_markup(change.verdict_b)
+            + " "
+            + speedup_markup(change.speedup_b, ci=change.ci_b),
             "" if change.ratio is None else f"x{change.ratio:.2f}",
             f"[{style}]{change.kind.value}[/{style}]" if style else change.kind.value,
         )
     console.print(table)
     if first.fingerprint != second.fingerprint:
-        console.print(f"[yellow]note:[/yellow] the runs are from different machines "
-                      f"({escape(first.fingerprint or '?')} and "
-                      f"{escape(second.fingerprint or '?')}): speedups may not be comparable")
+        console.print(
+            f"[yellow]note:[/yellow] the runs are from different machines "
+            f"({escape(first.fingerprint or '?')} and "
+            f"{escape(second.fingerprint or '?')}): speedups may not be comparable"
+        )
     counts = result.counts
-    geomeans = " -> ".join("-" if g is None else f"{g:.2f}x"
-                           for g in (result.geomean_a, result.geomean_b))
+    geomeans = " -> ".join(
+        "-" if g is None else f"{g:.2f}x" for g in (result.geomean_a, result.geomean_b)
+    )
     console.print(
         f"{len(result.changes)} tasks: {len(result.regressions)} regression(s) "
         f"({counts['lost-verified']} lost verified, {counts['slower']} slower), "
@@ -107,8 +117,9 @@ def render_comparison(result: RunComparison, first: StoredRun, second: StoredRun
     )
 
 
-def speedup_markup(speedup: float | None, floor_clamped: bool = False,
-                   ci: tuple[float, float] | None = None) -> str:
+def speedup_markup(
+    speedup: float | None, floor_clamped: bool = False, ci: tuple[float, float] | None = None
+) -> str:
     """``1.23x [1.10, 1.31]`` (escaped markup), ``(floor)`` when raised to the physical floor."""
     if speedup is None:
         return "-"
@@ -121,15 +132,20 @@ def speedup_markup(speedup: float | None, floor_clamped: bool = False,
 def render_machine_comparison(result: MachineComparison, console: Console) -> None:
     """Per candidate: one row per machine, the components that differ, and the flags."""
     for group in result.groups:
-        table = Table(title=f"{escape(group.candidate)} against {escape(group.task)} on "
-                            f"{len(group.rows)} machines")
+        table = Table(
+            title=f"{escape(group.candidate)} against {escape(group.task)} on "
+            f"{len(group.rows)} machines"
+        )
         for header in ("machine", "verdict", "speedup [95% CI]", "%SOL", "report"):
             table.add_column(header, overflow="fold")
         for row in group.rows:
-            table.add_row(escape(row.machine), verdict_markup(row.verdict),
-                          speedup_markup(row.speedup, ci=row.speedup_ci),
-                          fmt.percent(row.sol_fraction) if row.sol_fraction is not None
-                          else "-", escape(row.where))
+            table.add_row(
+                escape(row.machine),
+                verdict_markup(row.verdict),
+                speedup_markup(row.speedup, ci=row.speedup_ci),
+                fmt.percent(row.sol_fraction) if row.sol_fraction is not None else "-",
+                escape(row.where),
+            )
         console.print(table)
         if group.components:
             differs = Table(title="what differs between them")
@@ -139,17 +155,22 @@ def render_machine_comparison(result: MachineComparison, console: Console) -> No
             differs.add_column("effect")
             for name, values in group.components.items():
                 effect = group.effects.get(name, "annotates")
-                differs.add_row(escape(name), *[escape(_cell(v)) for v in values],
-                                f"[red]{effect}[/red]" if effect == "invalidates" else effect)
+                differs.add_row(
+                    escape(name),
+                    *[escape(_cell(v)) for v in values],
+                    f"[red]{effect}[/red]" if effect == "invalidates" else effect,
+                )
             console.print(differs)
         for flag in group.flags:
             console.print(f"[red]flag:[/red] {escape(flag)}")
     for where in result.alone:
-        console.print(f"[yellow]note:[/yellow] {escape(where)} has no other report of its "
-                      "candidate to compare with")
+        console.print(
+            f"[yellow]note:[/yellow] {escape(where)} has no other report of its "
+            "candidate to compare with"
+        )
 
 
 def _cell(value: str | None, limit: int = 40) -> str:
     if value is None:
         return "(not recorded)"
-    return value if len(value) <= limit else value[:limit - 3] + "..."
+    return value if len(value) <= limit else value[: limit - 3] + "..."

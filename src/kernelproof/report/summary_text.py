@@ -22,15 +22,22 @@ REASON_CHARS = 240
 HEADLINE_CHARS = 300
 
 #: Variant kinds in the order the summary lists them, with the noun for their count.
-_KIND_NOUNS = (("seed", "seed"), ("shape", "shape"), ("value", "value transform"),
-               ("layout", "layout"), ("repeat", "repeat"))
+_KIND_NOUNS = (
+    ("seed", "seed"),
+    ("shape", "shape"),
+    ("value", "value transform"),
+    ("layout", "layout"),
+    ("repeat", "repeat"),
+)
 
 
 def headline(report: Report) -> str:
     """The recorded one-line summary without its verdict prefix (the banner shows the verdict),
     cut to :data:`HEADLINE_CHARS`."""
-    return (sentences.headline(_without_verdict(report.summary), HEADLINE_CHARS)
-            or "No reason was recorded.")
+    return (
+        sentences.headline(_without_verdict(report.summary), HEADLINE_CHARS)
+        or "No reason was recorded."
+    )
 
 
 def summary_paragraph(report: Report) -> str:
@@ -54,33 +61,42 @@ def _tested(report: Report) -> str:
     correctness = report.correctness
     if correctness is None or not correctness.tests:
         why = _first_sentence(report.summary)
-        return (f"kernelproof checked {candidate} against {reference} on {where}, but no "
-                f"correctness matrix ran: {why}")
+        return (
+            f"kernelproof checked {candidate} against {reference} on {where}, but no "
+            f"correctness matrix ran: {why}"
+        )
     kinds = Counter(t.variant.kind.value for t in correctness.tests)
     parts = [fmt.plural(kinds[k], noun) for k, noun in _KIND_NOUNS if kinds[k]]
-    return (f"kernelproof checked {candidate} against {reference} on {where} with "
-            f"{fmt.plural(len(correctness.tests), 'input variant')} ({', '.join(parts)}; default "
-            f"shape {fmt.knobs(correctness.default_knobs)}), {_tolerance(correctness)}.")
+    return (
+        f"kernelproof checked {candidate} against {reference} on {where} with "
+        f"{fmt.plural(len(correctness.tests), 'input variant')} ({', '.join(parts)}; default "
+        f"shape {fmt.knobs(correctness.default_knobs)}), {_tolerance(correctness)}."
+    )
 
 
 def _tolerance(correctness: Correctness) -> str:
     tolerance = correctness.tolerance
     if tolerance.get("mode") == "fixed":
-        return (f"compared with a fixed tolerance (atol={tolerance.get('atol')}, "
-                f"rtol={tolerance.get('rtol')})")
+        return (
+            f"compared with a fixed tolerance (atol={tolerance.get('atol')}, "
+            f"rtol={tolerance.get('rtol')})"
+        )
     factor = tolerance.get("factor")
-    within = f" within {factor:g}x the reference's own error" if isinstance(
-        factor, (int, float)) else ""
+    within = (
+        f" within {factor:g}x the reference's own error" if isinstance(factor, (int, float)) else ""
+    )
     return f"each compared with a float64 oracle{within}"
 
 
 def _held_and_failed(correctness: Correctness) -> list[str]:
     tests = correctness.tests
     counts = Counter(t.outcome for t in tests)
-    passed = [t.error_ratio for t in tests
-              if t.outcome is TestOutcome.PASSED and t.error_ratio is not None]
-    worst = (f"; the worst error was {fmt.ratio(max(passed))}x the reference's own"
-             if passed else "")
+    passed = [
+        t.error_ratio
+        for t in tests
+        if t.outcome is TestOutcome.PASSED and t.error_ratio is not None
+    ]
+    worst = f"; the worst error was {fmt.ratio(max(passed))}x the reference's own" if passed else ""
     if counts[TestOutcome.PASSED] == len(tests):
         held = f"All {len(tests)} passed{worst}."
     else:
@@ -89,19 +105,24 @@ def _held_and_failed(correctness: Correctness) -> list[str]:
     failed = [t for t in tests if t.outcome is TestOutcome.FAILED]
     if failed:
         names = ", ".join(t.variant.name for t in failed[:NAMED_FAILURES])
-        more = (f" and {len(failed) - NAMED_FAILURES} more"
-                if len(failed) > NAMED_FAILURES else "")
-        sentences.append(f"{fmt.plural(len(failed), 'variant')} gave a silently wrong answer "
-                         f"({names}{more}).")
+        more = f" and {len(failed) - NAMED_FAILURES} more" if len(failed) > NAMED_FAILURES else ""
+        sentences.append(
+            f"{fmt.plural(len(failed), 'variant')} gave a silently wrong answer ({names}{more})."
+        )
     if counts[TestOutcome.RAISED]:
-        sentences.append(f"{fmt.plural(counts[TestOutcome.RAISED], 'variant')} raised a clear "
-                         "exception (a stated limitation).")
+        sentences.append(
+            f"{fmt.plural(counts[TestOutcome.RAISED], 'variant')} raised a clear "
+            "exception (a stated limitation)."
+        )
     if counts[TestOutcome.CRASHED]:
-        sentences.append(f"{fmt.plural(counts[TestOutcome.CRASHED], 'variant')} crashed the "
-                         "candidate's worker.")
+        sentences.append(
+            f"{fmt.plural(counts[TestOutcome.CRASHED], 'variant')} crashed the candidate's worker."
+        )
     if counts[TestOutcome.SKIPPED]:
-        sentences.append(f"{fmt.plural(counts[TestOutcome.SKIPPED], 'variant')} "
-                         f"{'was' if counts[TestOutcome.SKIPPED] == 1 else 'were'} skipped.")
+        sentences.append(
+            f"{fmt.plural(counts[TestOutcome.SKIPPED], 'variant')} "
+            f"{'was' if counts[TestOutcome.SKIPPED] == 1 else 'were'} skipped."
+        )
     return sentences
 
 
@@ -111,15 +132,20 @@ def _integrity(report: Report) -> list[str]:
     if report.verdict is Verdict.VERIFIED:
         return ["No integrity finding reached severity suspect."]
     correctness = report.correctness
-    explained = correctness is None or not correctness.tests or (
-        report.verdict is Verdict.INCORRECT and bool(correctness.failures))
+    explained = (
+        correctness is None
+        or not correctness.tests
+        or (report.verdict is Verdict.INCORRECT and bool(correctness.failures))
+    )
     reason = "" if explained else f": {_first_sentence(report.summary)}"
     sentences = [f"Verdict {report.verdict.value}{reason or '.'}"]
     serious = [f for f in report.findings if f.severity is Severity.SUSPECT]
     if serious:
         checks = sorted({f.check for f in serious})
-        sentences.append(f"{fmt.plural(len(serious), 'integrity finding')} at severity suspect "
-                         f"({', '.join(checks)}).")
+        sentences.append(
+            f"{fmt.plural(len(serious), 'integrity finding')} at severity suspect "
+            f"({', '.join(checks)})."
+        )
     return sentences
 
 
@@ -128,8 +154,16 @@ def speed_sentence(report: Report) -> str:
     timing = report.timing
     if timing is None:
         return f"It was not timed: {not_timed_reason(report)}."
-    return " ".join(s for s in (_default_speed(timing), _shape_speed(timing),
-                                _baseline_speed(timing), _sol(report)) if s)
+    return " ".join(
+        s
+        for s in (
+            _default_speed(timing),
+            _shape_speed(timing),
+            _baseline_speed(timing),
+            _sol(report),
+        )
+        if s
+    )
 
 
 def not_timed_reason(report: Report) -> str:
@@ -138,17 +172,24 @@ def not_timed_reason(report: Report) -> str:
         return "timing was turned off (--no-timing or timing=False)"
     if report.verdict in (Verdict.VERIFIED, Verdict.SUSPECT):
         return "the default shape could not be timed"
-    return (f"timing runs only on a candidate that computes the right answers, and the verdict "
-            f"is {report.verdict.value}")
+    return (
+        f"timing runs only on a candidate that computes the right answers, and the verdict "
+        f"is {report.verdict.value}"
+    )
 
 
 def _default_speed(timing: Timing) -> str:
-    direction = "faster than" if timing.speedup_ci[0] > 1 else (
-        "slower than" if timing.speedup_ci[1] < 1 else "indistinguishable from")
-    return (f"At the default shape the candidate is {direction} the reference: speedup "
-            f"{fmt.speedup(timing.speedup)} (95% CI {fmt.interval(timing.speedup_ci)}; "
-            f"{fmt.seconds(timing.candidate.median_s)} against "
-            f"{fmt.seconds(timing.reference.median_s)} per call).")
+    direction = (
+        "faster than"
+        if timing.speedup_ci[0] > 1
+        else ("slower than" if timing.speedup_ci[1] < 1 else "indistinguishable from")
+    )
+    return (
+        f"At the default shape the candidate is {direction} the reference: speedup "
+        f"{fmt.speedup(timing.speedup)} (95% CI {fmt.interval(timing.speedup_ci)}; "
+        f"{fmt.seconds(timing.candidate.median_s)} against "
+        f"{fmt.seconds(timing.reference.median_s)} per call)."
+    )
 
 
 def _shape_speed(timing: Timing) -> str:
@@ -167,12 +208,13 @@ def shape_range(timing: Timing) -> str:
     measured = len(timing.per_shape) - len(timing.shapes_without_interval)
     text = ""
     if spread and measured > 1:
-        text = (f"over {fmt.plural(measured, 'timed shape')} with an interval the speedup "
-                f"ranges from {fmt.speedup(spread.get('min'))} to "
-                f"{fmt.speedup(spread.get('max'))} (median {fmt.speedup(spread.get('median'))})")
+        text = (
+            f"over {fmt.plural(measured, 'timed shape')} with an interval the speedup "
+            f"ranges from {fmt.speedup(spread.get('min'))} to "
+            f"{fmt.speedup(spread.get('max'))} (median {fmt.speedup(spread.get('median'))})"
+        )
     elif spread:
-        text = (f"only 1 timed shape has an interval (speedup "
-                f"{fmt.speedup(spread.get('median'))})")
+        text = f"only 1 timed shape has an interval (speedup {fmt.speedup(spread.get('median'))})"
     else:
         text = "no timed shape has an interval, so no speedup range is given"
     return text + left_out_clause(timing)
@@ -184,8 +226,10 @@ def left_out_clause(timing: Timing) -> str:
     if not left_out:
         return ""
     named = ", ".join(left_out[:4]) + (", ..." if len(left_out) > 4 else "")
-    return (f"; {fmt.plural(len(left_out), 'shape')} left out with too few rounds for an "
-            f"interval ({named})")
+    return (
+        f"; {fmt.plural(len(left_out), 'shape')} left out with too few rounds for an "
+        f"interval ({named})"
+    )
 
 
 def _baseline_speed(timing: Timing) -> str:
@@ -201,8 +245,10 @@ def _sol(report: Report) -> str:
     roofline = report.roofline
     if roofline is None or roofline.sol_fraction.candidate is None:
         return ""
-    return (f"The candidate reaches {fmt.percent(roofline.sol_fraction.candidate)} of the speed "
-            f"of light for this {roofline.bound}-bound work.")
+    return (
+        f"The candidate reaches {fmt.percent(roofline.sol_fraction.candidate)} of the speed "
+        f"of light for this {roofline.bound}-bound work."
+    )
 
 
 def _first_sentence(text: str) -> str:

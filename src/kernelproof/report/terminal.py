@@ -59,10 +59,13 @@ def render_report(report: Report, console: Console | None = None) -> None:
     title = Text(f" {report.verdict.value.upper()} ", style=verdict_banner_style(report.verdict))
     candidate = report.candidate.path if report.candidate else "?"
     reference = report.reference.path if report.reference else "?"
-    console.print(Panel(
-        Text.assemble(title, "  ", headline(report)),
-        title=Text(f"kernelproof: {candidate} vs {reference}"), title_align="left",
-    ))
+    console.print(
+        Panel(
+            Text.assemble(title, "  ", headline(report)),
+            title=Text(f"kernelproof: {candidate} vs {reference}"),
+            title_align="left",
+        )
+    )
     _render_findings(report, console)
     _render_correctness(report, console)
     _render_assumptions(report, console)
@@ -72,10 +75,14 @@ def render_report(report: Report, console: Console | None = None) -> None:
     _render_e2e(report, console)
     _render_reproduce(report, console)
     environment = report.environment
-    console.print(Text(
-        f"{environment.device} ({environment.device_name or 'unknown device'}), "
-        f"{environment.threads} threads, torch {environment.versions.get('torch', '?')}, "
-        f"{fmt.seconds(report.duration_s)}", style="dim"))
+    console.print(
+        Text(
+            f"{environment.device} ({environment.device_name or 'unknown device'}), "
+            f"{environment.threads} threads, torch {environment.versions.get('torch', '?')}, "
+            f"{fmt.seconds(report.duration_s)}",
+            style="dim",
+        )
+    )
 
 
 def _render_findings(report: Report, console: Console) -> None:
@@ -95,12 +102,20 @@ def _render_findings(report: Report, console: Console) -> None:
         where = ""
         if finding.location is not None:
             where = f" ({finding.location.path}:{finding.location.line})"
-        table.add_row(Text(finding.severity.value, style=SEVERITY_STYLE[finding.severity]),
-                      Text(finding.check), Text(finding.message + where))
+        table.add_row(
+            Text(finding.severity.value, style=SEVERITY_STYLE[finding.severity]),
+            Text(finding.check),
+            Text(finding.message + where),
+        )
     console.print(table)
     for severity, count in hidden.items():
-        console.print(Text(f"... and {count} more {severity.value} finding(s) in the JSON "
-                           "report and the HTML packet", style="dim"))
+        console.print(
+            Text(
+                f"... and {count} more {severity.value} finding(s) in the JSON "
+                "report and the HTML packet",
+                style="dim",
+            )
+        )
 
 
 def _render_correctness(report: Report, console: Console) -> None:
@@ -109,13 +124,19 @@ def _render_correctness(report: Report, console: Console) -> None:
         return
     counts = Counter(t.outcome for t in correctness.tests)
     parts = [f"{counts[o]} {o.value}" for o in TestOutcome if counts[o]]
-    ratios = [t.error_ratio for t in correctness.tests
-              if t.error_ratio is not None and t.outcome is TestOutcome.PASSED]
+    ratios = [
+        t.error_ratio
+        for t in correctness.tests
+        if t.error_ratio is not None and t.outcome is TestOutcome.PASSED
+    ]
     worst = f", worst passing error ratio {max(ratios):.2g}" if ratios else ""
-    console.print(Text(
-        f"correctness: {fmt.plural(len(correctness.tests), 'variant')}: "
-        f"{', '.join(parts) or 'none ran'}{worst}; seeds {correctness.seeds} "
-        f"(reproduce with --seed {correctness.base_seed})"))
+    console.print(
+        Text(
+            f"correctness: {fmt.plural(len(correctness.tests), 'variant')}: "
+            f"{', '.join(parts) or 'none ran'}{worst}; seeds {correctness.seeds} "
+            f"(reproduce with --seed {correctness.base_seed})"
+        )
+    )
     if correctness.scaled_down:
         console.print(Text.assemble(("note: ", "yellow"), correctness.scaled_down))
     if report.envelope is not None and report.envelope.signatures:
@@ -130,8 +151,7 @@ def _render_assumptions(report: Report, console: Console) -> None:
     for assumption in report.assumptions:
         named = assumption.variants[:NAMED_CELLS]
         more = len(assumption.variants) - len(named)
-        cells = (f" ({', '.join(named)}{f' and {more} more' if more else ''})"
-                 if named else "")
+        cells = f" ({', '.join(named)}{f' and {more} more' if more else ''})" if named else ""
         console.print(Text(f"  - {assumption.statement}{cells}"))
 
 
@@ -140,12 +160,21 @@ def _render_repros(report: Report, console: Console) -> None:
         return
     console.print(Text("repro (smallest failing case):", style="bold"))
     for repro in report.repros[:SHOWN_REPROS]:
-        console.print(Text(f"  {repro.failure} -> {fmt.knobs(repro.knobs)}, seed {repro.seed}"
-                           + (f": {repro.detail}" if repro.detail else "")))
+        console.print(
+            Text(
+                f"  {repro.failure} -> {fmt.knobs(repro.knobs)}, seed {repro.seed}"
+                + (f": {repro.detail}" if repro.detail else "")
+            )
+        )
         console.print(Text(f"    {repro.command}", style="cyan"), soft_wrap=True)
     if len(report.repros) > SHOWN_REPROS:
-        console.print(Text(f"  ... and {len(report.repros) - SHOWN_REPROS} more, with standalone "
-                           "scripts, in the JSON report and the HTML packet", style="dim"))
+        console.print(
+            Text(
+                f"  ... and {len(report.repros) - SHOWN_REPROS} more, with standalone "
+                "scripts, in the JSON report and the HTML packet",
+                style="dim",
+            )
+        )
 
 
 def _render_timing(report: Report, console: Console) -> None:
@@ -153,11 +182,14 @@ def _render_timing(report: Report, console: Console) -> None:
     if timing is None:
         console.print(Text(f"timing: not timed: {not_timed_reason(report)}", style="dim"))
         return
-    console.print(Text(
-        f"timing: speedup {fmt.speedup(timing.speedup)} (95% CI "
-        f"{fmt.interval(timing.speedup_ci)}) at the default shape; reference "
-        f"{fmt.seconds(timing.reference.median_s)}, candidate "
-        f"{fmt.seconds(timing.candidate.median_s)} per call ({timing.mode} caches)"))
+    console.print(
+        Text(
+            f"timing: speedup {fmt.speedup(timing.speedup)} (95% CI "
+            f"{fmt.interval(timing.speedup_ci)}) at the default shape; reference "
+            f"{fmt.seconds(timing.reference.median_s)}, candidate "
+            f"{fmt.seconds(timing.candidate.median_s)} per call ({timing.mode} caches)"
+        )
+    )
     if len(timing.per_shape) > 1:
         console.print(_per_shape_table(timing))
     if len(timing.per_shape) > 1:
@@ -169,10 +201,13 @@ def _range_line(timing: Timing) -> str:
     """The speedup's range over the shapes with an interval, and how many were left out."""
     spread = timing.speedup_range
     measured = len(timing.per_shape) - len(timing.shapes_without_interval)
-    line = (f"speedup over {fmt.plural(measured, 'shape')} with an interval: min "
-            f"{fmt.speedup(spread.get('min'))}, median {fmt.speedup(spread.get('median'))}, "
-            f"max {fmt.speedup(spread.get('max'))}" if spread
-            else "speedup range: none (no timed shape has an interval)")
+    line = (
+        f"speedup over {fmt.plural(measured, 'shape')} with an interval: min "
+        f"{fmt.speedup(spread.get('min'))}, median {fmt.speedup(spread.get('median'))}, "
+        f"max {fmt.speedup(spread.get('max'))}"
+        if spread
+        else "speedup range: none (no timed shape has an interval)"
+    )
     return line + left_out_clause(timing)
 
 
@@ -184,11 +219,17 @@ def _per_shape_table(timing: Timing) -> Table:
     for shape in timing.per_shape:
         low, high = shape.speedup_ci
         style = "green" if low > 1 else "red" if high < 1 else ""
-        table.add_row(Text(fmt.knobs(shape.knobs) if shape.variant != "default"
-                           else f"default ({fmt.knobs(shape.knobs)})"),
-                      fmt.seconds(shape.reference.median_s), fmt.seconds(shape.candidate.median_s),
-                      Text(fmt.speedup(shape.speedup), style=style),
-                      fmt.interval(shape.speedup_ci))
+        table.add_row(
+            Text(
+                fmt.knobs(shape.knobs)
+                if shape.variant != "default"
+                else f"default ({fmt.knobs(shape.knobs)})"
+            ),
+            fmt.seconds(shape.reference.median_s),
+            fmt.seconds(shape.candidate.median_s),
+            Text(fmt.speedup(shape.speedup), style=style),
+            fmt.interval(shape.speedup_ci),
+        )
     return table
 
 
@@ -209,10 +250,13 @@ def _render_roofline(report: Report, console: Console) -> None:
     if roofline is None:
         return
     fraction = roofline.sol_fraction
-    console.print(Text(
-        f"speed of light: floor {fmt.seconds(roofline.floor_s)} ({roofline.bound}-bound); "
-        f"reference at {fmt.percent(fraction.reference)}, candidate at "
-        f"{fmt.percent(fraction.candidate)} (ceilings: {roofline.ceilings.source})"))
+    console.print(
+        Text(
+            f"speed of light: floor {fmt.seconds(roofline.floor_s)} ({roofline.bound}-bound); "
+            f"reference at {fmt.percent(fraction.reference)}, candidate at "
+            f"{fmt.percent(fraction.candidate)} (ceilings: {roofline.ceilings.source})"
+        )
+    )
 
 
 def _render_e2e(report: Report, console: Console) -> None:
@@ -225,12 +269,12 @@ def _render_e2e(report: Report, console: Console) -> None:
 
 def _render_reproduce(report: Report, console: Console) -> None:
     if report.e2e is not None and report.e2e.command:
-        console.print(Text.assemble(("reproduce: ", "bold"), report.e2e.command),
-                      soft_wrap=True)
+        console.print(Text.assemble(("reproduce: ", "bold"), report.e2e.command), soft_wrap=True)
         return
     command = verify_command(report)
     console.print(Text.assemble(("reproduce: ", "bold"), command.text), soft_wrap=True)
     if command.unexpressed:
         settings = ", ".join(f"{k}={v!r}" for k, v in command.unexpressed.items())
-        console.print(Text(f"  (also set through the task's POLICY or the API: {settings})",
-                           style="dim"))
+        console.print(
+            Text(f"  (also set through the task's POLICY or the API: {settings})", style="dim")
+        )

@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 from kernelproof import python_ast
 
@@ -98,8 +99,13 @@ class Extraction:
         return self.source is not None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "reason": self.reason, "block": self.block,
-                "blocks": self.blocks, "notes": list(self.notes)}
+        return {
+            "ok": self.ok,
+            "reason": self.reason,
+            "block": self.block,
+            "blocks": self.blocks,
+            "notes": list(self.notes),
+        }
 
 
 def completion_text(completion: str | Sequence[Mapping[str, Any]] | Mapping[str, Any]) -> str:
@@ -111,8 +117,10 @@ def completion_text(completion: str | Sequence[Mapping[str, Any]] | Mapping[str,
     messages = [completion] if isinstance(completion, Mapping) else list(completion)
     for message in reversed(messages):
         if not isinstance(message, Mapping):
-            raise TypeError(f"a conversational completion is a list of {{'role', 'content'}} "
-                            f"dicts; one item is a {type(message).__name__}")
+            raise TypeError(
+                f"a conversational completion is a list of {{'role', 'content'}} "
+                f"dicts; one item is a {type(message).__name__}"
+            )
         if message.get("role", "assistant") == "assistant":
             return _content_text(message.get("content"))
     return ""
@@ -134,9 +142,12 @@ def _content_text(content: Any) -> str:
     return str(content)
 
 
-def extract_candidate(completion: str | Sequence[Mapping[str, Any]] | Mapping[str, Any], *,
-                      entry_point: str = "ModelNew",
-                      multiple: Literal["refuse", "last"] = "refuse") -> Extraction:
+def extract_candidate(
+    completion: str | Sequence[Mapping[str, Any]] | Mapping[str, Any],
+    *,
+    entry_point: str = "ModelNew",
+    multiple: Literal["refuse", "last"] = "refuse",
+) -> Extraction:
     """Take the candidate's source from a model's completion (see the module's rules), or say
     why none can be taken. Never raises for a bad completion.
 
@@ -148,8 +159,11 @@ def extract_candidate(completion: str | Sequence[Mapping[str, Any]] | Mapping[st
     except TypeError as exc:
         return Extraction(None, str(exc))
     if len(text) > MAX_COMPLETION_CHARS:
-        return Extraction(None, f"the completion is {len(text)} characters, over the limit of "
-                                f"{MAX_COMPLETION_CHARS}: not read")
+        return Extraction(
+            None,
+            f"the completion is {len(text)} characters, over the limit of "
+            f"{MAX_COMPLETION_CHARS}: not read",
+        )
     notes: list[str] = []
     answer, problem = _without_reasoning(text, notes)
     if answer is None:
@@ -167,13 +181,17 @@ def _without_reasoning(text: str, notes: list[str]) -> tuple[str | None, str | N
         close = f"</{tag}>"
         lowered = text.lower()
         last_close = lowered.rfind(close)
-        if last_close >= 0 and lowered.rfind(f"<{tag}>", 0, last_close) < 0 \
-                and lowered.find(f"<{tag}>") < 0:
+        if (
+            last_close >= 0
+            and lowered.rfind(f"<{tag}>", 0, last_close) < 0
+            and lowered.find(f"<{tag}>") < 0
+        ):
             # Opened by the chat template in the prompt (DeepSeek-R1, Qwen3): all of it before
             # the closing tag is reasoning.
-            notes.append(f"the text before </{tag}> was reasoning (opened in the prompt) and "
-                         "was not read")
-            text = text[last_close + len(close):]
+            notes.append(
+                f"the text before </{tag}> was reasoning (opened in the prompt) and was not read"
+            )
+            text = text[last_close + len(close) :]
     pieces: list[str] = []
     position = 0
     while True:
@@ -181,15 +199,17 @@ def _without_reasoning(text: str, notes: list[str]) -> tuple[str | None, str | N
         if opened is None:
             pieces.append(text[position:])
             break
-        pieces.append(text[position:opened.start()])
+        pieces.append(text[position : opened.start()])
         tag = opened.group(1).lower()
         closing = re.compile(rf"</{tag}>", re.IGNORECASE).search(text, opened.end())
         if closing is None:
             if "".join(pieces).strip():
                 notes.append(f"an unclosed <{tag}> section at the end was not read")
                 break
-            return None, (f"the completion ends inside its <{tag}> section (cut off while "
-                          "reasoning): it has no answer to take code from")
+            return None, (
+                f"the completion ends inside its <{tag}> section (cut off while "
+                "reasoning): it has no answer to take code from"
+            )
         notes.append(f"a <{tag}> section was not read (reasoning is never code)")
         position = closing.end()
     return "".join(pieces), None
@@ -213,13 +233,16 @@ def _fenced_blocks(text: str) -> list[Block]:
         while index < len(lines):
             line = lines[index]
             stripped = line.lstrip(" ")
-            if len(line) - len(stripped) <= 3 and stripped.rstrip() == fence[0] * len(
-                    stripped.rstrip()) and len(stripped.rstrip()) >= len(fence):
+            if (
+                len(line) - len(stripped) <= 3
+                and stripped.rstrip() == fence[0] * len(stripped.rstrip())
+                and len(stripped.rstrip()) >= len(fence)
+            ):
                 closed = True
                 index += 1
                 break
             # Content lines lose up to the fence's own indentation.
-            body.append(line[min(indent, len(line) - len(line.lstrip(" "))):])
+            body.append(line[min(indent, len(line) - len(line.lstrip(" "))) :])
             index += 1
         blocks.append(Block(len(blocks), language, "\n".join(body).strip("\n") + "\n", closed))
     return blocks
@@ -227,21 +250,29 @@ def _fenced_blocks(text: str) -> list[Block]:
 
 def _defines(tree: ast.Module, name: str) -> bool:
     for node in tree.body:
-        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) \
-                and node.name == name:
+        if (
+            isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.name == name
+        ):
             return True
         if isinstance(node, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
             return True
         if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
-                (a.asname or a.name.split(".")[0]) == name for a in node.names):
+            (a.asname or a.name.split(".")[0]) == name for a in node.names
+        ):
             return True
     return False
 
 
 def _mentions(code: str, name: str) -> bool:
-    return re.search(rf"^\s*(class|def)\s+{re.escape(name)}\b|^\s*{re.escape(name)}\s*=",
-                     code, re.MULTILINE) is not None
+    return (
+        re.search(
+            rf"^\s*(class|def)\s+{re.escape(name)}\b|^\s*{re.escape(name)}\s*=", code, re.MULTILINE
+        )
+        is not None
+    )
 
 
 def _parse(code: str) -> tuple[ast.Module | None, str | None]:
@@ -257,60 +288,93 @@ def _unfenced(answer: str, entry_point: str, notes: list[str]) -> Extraction:
     """An answer with no fence: taken whole only when it is a Python module defining the
     entry point (a model that answers with bare code)."""
     if not answer.strip():
-        return Extraction(None, "the completion has no answer (empty after its reasoning)",
-                          notes=notes)
+        return Extraction(
+            None, "the completion has no answer (empty after its reasoning)", notes=notes
+        )
     tree, error = _parse(answer)
     if tree is None or not _defines(tree, entry_point):
-        mentioned = " (the prose mentions it, but code outside a fenced block is never "\
-                    "taken)" if entry_point in answer else ""
-        return Extraction(None, f"no fenced code block, and the answer is not a Python module "
-                                f"defining `{entry_point}`{mentioned}: put the candidate in "
-                                "one ```python block", notes=notes)
+        mentioned = (
+            " (the prose mentions it, but code outside a fenced block is never taken)"
+            if entry_point in answer
+            else ""
+        )
+        return Extraction(
+            None,
+            f"no fenced code block, and the answer is not a Python module "
+            f"defining `{entry_point}`{mentioned}: put the candidate in "
+            "one ```python block",
+            notes=notes,
+        )
     notes.append("the answer has no fence; the whole answer is Python and was taken")
     return Extraction(answer.strip("\n") + "\n", None, None, 0, notes)
 
 
-def _from_blocks(blocks: list[Block], entry_point: str, multiple: str,
-                 notes: list[str]) -> Extraction:
+def _from_blocks(
+    blocks: list[Block], entry_point: str, multiple: str, notes: list[str]
+) -> Extraction:
     count = len(blocks)
     defining: list[Block] = []
     for block in blocks:
         if not block.is_python:
             if _mentions(block.code, entry_point):
-                notes.append(f"block {block.index} (```{block.language}) mentions "
-                             f"`{entry_point}` but is not Python and was not taken")
+                notes.append(
+                    f"block {block.index} (```{block.language}) mentions "
+                    f"`{entry_point}` but is not Python and was not taken"
+                )
             continue
         if not block.closed:
             if _mentions(block.code, entry_point) or not defining:
-                return Extraction(None, f"code block {block.index} is not closed: the "
-                                        "completion was cut off (e.g. at the token limit) "
-                                        "before its closing fence", blocks=count, notes=notes)
+                return Extraction(
+                    None,
+                    f"code block {block.index} is not closed: the "
+                    "completion was cut off (e.g. at the token limit) "
+                    "before its closing fence",
+                    blocks=count,
+                    notes=notes,
+                )
             notes.append(f"block {block.index} is not closed (cut off) and was not taken")
             continue
         tree, error = _parse(block.code)
         if tree is None:
             if _mentions(block.code, entry_point):
-                return Extraction(None, f"code block {block.index} defines `{entry_point}` "
-                                        f"but is not valid Python ({error})", blocks=count,
-                                  notes=notes)
+                return Extraction(
+                    None,
+                    f"code block {block.index} defines `{entry_point}` "
+                    f"but is not valid Python ({error})",
+                    blocks=count,
+                    notes=notes,
+                )
             notes.append(f"block {block.index} is not valid Python ({error}) and was not taken")
             continue
         if _defines(tree, entry_point):
             defining.append(block)
         else:
-            notes.append(f"block {block.index} does not define `{entry_point}` and was not "
-                         "taken (only the block defining it is the candidate)")
+            notes.append(
+                f"block {block.index} does not define `{entry_point}` and was not "
+                "taken (only the block defining it is the candidate)"
+            )
     if not defining:
-        return Extraction(None, f"no Python code block defines `{entry_point}` at module level "
-                                f"({count} fenced block(s) seen)", blocks=count, notes=notes)
+        return Extraction(
+            None,
+            f"no Python code block defines `{entry_point}` at module level "
+            f"({count} fenced block(s) seen)",
+            blocks=count,
+            notes=notes,
+        )
     distinct = list({block.code: block for block in defining}.values())
     if len(distinct) > 1 and multiple != "last":
         where = ", ".join(str(b.index) for b in defining)
-        return Extraction(None, f"ambiguous: {len(distinct)} different code blocks ({where}) "
-                                f"define `{entry_point}`; answer with exactly one",
-                          blocks=count, notes=notes)
+        return Extraction(
+            None,
+            f"ambiguous: {len(distinct)} different code blocks ({where}) "
+            f"define `{entry_point}`; answer with exactly one",
+            blocks=count,
+            notes=notes,
+        )
     chosen = defining[-1]
     if len(distinct) > 1:
-        notes.append(f"{len(distinct)} different blocks define `{entry_point}`; the last "
-                     f"(block {chosen.index}) was taken")
+        notes.append(
+            f"{len(distinct)} different blocks define `{entry_point}`; the last "
+            f"(block {chosen.index}) was taken"
+        )
     return Extraction(chosen.code, None, chosen.index, count, notes)

@@ -30,8 +30,16 @@ class RewardActor:
 
         self.session = Session()
 
-    def verify(self, source: str | None, path: str | None, candidate: str, profile: str,
-               options: dict[str, Any], deadline_epoch: float, seed: int) -> str:
+    def verify(
+        self,
+        source: str | None,
+        path: str | None,
+        candidate: str,
+        profile: str,
+        options: dict[str, Any],
+        deadline_epoch: float,
+        seed: int,
+    ) -> str:
         import tempfile
 
         remaining = deadline_epoch - time.time()
@@ -57,9 +65,14 @@ class RayVerifiers:
 
         if not ray.is_initialized():
             environment = {k: os.environ[k] for k in FORWARDED_ENVIRONMENT if k in os.environ}
-            ray.init(address=address, include_dashboard=False, ignore_reinit_error=True,
-                     log_to_driver=False, runtime_env={"env_vars": environment},
-                     num_cpus=jobs if address is None else None)
+            ray.init(
+                address=address,
+                include_dashboard=False,
+                ignore_reinit_error=True,
+                log_to_driver=False,
+                runtime_env={"env_vars": environment},
+                num_cpus=jobs if address is None else None,
+            )
         slots = jobs or int(ray.available_resources().get("CPU", 1)) or 1
         actor = ray.remote(num_cpus=1, max_restarts=1)(RewardActor)
         self._actors: list[ActorHandle[RewardActor]] = []
@@ -71,13 +84,26 @@ class RayVerifiers:
         self._next = itertools.cycle(self._actors)
         self._refs: list[Any] = []
 
-    def submit(self, task: TaskRef, candidate: str, profile: str, options: dict[str, Any],
-               deadline: float, seed: int) -> Future[Report]:
+    def submit(
+        self,
+        task: TaskRef,
+        candidate: str,
+        profile: str,
+        options: dict[str, Any],
+        deadline: float,
+        seed: int,
+    ) -> Future[Report]:
         """A future of the report; the deadline is a ``time.monotonic()`` instant here."""
         deadline_epoch = time.time() + (deadline - time.monotonic())
         ref = next(self._next).verify.remote(
-            task.source, str(task.path) if task.source is None else None, candidate,
-            profile, options, deadline_epoch, seed)
+            task.source,
+            str(task.path) if task.source is None else None,
+            candidate,
+            profile,
+            options,
+            deadline_epoch,
+            seed,
+        )
         self._refs.append(ref)
         outer: Future[Report] = Future()
         inner = ref.future()

@@ -23,10 +23,11 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Literal
 
 from kernelproof.rl.completion import Extraction, extract_candidate
 from kernelproof.rl.shaping import RewardShaping
@@ -75,9 +76,15 @@ class Scored:
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON-ready summary (no report): what adapters log and the server answers."""
-        return {"reward": self.reward, "verdict": self.verdict, "reason": self.reason,
-                "decided_by": self.decided_by, "report_id": self.report_id,
-                "extracted": self.extraction.ok, "seconds": round(self.seconds, 3)}
+        return {
+            "reward": self.reward,
+            "verdict": self.verdict,
+            "reason": self.reason,
+            "decided_by": self.decided_by,
+            "report_id": self.report_id,
+            "extracted": self.extraction.ok,
+            "seconds": round(self.seconds, 3),
+        }
 
 
 @dataclass
@@ -98,11 +105,20 @@ class BatchScorer:
     ``keep_report``: stores each report and returns its id. ``multiple``: see
     :func:`extract_candidate`."""
 
-    def __init__(self, *, profile: str = "rl", shaping: RewardShaping | None = None,
-                 deadline_s: float = DEFAULT_DEADLINE_S, jobs: int | None = None,
-                 tasks: TaskBook | None = None, ray: str | None = None,
-                 session: Any = None, keep_report: ReportKeeper | None = None,
-                 multiple: Literal["refuse", "last"] = "refuse", **options: Any) -> None:
+    def __init__(
+        self,
+        *,
+        profile: str = "rl",
+        shaping: RewardShaping | None = None,
+        deadline_s: float = DEFAULT_DEADLINE_S,
+        jobs: int | None = None,
+        tasks: TaskBook | None = None,
+        ray: str | None = None,
+        session: Any = None,
+        keep_report: ReportKeeper | None = None,
+        multiple: Literal["refuse", "last"] = "refuse",
+        **options: Any,
+    ) -> None:
         if deadline_s <= 0:
             raise ValueError(f"deadline_s must be positive, not {deadline_s}")
         self.profile = profile
@@ -123,15 +139,17 @@ class BatchScorer:
             from kernelproof.rl.ray_verifiers import RayVerifiers
 
             self._ray = RayVerifiers(address=None if ray == "local" else ray, jobs=jobs)
-        self._pool = ThreadPoolExecutor(max_workers=self.jobs,
-                                        thread_name_prefix="kernelproof-reward")
+        self._pool = ThreadPoolExecutor(
+            max_workers=self.jobs, thread_name_prefix="kernelproof-reward"
+        )
         self._scratch = Path(tempfile.mkdtemp(prefix="kernelproof-rewards-"))
         self._lock = threading.Lock()
 
     # -- the API -------------------------------------------------------------------------------
 
-    def score(self, items: Sequence[tuple[str, Any]], *,
-              deadline_s: float | None = None) -> list[Scored]:
+    def score(
+        self, items: Sequence[tuple[str, Any]], *, deadline_s: float | None = None
+    ) -> list[Scored]:
         """Score ``items``, pairs of (task, completion), and return one :class:`Scored` per
         pair in the same order, within ``deadline_s`` (default: the scorer's). A completion
         is text, conversational messages, or an :class:`Extraction` already made."""
@@ -150,25 +168,32 @@ class BatchScorer:
                 continue
             # An adapter that already knows there is no completion (a query without its
             # prompt) hands over its refusal as an Extraction.
-            extraction = completion if isinstance(completion, Extraction) else \
-                extract_candidate(completion, entry_point=task.entry_point,
-                                  multiple=self.multiple)
+            extraction = (
+                completion
+                if isinstance(completion, Extraction)
+                else extract_candidate(
+                    completion, entry_point=task.entry_point, multiple=self.multiple
+                )
+            )
             extractions.append(extraction)
             if not extraction.ok:
-                results[index] = Scored(self.shaping.reward(None, extracted=False), None,
-                                        _short(f"no candidate: {extraction.reason}"),
-                                        extraction)
+                results[index] = Scored(
+                    self.shaping.reward(None, extracted=False),
+                    None,
+                    _short(f"no candidate: {extraction.reason}"),
+                    extraction,
+                )
                 continue
             assert extraction.source is not None
-            jobs.setdefault((task.key, extraction.source),
-                            _Job(task, extraction.source)).indexes.append(index)
+            jobs.setdefault(
+                (task.key, extraction.source), _Job(task, extraction.source)
+            ).indexes.append(index)
         seed = secrets.randbits(31)
         futures = {self._submit(job, deadline, seed): job for job in jobs.values()}
         finished: dict[Future[Report], float] = {}
         for future in futures:
             future.add_done_callback(lambda f: finished.setdefault(f, time.monotonic()))
-        done, late = wait(futures, timeout=max(0.0, deadline - time.monotonic())
-                          + DEADLINE_GRACE_S)
+        done, late = wait(futures, timeout=max(0.0, deadline - time.monotonic()) + DEADLINE_GRACE_S)
         for future in late:
             future.cancel()
         for future, job in futures.items():
@@ -177,8 +202,9 @@ class BatchScorer:
             if future in done and not future.cancelled() and future.exception() is None:
                 report = future.result()
             for index in job.indexes:
-                results[index] = self._scored(report, job, extractions[index], elapsed,
-                                              deadline_s or self.deadline_s, future)
+                results[index] = self._scored(
+                    report, job, extractions[index], elapsed, deadline_s or self.deadline_s, future
+                )
         assert all(r is not None for r in results)
         return results  # type: ignore[return-value]  # every slot is filled: asserted above
 
@@ -195,7 +221,7 @@ class BatchScorer:
             self._ray.close()
         shutil.rmtree(self._scratch, ignore_errors=True)
 
-    def __enter__(self) -> "BatchScorer":
+    def __enter__(self) -> BatchScorer:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -214,8 +240,9 @@ class BatchScorer:
 
     def _submit(self, job: _Job, deadline: float, seed: int) -> Future[Report]:
         if self._ray is not None:
-            return self._ray.submit(job.task, job.source, self.profile, self.options,
-                                    deadline, seed)
+            return self._ray.submit(
+                job.task, job.source, self.profile, self.options, deadline, seed
+            )
         return self._pool.submit(self._verify, job, deadline, seed)
 
     def _verify(self, job: _Job, deadline: float, seed: int) -> Report:
@@ -235,24 +262,48 @@ class BatchScorer:
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
-    def _scored(self, report: Report | None, job: _Job, extraction: Extraction,
-                elapsed: float, deadline_s: float, future: Future[Report]) -> Scored:
+    def _scored(
+        self,
+        report: Report | None,
+        job: _Job,
+        extraction: Extraction,
+        elapsed: float,
+        deadline_s: float,
+        future: Future[Report],
+    ) -> Scored:
         if report is None:
             failure = None if future.cancelled() or not future.done() else future.exception()
-            reason = (f"not scored: the verifier failed ({type(failure).__name__}: {failure})"
-                      if failure is not None and not isinstance(failure, TimeoutError)
-                      else f"deadline: not scored within the batch's {deadline_s:g} s")
-            return Scored(self.shaping.reward(None, extracted=True), None, _short(reason),
-                          extraction, seconds=elapsed)
+            reason = (
+                f"not scored: the verifier failed ({type(failure).__name__}: {failure})"
+                if failure is not None and not isinstance(failure, TimeoutError)
+                else f"deadline: not scored within the batch's {deadline_s:g} s"
+            )
+            return Scored(
+                self.shaping.reward(None, extracted=True),
+                None,
+                _short(reason),
+                extraction,
+                seconds=elapsed,
+            )
         report_id = None
         if self.keep_report is not None:
             report_id = self.keep_report(job.task, report)
-        decided = report.pipeline.decided_by.value if report.pipeline and \
-            report.pipeline.decided_by else None
-        return Scored(self.shaping.reward(report, extracted=True), report.verdict.value,
-                      _short(report.summary) or None, extraction, decided, report, report_id,
-                      elapsed)
+        decided = (
+            report.pipeline.decided_by.value
+            if report.pipeline and report.pipeline.decided_by
+            else None
+        )
+        return Scored(
+            self.shaping.reward(report, extracted=True),
+            report.verdict.value,
+            _short(report.summary) or None,
+            extraction,
+            decided,
+            report,
+            report_id,
+            elapsed,
+        )
 
 
 def _short(text: str) -> str:
-    return text if len(text) <= MAX_REASON_CHARS else text[:MAX_REASON_CHARS - 3] + "..."
+    return text if len(text) <= MAX_REASON_CHARS else text[: MAX_REASON_CHARS - 3] + "..."

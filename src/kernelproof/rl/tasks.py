@@ -80,8 +80,10 @@ class TaskBook:
     def _resolve(self, value: str) -> TaskRef:
         if "\n" in value:
             if not self.allow_source:
-                raise UnknownTask("this scorer takes task names, not reference source text: "
-                                  f"send one of the suite's keys (e.g. {self._examples()})")
+                raise UnknownTask(
+                    "this scorer takes task names, not reference source text: "
+                    f"send one of the suite's keys (e.g. {self._examples()})"
+                )
             digest = hashlib.sha256(value.encode()).hexdigest()[:12]
             return TaskRef(key=f"source:{digest}", source=value)
         if value in self._keys:
@@ -93,13 +95,20 @@ class TaskBook:
                 path = Path(value)
             if path.exists():
                 return self._path_ref(str(path), path.resolve())
-        accepted = [f"a key of the suite {self.suite}" if self.suite else
-                    "one of the named tasks" if self._keys else None,
-                    "the reference's source text" if self.allow_source else None,
-                    "a path to a task file or folder" if self.allow_paths else None]
-        raise UnknownTask(f"no task {value[:200]!r}: a task is "
-                          + " or ".join(a for a in accepted if a)
-                          + (f" (e.g. {self._examples()})" if self._keys else ""))
+        accepted = [
+            f"a key of the suite {self.suite}"
+            if self.suite
+            else "one of the named tasks"
+            if self._keys
+            else None,
+            "the reference's source text" if self.allow_source else None,
+            "a path to a task file or folder" if self.allow_paths else None,
+        ]
+        raise UnknownTask(
+            f"no task {value[:200]!r}: a task is "
+            + " or ".join(a for a in accepted if a)
+            + (f" (e.g. {self._examples()})" if self._keys else "")
+        )
 
     def _path_ref(self, key: str, path: Path) -> TaskRef:
         from kernelproof.tasks.gpumode import GpuModeFormat

@@ -13,7 +13,8 @@ or a key of ``suite``.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from kernelproof.rl.scorer import BatchScorer
 
@@ -24,8 +25,9 @@ class KernelReward:
     """The reward function; build it with :func:`kernel_reward`. Its scorer (a warm
     Session) opens on the first call, so the object pickles and crosses processes."""
 
-    def __init__(self, reference_column: str = "reference", name: str = "kernelproof",
-                 **scorer_options: Any) -> None:
+    def __init__(
+        self, reference_column: str = "reference", name: str = "kernelproof", **scorer_options: Any
+    ) -> None:
         self.reference_column = reference_column
         self.__name__ = name  # TRL names the reward's log columns after it
         self.scorer_options = scorer_options
@@ -33,20 +35,29 @@ class KernelReward:
         self.last: list[Any] = []
         """The last batch's :class:`~kernelproof.rl.scorer.Scored` results (reports included)."""
 
-    def __call__(self, prompts: Sequence[Any] | None = None,
-                 completions: Sequence[Any] | None = None, **kwargs: Any) -> list[float]:
+    def __call__(
+        self,
+        prompts: Sequence[Any] | None = None,
+        completions: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> list[float]:
         if completions is None:
-            raise TypeError("kernelproof's reward takes completions=[...] as GRPOTrainer passes "
-                            "them")
+            raise TypeError(
+                "kernelproof's reward takes completions=[...] as GRPOTrainer passes them"
+            )
         references = kwargs.get(self.reference_column)
         if references is None:
             columns = sorted(k for k in kwargs if k not in _TRAINER_KEYWORDS)
-            raise KeyError(f"the dataset has no {self.reference_column!r} column for the task's "
-                           f"reference (its columns here: {columns}); add one, or pass "
-                           f"kernel_reward(reference_column=...)")
+            raise KeyError(
+                f"the dataset has no {self.reference_column!r} column for the task's "
+                f"reference (its columns here: {columns}); add one, or pass "
+                f"kernel_reward(reference_column=...)"
+            )
         if len(references) != len(completions):
-            raise ValueError(f"{len(completions)} completions but {len(references)} values of "
-                             f"{self.reference_column!r}")
+            raise ValueError(
+                f"{len(completions)} completions but {len(references)} values of "
+                f"{self.reference_column!r}"
+            )
         scored = self.scorer().score(list(zip(references, completions)))
         self.last = scored
         log_extra, log_metric = kwargs.get("log_extra"), kwargs.get("log_metric")
@@ -54,10 +65,10 @@ class KernelReward:
             log_extra("kernelproof_verdict", [s.verdict or "none" for s in scored])
             log_extra("kernelproof_reason", [s.reason or "" for s in scored])
         if callable(log_metric) and scored:
-            log_metric("kernelproof/verified", sum(s.verdict == "verified" for s in scored)
-                       / len(scored))
-            log_metric("kernelproof/extracted", sum(s.extraction.ok for s in scored)
-                       / len(scored))
+            log_metric(
+                "kernelproof/verified", sum(s.verdict == "verified" for s in scored) / len(scored)
+            )
+            log_metric("kernelproof/extracted", sum(s.extraction.ok for s in scored) / len(scored))
         return [s.reward for s in scored]
 
     def scorer(self) -> BatchScorer:
@@ -77,8 +88,9 @@ class KernelReward:
 
 
 #: Keyword arguments GRPOTrainer adds besides the dataset's columns.
-_TRAINER_KEYWORDS = frozenset({"completion_ids", "trainer_state", "log_extra", "log_metric",
-                               "environments"})
+_TRAINER_KEYWORDS = frozenset(
+    {"completion_ids", "trainer_state", "log_extra", "log_metric", "environments"}
+)
 
 
 def kernel_reward(reference_column: str = "reference", **scorer_options: Any) -> KernelReward:

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from kernelproof.rl.scorer import BatchScorer, Scored
 
@@ -54,22 +55,34 @@ def scorer() -> BatchScorer:
 
 def _result(scored: Scored) -> dict[str, Any]:
     # Same keys, same types for every response: veRL turns each key into an array.
-    return {"score": scored.reward, "verified": float(scored.verdict == "verified"),
-            "verdict": scored.verdict or "none", "decided_by": scored.decided_by or "none",
-            "reason": scored.reason or ""}
+    return {
+        "score": scored.reward,
+        "verified": float(scored.verdict == "verified"),
+        "verdict": scored.verdict or "none",
+        "decided_by": scored.decided_by or "none",
+        "reason": scored.reason or "",
+    }
 
 
-def compute_score(data_source: Any = None, solution_str: str = "", ground_truth: str = "",
-                  extra_info: dict[str, Any] | None = None, **kwargs: Any) -> dict[str, Any]:
+def compute_score(
+    data_source: Any = None,
+    solution_str: str = "",
+    ground_truth: str = "",
+    extra_info: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """One response (veRL's naive reward manager). Scoring one at a time cannot overlap
     verifications: use :func:`compute_score_batch` with the batch manager for throughput."""
     return _result(scorer().score([(ground_truth, solution_str)])[0])
 
 
-def compute_score_batch(data_sources: Sequence[Any] = (), solution_strs: Sequence[str] = (),
-                        ground_truths: Sequence[str] = (),
-                        extra_infos: Sequence[Any] | None = None,
-                        **kwargs: Any) -> list[dict[str, Any]]:
+def compute_score_batch(
+    data_sources: Sequence[Any] = (),
+    solution_strs: Sequence[str] = (),
+    ground_truths: Sequence[str] = (),
+    extra_infos: Sequence[Any] | None = None,
+    **kwargs: Any,
+) -> list[dict[str, Any]]:
     """A batch of responses (veRL's batch reward manager), scored concurrently, in order."""
     if len(solution_strs) != len(ground_truths):
         raise ValueError(f"{len(solution_strs)} responses but {len(ground_truths)} ground truths")

@@ -13,7 +13,6 @@ library's), which is why a floor from a calibration reads "this fast is implausi
 "impossible".
 """
 
-
 from __future__ import annotations
 
 import datetime as _dt
@@ -21,12 +20,13 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from kernelproof.config import cache_dir
 from kernelproof.errors import UsageError
 from kernelproof.roofline.calibration_measure import (
+    COPY_SAMPLES_PER_REPEAT,
     CPU_MAX_MATMUL_SIZE,
     CUDA_MAX_MATMUL_SIZE,
     DEFAULT_REPEATS,
-    COPY_SAMPLES_PER_REPEAT,
     current_device,
     default_copy_bytes,
     measure_copy,
@@ -46,10 +46,9 @@ from kernelproof.roofline.calibration_record import (
     read_record,
     write_record,
 )
-from kernelproof.schedstat import own_wait_s
-from kernelproof.config import cache_dir
 from kernelproof.roofline.devices import DTYPES, PeakFlops, canonical_dtype, find_device
 from kernelproof.roofline.fingerprint import fingerprint_fields, machine_fingerprint, resolve_device
+from kernelproof.schedstat import own_wait_s
 from kernelproof.schema.roofline import Ceilings
 
 if TYPE_CHECKING:
@@ -83,7 +82,7 @@ _EXACT_SUBSTITUTES: dict[str, tuple[str, ...]] = {
 
 
 def attainable_peak(
-    dtype: "str | torch.dtype", peak: Callable[[str], float | None], *, tf32_allowed: bool = False
+    dtype: str | torch.dtype, peak: Callable[[str], float | None], *, tf32_allowed: bool = False
 ) -> float | None:
     """The highest rate a kernel in ``dtype`` may legitimately reach, given per-format peaks.
 
@@ -102,7 +101,7 @@ def attainable_peak(
 def calibrate(
     device: str = "cpu",
     *,
-    dtype: "str | torch.dtype" = "float32",
+    dtype: str | torch.dtype = "float32",
     threads: int | None = None,
     force: bool = False,
     copy_bytes: int | None = None,
@@ -208,9 +207,7 @@ def _starved(elapsed_s: float, waited_s: float) -> str | None:
     return f"its thread waited for a CPU {waited_s / elapsed_s:.0%} of the time"
 
 
-def ceilings_for(
-    device: str, dtype: "str | torch.dtype", *, threads: int | None = None
-) -> Ceilings:
+def ceilings_for(device: str, dtype: str | torch.dtype, *, threads: int | None = None) -> Ceilings:
     """The ceilings a kernel in ``dtype`` on ``device`` is measured against.
 
     On CUDA a GPU found in the device table gets its datasheet figures (``source`` names the entry

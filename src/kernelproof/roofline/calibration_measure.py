@@ -276,7 +276,7 @@ def measure_copy(
     return best_rate, best_samples
 
 
-def torch_dtype(key: str) -> "torch.dtype":
+def torch_dtype(key: str) -> torch.dtype:
     import torch
 
     return {
@@ -306,11 +306,12 @@ def measure_matmul(
         while True:
             a = torch.randn(size, size, dtype=dtype, device=device)
             b = torch.randn(size, size, dtype=dtype, device=device)
-            samples = time_calls(lambda: torch.mm(a, b), kind, repeats)
+            samples = time_calls(lambda: torch.mm(a, b), kind, repeats)  # noqa: B023 - timed before the loop moves on
             rate = 2 * size**3 / min(samples)
             if best is None or rate > best.flops_per_s:
-                best = MatmulMeasurement(size=size, max_size=max_size, flops_per_s=rate,
-                                         samples_s=samples)
+                best = MatmulMeasurement(
+                    size=size, max_size=max_size, flops_per_s=rate, samples_s=samples
+                )
             if min(samples) >= MATMUL_TARGET_S or size >= max_size:
                 break
             size = min(size * 2, max_size)

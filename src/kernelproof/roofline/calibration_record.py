@@ -121,7 +121,7 @@ def write_record(path: Path, record: CalibrationRecord) -> None:
 
 
 #: Calibrations measured on a noisy machine, kept for this process only (never on disk).
-UNCACHED: dict[Path, "CalibrationRecord"] = {}
+UNCACHED: dict[Path, CalibrationRecord] = {}
 
 #: A calibration whose median copy is slower than its best by more than this factor was
 #: measured while other work competed for memory bandwidth: its ceilings read low, and every

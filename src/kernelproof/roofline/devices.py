@@ -38,11 +38,22 @@ DTYPES: tuple[str, ...] = ("float64", "float32", "tf32", "float16", "bfloat16")
 #: Spellings accepted for each compute format: torch names, their ``torch.`` forms and the usual
 #: short names, so that a task file, a CLI flag or a ``torch.dtype`` all resolve the same way.
 _DTYPE_ALIASES: dict[str, str] = {
-    "float64": "float64", "double": "float64", "fp64": "float64", "f64": "float64",
-    "float32": "float32", "float": "float32", "fp32": "float32", "f32": "float32",
-    "tf32": "tf32", "tensorfloat32": "tf32",
-    "float16": "float16", "half": "float16", "fp16": "float16", "f16": "float16",
-    "bfloat16": "bfloat16", "bf16": "bfloat16",
+    "float64": "float64",
+    "double": "float64",
+    "fp64": "float64",
+    "f64": "float64",
+    "float32": "float32",
+    "float": "float32",
+    "fp32": "float32",
+    "f32": "float32",
+    "tf32": "tf32",
+    "tensorfloat32": "tf32",
+    "float16": "float16",
+    "half": "float16",
+    "fp16": "float16",
+    "f16": "float16",
+    "bfloat16": "bfloat16",
+    "bf16": "bfloat16",
 }
 
 _MiB = 1 << 20
@@ -50,7 +61,7 @@ _TB = 1e12
 _TFLOP = 1e12
 
 
-def canonical_dtype(dtype: "str | torch.dtype") -> str:
+def canonical_dtype(dtype: str | torch.dtype) -> str:
     """The compute-format key (one of :data:`DTYPES`) for a dtype name or a ``torch.dtype``.
 
     Raises :class:`~kernelproof.errors.UsageError` for formats without a ceiling (integers,
@@ -157,8 +168,11 @@ _A100_DATASHEET = "NVIDIA A100 Tensor Core GPU Datasheet"
 _A100_WHITEPAPER = "L2 from the NVIDIA A100 Tensor Core GPU Architecture whitepaper"
 _H100_WHITEPAPER = "L2 from the NVIDIA H100 Tensor Core GPU Architecture whitepaper"
 _A100_PEAKS = PeakFlops(
-    float64=19.5 * _TFLOP, float32=19.5 * _TFLOP, tf32=156 * _TFLOP,
-    float16=312 * _TFLOP, bfloat16=312 * _TFLOP,
+    float64=19.5 * _TFLOP,
+    float32=19.5 * _TFLOP,
+    tf32=156 * _TFLOP,
+    float16=312 * _TFLOP,
+    bfloat16=312 * _TFLOP,
 )
 
 #: The known devices. Dense figures are the datasheets' "with sparsity" numbers halved.
@@ -167,8 +181,11 @@ DEVICES: tuple[DeviceSpec, ...] = (
         key="h100-sxm",
         name="NVIDIA H100 SXM5 80GB",
         peak_flops=PeakFlops(
-            float64=67 * _TFLOP, float32=67 * _TFLOP, tf32=494.5 * _TFLOP,
-            float16=989.5 * _TFLOP, bfloat16=989.5 * _TFLOP,
+            float64=67 * _TFLOP,
+            float32=67 * _TFLOP,
+            tf32=494.5 * _TFLOP,
+            float16=989.5 * _TFLOP,
+            bfloat16=989.5 * _TFLOP,
         ),
         bytes_per_s=3.35 * _TB,
         l2_bytes=50 * _MiB,
@@ -182,8 +199,11 @@ DEVICES: tuple[DeviceSpec, ...] = (
         key="h100-pcie",
         name="NVIDIA H100 PCIe 80GB",
         peak_flops=PeakFlops(
-            float64=51 * _TFLOP, float32=51 * _TFLOP, tf32=378 * _TFLOP,
-            float16=756.5 * _TFLOP, bfloat16=756.5 * _TFLOP,
+            float64=51 * _TFLOP,
+            float32=51 * _TFLOP,
+            tf32=378 * _TFLOP,
+            float16=756.5 * _TFLOP,
+            bfloat16=756.5 * _TFLOP,
         ),
         bytes_per_s=2.0 * _TB,
         l2_bytes=50 * _MiB,
@@ -196,8 +216,11 @@ DEVICES: tuple[DeviceSpec, ...] = (
         key="h200-sxm",
         name="NVIDIA H200 SXM 141GB",
         peak_flops=PeakFlops(
-            float64=67 * _TFLOP, float32=67 * _TFLOP, tf32=494.5 * _TFLOP,
-            float16=989.5 * _TFLOP, bfloat16=989.5 * _TFLOP,
+            float64=67 * _TFLOP,
+            float32=67 * _TFLOP,
+            tf32=494.5 * _TFLOP,
+            float16=989.5 * _TFLOP,
+            bfloat16=989.5 * _TFLOP,
         ),
         bytes_per_s=4.8 * _TB,
         l2_bytes=50 * _MiB,
@@ -211,8 +234,11 @@ DEVICES: tuple[DeviceSpec, ...] = (
         key="b200",
         name="NVIDIA B200 (HGX, 1000 W)",
         peak_flops=PeakFlops(
-            float64=37 * _TFLOP, float32=75 * _TFLOP, tf32=1100 * _TFLOP,
-            float16=2250 * _TFLOP, bfloat16=2250 * _TFLOP,
+            float64=37 * _TFLOP,
+            float32=75 * _TFLOP,
+            tf32=1100 * _TFLOP,
+            float16=2250 * _TFLOP,
+            bfloat16=2250 * _TFLOP,
         ),
         # The HGX B200 datasheet first gave 8 TB/s per GPU and later 7.7 TB/s for the 180 GB
         # part; a ceiling must not be beaten, so the higher figure stays.
@@ -277,14 +303,16 @@ DEVICES: tuple[DeviceSpec, ...] = (
         name="NVIDIA L40S",
         peak_flops=PeakFlops(
             # The datasheet gives no FP64 figure; ceilings fall back to calibration for it.
-            float64=None, float32=91.6 * _TFLOP, tf32=183 * _TFLOP,
-            float16=362.05 * _TFLOP, bfloat16=362.05 * _TFLOP,
+            float64=None,
+            float32=91.6 * _TFLOP,
+            tf32=183 * _TFLOP,
+            float16=362.05 * _TFLOP,
+            bfloat16=362.05 * _TFLOP,
         ),
         bytes_per_s=0.864 * _TB,
         l2_bytes=96 * _MiB,
         source=(
-            "NVIDIA L40S GPU Datasheet; "
-            "L2 from the NVIDIA Ada Lovelace GPU Architecture whitepaper"
+            "NVIDIA L40S GPU Datasheet; L2 from the NVIDIA Ada Lovelace GPU Architecture whitepaper"
         ),
         requires=(("l40s",),),
         memory_gb=(48,),
@@ -295,8 +323,11 @@ DEVICES: tuple[DeviceSpec, ...] = (
         peak_flops=PeakFlops(
             # GeForce parts run FP16/BF16 with FP32 accumulation (PyTorch's default) at half the
             # FP16-accumulate rate of 330.3 TFLOP/s; the table keeps the FP32-accumulate rate.
-            float64=1.29 * _TFLOP, float32=82.6 * _TFLOP, tf32=82.6 * _TFLOP,
-            float16=165.2 * _TFLOP, bfloat16=165.2 * _TFLOP,
+            float64=1.29 * _TFLOP,
+            float32=82.6 * _TFLOP,
+            tf32=82.6 * _TFLOP,
+            float16=165.2 * _TFLOP,
+            bfloat16=165.2 * _TFLOP,
         ),
         bytes_per_s=1.008 * _TB,
         l2_bytes=72 * _MiB,
@@ -310,8 +341,11 @@ DEVICES: tuple[DeviceSpec, ...] = (
         key="mi300x",
         name="AMD Instinct MI300X",
         peak_flops=PeakFlops(
-            float64=163.4 * _TFLOP, float32=163.4 * _TFLOP, tf32=653.7 * _TFLOP,
-            float16=1307.4 * _TFLOP, bfloat16=1307.4 * _TFLOP,
+            float64=163.4 * _TFLOP,
+            float32=163.4 * _TFLOP,
+            tf32=653.7 * _TFLOP,
+            float16=1307.4 * _TFLOP,
+            bfloat16=1307.4 * _TFLOP,
         ),
         bytes_per_s=5.3 * _TB,
         l2_bytes=32 * _MiB,  # 4 MB per XCD, 8 XCDs

@@ -15,8 +15,13 @@ from pathlib import Path
 
 from kernelproof.errors import UsageError
 
-__all__ = ["cpu_model", "fingerprint_fields", "machine_fingerprint", "parse_device",
-           "resolve_device"]
+__all__ = [
+    "cpu_model",
+    "fingerprint_fields",
+    "machine_fingerprint",
+    "parse_device",
+    "resolve_device",
+]
 
 #: Hex digits kept from the SHA-256: 64 bits is ample to tell a handful of machines apart and stays
 #: short enough to read in a report and a file name.

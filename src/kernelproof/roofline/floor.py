@@ -42,8 +42,9 @@ def floor_time(work: WorkCount, ceilings: Ceilings) -> float:
     return _terms(work, ceilings)[1]
 
 
-def reference_algorithm_floor(work: WorkCount, ceilings: Ceilings,
-                              reference_bytes: float | None = None) -> float:
+def reference_algorithm_floor(
+    work: WorkCount, ceilings: Ceilings, reference_bytes: float | None = None
+) -> float:
     """The floor of the reference's own algorithm, for information: ``max(flops / peak_flops,
     reference_bytes / peak_bytes_per_s)``, with all of its inputs read (``work.bytes`` when
     ``reference_bytes`` is not known)."""

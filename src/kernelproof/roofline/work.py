@@ -114,21 +114,105 @@ _SCANS = {"cumsum", "cumsum_", "cumprod", "cumprod_", "logcumsumexp", "cummax", 
 #: Ops that move, copy, convert, create or select data without arithmetic: zero FLOPs. ``clone``
 #: carries the pointwise tag but is a copy. Views are recognised by their schema instead.
 _DATA_MOVEMENT = {
-    "clone", "copy", "copy_", "_to_copy", "to", "_copy_from", "_copy_from_and_resize",
-    "contiguous", "detach", "detach_", "alias", "lift_fresh", "lift_fresh_copy", "_unsafe_view",
-    "fill", "fill_", "zero", "zero_", "empty", "empty_like", "empty_strided", "new_empty",
-    "new_empty_strided", "zeros", "zeros_like", "new_zeros", "ones", "ones_like", "new_ones",
-    "full", "full_like", "new_full", "scalar_tensor", "arange", "linspace", "logspace",
-    "rand", "rand_like", "randn", "randn_like", "randint", "randint_like", "randperm",
-    "normal", "normal_", "uniform_", "bernoulli", "bernoulli_", "eye",
-    "cat", "stack", "split", "split_with_sizes", "chunk", "unbind", "repeat", "repeat_interleave",
-    "flip", "roll", "tril", "triu", "constant_pad_nd", "reflection_pad1d", "reflection_pad2d",
-    "replication_pad1d", "replication_pad2d", "index", "index_select", "gather", "take",
-    "masked_select", "nonzero", "slice_scatter", "select_scatter", "diagonal_scatter",
-    "as_strided_scatter", "index_put", "index_put_", "scatter", "scatter_", "embedding",
-    "resize_", "set_", "_local_scalar_dense", "item", "_assert_async", "_assert_tensor_metadata",
-    "sort", "argsort", "topk", "kthvalue", "unique", "_unique2", "sym_size", "sym_stride",
-    "sym_numel", "sym_storage_offset", "is_same_size", "equal",
+    "clone",
+    "copy",
+    "copy_",
+    "_to_copy",
+    "to",
+    "_copy_from",
+    "_copy_from_and_resize",
+    "contiguous",
+    "detach",
+    "detach_",
+    "alias",
+    "lift_fresh",
+    "lift_fresh_copy",
+    "_unsafe_view",
+    "fill",
+    "fill_",
+    "zero",
+    "zero_",
+    "empty",
+    "empty_like",
+    "empty_strided",
+    "new_empty",
+    "new_empty_strided",
+    "zeros",
+    "zeros_like",
+    "new_zeros",
+    "ones",
+    "ones_like",
+    "new_ones",
+    "full",
+    "full_like",
+    "new_full",
+    "scalar_tensor",
+    "arange",
+    "linspace",
+    "logspace",
+    "rand",
+    "rand_like",
+    "randn",
+    "randn_like",
+    "randint",
+    "randint_like",
+    "randperm",
+    "normal",
+    "normal_",
+    "uniform_",
+    "bernoulli",
+    "bernoulli_",
+    "eye",
+    "cat",
+    "stack",
+    "split",
+    "split_with_sizes",
+    "chunk",
+    "unbind",
+    "repeat",
+    "repeat_interleave",
+    "flip",
+    "roll",
+    "tril",
+    "triu",
+    "constant_pad_nd",
+    "reflection_pad1d",
+    "reflection_pad2d",
+    "replication_pad1d",
+    "replication_pad2d",
+    "index",
+    "index_select",
+    "gather",
+    "take",
+    "masked_select",
+    "nonzero",
+    "slice_scatter",
+    "select_scatter",
+    "diagonal_scatter",
+    "as_strided_scatter",
+    "index_put",
+    "index_put_",
+    "scatter",
+    "scatter_",
+    "embedding",
+    "resize_",
+    "set_",
+    "_local_scalar_dense",
+    "item",
+    "_assert_async",
+    "_assert_tensor_metadata",
+    "sort",
+    "argsort",
+    "topk",
+    "kthvalue",
+    "unique",
+    "_unique2",
+    "sym_size",
+    "sym_stride",
+    "sym_numel",
+    "sym_storage_offset",
+    "is_same_size",
+    "equal",
 }
 
 
@@ -151,7 +235,7 @@ def _functional_variant(func: Any) -> Any:
     return getattr(packet, overload, None) or getattr(packet, "default", None)
 
 
-def _tensors(value: Any) -> Iterator["torch.Tensor"]:
+def _tensors(value: Any) -> Iterator[torch.Tensor]:
     """Every tensor in a value, looking through lists, tuples and dicts."""
     import torch
 
@@ -204,7 +288,7 @@ class _ElementwiseCounter:
             self.uncounted[_op_name(func)] = None
 
 
-def _storage_key(tensor: "torch.Tensor") -> tuple[Any, ...]:
+def _storage_key(tensor: torch.Tensor) -> tuple[Any, ...]:
     try:
         storage = tensor.untyped_storage()
         pointer = storage.data_ptr()
@@ -218,7 +302,7 @@ def _storage_key(tensor: "torch.Tensor") -> tuple[Any, ...]:
     return (str(tensor.device), pointer)
 
 
-def _distinct_bytes(tensor: "torch.Tensor") -> int:
+def _distinct_bytes(tensor: torch.Tensor) -> int:
     """Bytes of distinct memory a tensor covers: broadcast (stride-0) dimensions count once."""
     elements = 1
     for size, stride in zip(tensor.shape, tensor.stride()):
@@ -229,7 +313,7 @@ def _distinct_bytes(tensor: "torch.Tensor") -> int:
     return elements * tensor.element_size()
 
 
-def _distinct_traffic(tensors: Iterable["torch.Tensor"]) -> dict[tuple[Any, ...], int]:
+def _distinct_traffic(tensors: Iterable[torch.Tensor]) -> dict[tuple[Any, ...], int]:
     """Bytes per storage: identical views once, different views summed, capped at the storage."""
     seen: set[tuple[Any, ...]] = set()
     per_storage: dict[tuple[Any, ...], int] = defaultdict(int)
@@ -248,8 +332,9 @@ def _distinct_traffic(tensors: Iterable["torch.Tensor"]) -> dict[tuple[Any, ...]
     return {key: min(total, capacity.get(key, total)) for key, total in per_storage.items()}
 
 
-def _dense_input_arguments(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
-                           input_storages: set[tuple[Any, ...]]) -> list["torch.Tensor"]:
+def _dense_input_arguments(
+    func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], input_storages: set[tuple[Any, ...]]
+) -> list[torch.Tensor]:
     """The tensor arguments of one op that lie in an input's memory and that the op reads in
     full (not a view, not an argument it only selects from)."""
     if func.is_view:
@@ -271,7 +356,7 @@ def _strided() -> Any:
     return torch.strided
 
 
-def _version(tensor: "torch.Tensor") -> int | None:
+def _version(tensor: torch.Tensor) -> int | None:
     try:
         return int(tensor._version)
     except (RuntimeError, AttributeError):  # inference tensors carry no version counter
@@ -324,8 +409,13 @@ def _attention_formulas(registry: Mapping[Any, Any]) -> dict[Any, Callable[..., 
             continue
         base = registry.get(packet)
 
-        def formula(*args: Any, out_shape: Any = None, _base: Any = base, _pos: int = position,
-                    **kwargs: Any) -> int:
+        def formula(
+            *args: Any,
+            out_shape: Any = None,
+            _base: Any = base,
+            _pos: int = position,
+            **kwargs: Any,
+        ) -> int:
             query_shape, key_shape, value_shape = args[0], args[1], args[2]
             if _base is not None:
                 flops = int(_base(*args, **kwargs))
@@ -341,9 +431,9 @@ def _attention_formulas(registry: Mapping[Any, Any]) -> dict[Any, Callable[..., 
 
 
 def count_work(
-    fn: "Callable[..., Any] | torch.nn.Module",
-    inputs: "Sequence[Any] | torch.Tensor",
-    params: "Iterable[torch.Tensor]" = (),
+    fn: Callable[..., Any] | torch.nn.Module,
+    inputs: Sequence[Any] | torch.Tensor,
+    params: Iterable[torch.Tensor] = (),
 ) -> WorkCount:
     """Run ``fn(*inputs)`` once under FLOP counting and return its :class:`WorkCount`.
 
@@ -375,8 +465,13 @@ def count_work(
     dense_reads: list[torch.Tensor] = []
 
     class _Observer(TorchDispatchMode):
-        def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
-                               kwargs: dict[str, Any] | None = None) -> Any:
+        def __torch_dispatch__(
+            self,
+            func: Any,
+            types: Any,
+            args: tuple[Any, ...] = (),
+            kwargs: dict[str, Any] | None = None,
+        ) -> Any:
             kwargs = kwargs or {}
             out = func(*args, **kwargs)
             counter.observe(func, args, kwargs, out)
@@ -400,8 +495,12 @@ def count_work(
     writes = _distinct_traffic([*written_tensors, *modified])
     bytes_read = float(sum(reads.values()))
     bytes_written = float(sum(writes.values()))
-    compulsory = float(sum(min(total, reads.get(key, total))
-                           for key, total in _distinct_traffic(dense_reads).items()))
+    compulsory = float(
+        sum(
+            min(total, reads.get(key, total))
+            for key, total in _distinct_traffic(dense_reads).items()
+        )
+    )
     # Every output is written, even one the reference returns as a view of an input: a
     # candidate's output may alias no input, so it must write it.
     output_bytes = float(sum(_distinct_traffic(_tensors(outputs)).values()))

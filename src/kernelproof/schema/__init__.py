@@ -24,6 +24,7 @@ from kernelproof.schema.envelope import (
     ValueSignature,
 )
 from kernelproof.schema.finding import Finding, SourceLocation
+from kernelproof.schema.pipeline import Pipeline, Stage, StageRecord, decisive_stage
 from kernelproof.schema.report import (
     REPORT_SCHEMA,
     Artifact,
@@ -32,11 +33,10 @@ from kernelproof.schema.report import (
     Environment,
     OpAudit,
     Report,
-    Sandbox,
     Repro,
+    Sandbox,
     decide_verdict,
 )
-from kernelproof.schema.pipeline import Pipeline, Stage, StageRecord, decisive_stage
 from kernelproof.schema.roofline import (
     Ceilings,
     Roofline,

@@ -55,7 +55,7 @@ class MutantResult(BaseModel):
     wider than bfloat16); ``detail`` says why."""
 
     @model_validator(mode="after")
-    def _skipped_is_not_accepted(self) -> "MutantResult":
+    def _skipped_is_not_accepted(self) -> MutantResult:
         if self.skipped and self.accepted:
             raise ValueError(f"mutant {self.name!r} cannot be both skipped and accepted")
         return self
@@ -162,7 +162,7 @@ class AdequacyReport(BaseModel):
     """Wall time of the audit."""
 
     @model_validator(mode="after")
-    def _verdict_matches_outputs(self) -> "AdequacyReport":
+    def _verdict_matches_outputs(self) -> AdequacyReport:
         degenerate = any(o.wrongly_accepted for o in self.outputs)
         too_tight = any(o.wrongly_rejected for o in self.outputs)
         if self.degenerate != degenerate or self.too_tight != too_tight:

@@ -303,10 +303,25 @@ class EvidenceBasis(str, Enum):
 
 
 _CANDIDATE_REPORTED = {
-    "input-mutation", "output-aliases-input", "output-aliases-earlier-output", "output-unstable",
-    "new-threads", "tampering", "audit-file-access", "audit-network", "audit-subprocess",
-    "audit-introspection", "passthrough", "dead-kernel", "fallback", "strict-heavy-op",
-    "precision-cast", "custom-kernels", "torch-compile", "torch-rewrite", "timer-values",
+    "input-mutation",
+    "output-aliases-input",
+    "output-aliases-earlier-output",
+    "output-unstable",
+    "new-threads",
+    "tampering",
+    "audit-file-access",
+    "audit-network",
+    "audit-subprocess",
+    "audit-introspection",
+    "passthrough",
+    "dead-kernel",
+    "fallback",
+    "strict-heavy-op",
+    "precision-cast",
+    "custom-kernels",
+    "torch-compile",
+    "torch-rewrite",
+    "timer-values",
 }
 
 

@@ -6,8 +6,8 @@ from enum import Enum, IntEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from kernelproof.schema.verdict import Verdict
 from kernelproof.schema.interval import SpeedupInterval
+from kernelproof.schema.verdict import Verdict
 
 
 class CompareExitCode(IntEnum):
@@ -185,5 +185,8 @@ class MachineComparison(BaseModel):
     def exit_code(self) -> CompareExitCode:
         """``REGRESSION`` (1) when a candidate is verified on one machine and not another, or
         fast on one and slow on another; else 0."""
-        return (CompareExitCode.REGRESSION if any(g.flags for g in self.groups)
-                else CompareExitCode.SAME_OR_BETTER)
+        return (
+            CompareExitCode.REGRESSION
+            if any(g.flags for g in self.groups)
+            else CompareExitCode.SAME_OR_BETTER
+        )

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kernelproof.schema.variant import InputVariant
 
+
 class TestOutcome(str, Enum):
     """What happened to one cell of the correctness matrix."""
 

@@ -59,7 +59,7 @@ class ValueStats(BaseModel):
     """Calls by the decade of their largest finite magnitude (``"3"``: 1e3 <= |x| < 1e4;
     ``"zero"`` when every value is zero)."""
 
-    def merge(self, other: "ValueStats") -> None:
+    def merge(self, other: ValueStats) -> None:
         """Add ``other``'s counts to these."""
         self.sampled += other.sampled
         self.non_finite += other.non_finite
@@ -112,7 +112,6 @@ class GuardRecord(BaseModel):
     values: ValueCoverage = Field(default_factory=ValueCoverage)
     """Which unusual values the matrix passed."""
 
-
     model_config = ConfigDict(populate_by_name=True)
 
 
@@ -142,7 +141,6 @@ class WindowRecord(BaseModel):
 
     values: ValueStats = Field(default_factory=ValueStats)
     """The sampled calls' value statistics."""
-
 
     model_config = ConfigDict(populate_by_name=True)
 

@@ -14,8 +14,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernelproof.schema.envelope import CallSignature, Envelope
-from kernelproof.schema.verdict import Verdict
 from kernelproof.schema.interval import SpeedupInterval
+from kernelproof.schema.verdict import Verdict
 
 
 class SignatureCoverage(BaseModel):

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
@@ -85,7 +85,7 @@ class ValueSignature(BaseModel):
         return f"<{self.type}>" if self.opaque else repr(self.value)
 
 
-ArgumentSignature = Annotated[Union[TensorSignature, ValueSignature], Field(discriminator="kind")]
+ArgumentSignature = Annotated[TensorSignature | ValueSignature, Field(discriminator="kind")]
 """One positional argument's signature."""
 
 
@@ -99,7 +99,7 @@ class CallSignature(BaseModel):
     """Per positional argument, a tensor's or a value's signature."""
 
     @classmethod
-    def of(cls, args: Sequence[Any]) -> "CallSignature":
+    def of(cls, args: Sequence[Any]) -> CallSignature:
         """The signature of a call with these positional arguments. Reads metadata only (no
         synchronisation, no copy)."""
         torch = sys.modules.get("torch")  # no tensor can exist before torch is imported
@@ -107,11 +107,15 @@ class CallSignature(BaseModel):
         entries: list[TensorSignature | ValueSignature] = []
         for arg in args:
             if tensor_type and isinstance(arg, tensor_type):
-                entries.append(TensorSignature(
-                    shape=tuple(arg.shape), dtype=str(arg.dtype).removeprefix("torch."),
-                    strides=tuple(arg.stride()), contiguous=arg.is_contiguous(),
-                    device=arg.device.type,
-                ))
+                entries.append(
+                    TensorSignature(
+                        shape=tuple(arg.shape),
+                        dtype=str(arg.dtype).removeprefix("torch."),
+                        strides=tuple(arg.stride()),
+                        contiguous=arg.is_contiguous(),
+                        device=arg.device.type,
+                    )
+                )
             elif isinstance(arg, PLAIN_VALUE_TYPES):
                 entries.append(ValueSignature(type=type(arg).__name__, value=arg))
             else:
@@ -259,8 +263,11 @@ class Envelope(BaseModel):
                 self._index.setdefault(known, index)
         position = self._index.get(signature)
         if position is not None:
-            return dict(self.knobs[position]) if position < len(self.knobs) else dict(
-                self.default_knobs)
+            return (
+                dict(self.knobs[position])
+                if position < len(self.knobs)
+                else dict(self.default_knobs)
+            )
         if not signature.routable:
             return None
         for knob_range in self.ranges:
@@ -279,8 +286,9 @@ class Envelope(BaseModel):
         return f"{len(self.signatures)} verified signature(s); {ranges}"
 
 
-def _knob_value(signature: CallSignature, template: CallSignature,
-                knob_range: KnobRange) -> int | None:
+def _knob_value(
+    signature: CallSignature, template: CallSignature, knob_range: KnobRange
+) -> int | None:
     """The value of the range's knob at which ``template`` becomes ``signature``, when the
     two differ only in the knob's dimensions and the value is inside the range."""
     if len(signature.args) != len(template.args):
@@ -292,8 +300,7 @@ def _knob_value(signature: CallSignature, template: CallSignature,
             if arg != known:
                 return None
             continue
-        if (arg.dtype, arg.device, len(arg.shape)) != (known.dtype, known.device,
-                                                       len(known.shape)):
+        if (arg.dtype, arg.device, len(arg.shape)) != (known.dtype, known.device, len(known.shape)):
             return None
         if not arg.contiguous:
             return None

@@ -84,62 +84,92 @@ class ComponentRule:
 #: The rule, component by component, in the order reports show them.
 RULES: dict[str, ComponentRule] = {
     "candidate": ComponentRule(
-        Policy.ANY_CHANGE, "the candidate's source (sha256): the code proved is not the code run"),
+        Policy.ANY_CHANGE, "the candidate's source (sha256): the code proved is not the code run"
+    ),
     "task": ComponentRule(
-        Policy.ANY_CHANGE, "the task's source (sha256): the reference, its inputs or its SHAPES "
-                           "changed"),
+        Policy.ANY_CHANGE,
+        "the task's source (sha256): the reference, its inputs or its SHAPES changed",
+    ),
     "device": ComponentRule(Policy.ANY_CHANGE, "cpu or cuda: another device runs other kernels"),
     "matrix_settings": ComponentRule(
-        Policy.ANY_CHANGE, "the settings that shaped the correctness matrix and its tolerance: "
-                           "another matrix proves something else"),
+        Policy.ANY_CHANGE,
+        "the settings that shaped the correctness matrix and its tolerance: "
+        "another matrix proves something else",
+    ),
     "torch": ComponentRule(
-        Policy.ANY_CHANGE, "every op, its dispatch, its numerics and the verifier's own probes "
-                           "come from torch (a build tag such as +cpu or +cu124 counts)"),
+        Policy.ANY_CHANGE,
+        "every op, its dispatch, its numerics and the verifier's own probes "
+        "come from torch (a build tag such as +cpu or +cu124 counts)",
+    ),
     "python": ComponentRule(
-        Policy.BEYOND_PATCH, "the interpreter: a minor release changes the bytecode and the "
-                             "C API extensions are built against"),
+        Policy.BEYOND_PATCH,
+        "the interpreter: a minor release changes the bytecode and the "
+        "C API extensions are built against",
+    ),
     "numpy": ComponentRule(
-        Policy.BEYOND_PATCH, "numba kernels and many candidates compute on numpy arrays; a "
-                             "patch release only fixes bugs"),
-    "numba": ComponentRule(Policy.ANY_CHANGE, "numba compiles the kernel: another numba emits "
-                                              "other code", frozenset({"numba"})),
-    "llvmlite": ComponentRule(Policy.ANY_CHANGE, "numba's LLVM: another one emits other code",
-                              frozenset({"numba"})),
-    "triton": ComponentRule(Policy.ANY_CHANGE, "Triton compiles the kernel (and torch.compile's "
-                                               "GPU kernels)",
-                            frozenset({"triton", "torch.compile"})),
-    "compiler": ComponentRule(Policy.ANY_CHANGE, "the C++ compiler builds the extension (and "
-                                                 "torch.compile's CPU kernels)",
-                              frozenset({"cpp", "cuda", "torch.compile"})),
-    "nvcc": ComponentRule(Policy.ANY_CHANGE, "the CUDA compiler builds the extension's kernels",
-                          frozenset({"cuda"})),
+        Policy.BEYOND_PATCH,
+        "numba kernels and many candidates compute on numpy arrays; a "
+        "patch release only fixes bugs",
+    ),
+    "numba": ComponentRule(
+        Policy.ANY_CHANGE,
+        "numba compiles the kernel: another numba emits other code",
+        frozenset({"numba"}),
+    ),
+    "llvmlite": ComponentRule(
+        Policy.ANY_CHANGE, "numba's LLVM: another one emits other code", frozenset({"numba"})
+    ),
+    "triton": ComponentRule(
+        Policy.ANY_CHANGE,
+        "Triton compiles the kernel (and torch.compile's GPU kernels)",
+        frozenset({"triton", "torch.compile"}),
+    ),
+    "compiler": ComponentRule(
+        Policy.ANY_CHANGE,
+        "the C++ compiler builds the extension (and torch.compile's CPU kernels)",
+        frozenset({"cpp", "cuda", "torch.compile"}),
+    ),
+    "nvcc": ComponentRule(
+        Policy.ANY_CHANGE, "the CUDA compiler builds the extension's kernels", frozenset({"cuda"})
+    ),
     "cuda": ComponentRule(Policy.ANY_CHANGE, "the CUDA runtime torch was built with"),
-    "driver": ComponentRule(Policy.BEYOND_MAJOR, "the GPU driver: a new major branch JIT-compiles "
-                                                 "PTX differently"),
+    "driver": ComponentRule(
+        Policy.BEYOND_MAJOR, "the GPU driver: a new major branch JIT-compiles PTX differently"
+    ),
     "arch": ComponentRule(Policy.ANY_CHANGE, "the machine architecture (x86_64, aarch64)"),
-    "isa": ComponentRule(Policy.ANY_CHANGE, "the instruction-set extensions (AVX2, AVX-512, "
-                                            "AMX, SVE...): libraries pick other code paths"),
+    "isa": ComponentRule(
+        Policy.ANY_CHANGE,
+        "the instruction-set extensions (AVX2, AVX-512, "
+        "AMX, SVE...): libraries pick other code paths",
+    ),
     "gpu": ComponentRule(Policy.ANY_CHANGE, "the GPU model"),
     "gpu_capability": ComponentRule(Policy.ANY_CHANGE, "the GPU's compute capability"),
-    "threads": ComponentRule(Policy.THREADS, "the thread count the correctness matrix ran at: "
-                                             "a race needs two threads to show"),
-    "kernelproof": ComponentRule(Policy.ANNOTATE, "the verifier: a newer one may check more "
-                                                  "(`kernelproof recheck --all` re-verifies)"),
+    "threads": ComponentRule(
+        Policy.THREADS,
+        "the thread count the correctness matrix ran at: a race needs two threads to show",
+    ),
+    "kernelproof": ComponentRule(
+        Policy.ANNOTATE,
+        "the verifier: a newer one may check more (`kernelproof recheck --all` re-verifies)",
+    ),
     "pydantic": ComponentRule(Policy.ANNOTATE, "the report's models: never in a computation"),
-    "cpu_model": ComponentRule(Policy.ANNOTATE, "the CPU model: correctness rests on the "
-                                                "instruction set, speed does not carry over"),
-    "cpu_count": ComponentRule(Policy.ANNOTATE, "cores: speed only (the matrix's own thread "
-                                                "count is `threads`)"),
-    "memory_gib": ComponentRule(Policy.ANNOTATE, "memory: speed and the largest stress sizes "
-                                                 "only"),
+    "cpu_model": ComponentRule(
+        Policy.ANNOTATE,
+        "the CPU model: correctness rests on the instruction set, speed does not carry over",
+    ),
+    "cpu_count": ComponentRule(
+        Policy.ANNOTATE, "cores: speed only (the matrix's own thread count is `threads`)"
+    ),
+    "memory_gib": ComponentRule(Policy.ANNOTATE, "memory: speed and the largest stress sizes only"),
     "timing_threads": ComponentRule(Policy.ANNOTATE, "threads the timing ran at: speed only"),
     "gpu_count": ComponentRule(Policy.ANNOTATE, "GPUs visible: speed and scheduling only"),
 }
 
 #: The components whose difference can invalidate: the part of a fingerprint a verdict is
 #: bound to (its digest names a recheck's output file).
-BINDING_COMPONENTS: list[str] = [name for name, rule in RULES.items()
-                                 if rule.policy is not Policy.ANNOTATE]
+BINDING_COMPONENTS: list[str] = [
+    name for name, rule in RULES.items() if rule.policy is not Policy.ANNOTATE
+]
 
 #: Components whose value is a space-separated set: a difference is shown as +added -removed.
 SET_COMPONENTS = frozenset({"isa"})
@@ -171,8 +201,10 @@ class ComponentChange(BaseModel):
         """``torch 2.13.0+cpu -> 2.14.0+cpu (invalidates: ...)``."""
         if self.component in SET_COMPONENTS and self.proved and self.current:
             before, after = set(self.proved.split()), set(self.current.split())
-            change = " ".join([f"+{f}" for f in sorted(after - before)]
-                              + [f"-{f}" for f in sorted(before - after)])
+            change = " ".join(
+                [f"+{f}" for f in sorted(after - before)]
+                + [f"-{f}" for f in sorted(before - after)]
+            )
             return f"{self.component} {_short(change)} ({self.effect.value}: {self.reason})"
         proved = _short(self.proved) if self.proved is not None else "(not recorded)"
         current = _short(self.current) if self.current is not None else "(unknown here)"
@@ -207,21 +239,24 @@ class EnvironmentDiff(BaseModel):
         """One line: the invalidating changes first, then the annotations."""
         if not self.changes:
             return "same environment"
-        head = "" if self.proved_recorded else (
-            "the report predates environment fingerprints (an older kernelproof); ")
+        head = (
+            ""
+            if self.proved_recorded
+            else ("the report predates environment fingerprints (an older kernelproof); ")
+        )
         shown = (self.invalidating + self.annotations)[:limit]
         rest = len(self.invalidating) + len(self.annotations) - len(shown)
         text = "; ".join(c.describe() for c in shown)
         return head + text + (f"; and {rest} more" if rest > 0 else "")
 
 
-def diff_fingerprints(proved: EnvironmentFingerprint, current: EnvironmentFingerprint, *,
-                      everything: bool = False) -> EnvironmentDiff:
+def diff_fingerprints(
+    proved: EnvironmentFingerprint, current: EnvironmentFingerprint, *, everything: bool = False
+) -> EnvironmentDiff:
     """The differences between the environment a verdict was proved in and the current one.
 
     ``everything``: annotating differences invalidate too (``kernelproof recheck --all``)."""
-    names = list(RULES) + sorted(
-        (set(proved.components) | set(current.components)) - set(RULES))
+    names = list(RULES) + sorted((set(proved.components) | set(current.components)) - set(RULES))
     changes = []
     for name in names:
         before, after = proved.components.get(name), current.components.get(name)
@@ -230,13 +265,17 @@ def diff_fingerprints(proved: EnvironmentFingerprint, current: EnvironmentFinger
         effect, reason = _judge(name, before, after, proved.languages)
         if everything and effect is Effect.ANNOTATES:
             effect, reason = Effect.INVALIDATES, f"{reason}; --all re-verifies every change"
-        changes.append(ComponentChange(component=name, proved=before, current=after,
-                                       effect=effect, reason=reason))
+        changes.append(
+            ComponentChange(
+                component=name, proved=before, current=after, effect=effect, reason=reason
+            )
+        )
     return EnvironmentDiff(changes=changes, proved_recorded=proved.recorded)
 
 
-def _judge(name: str, before: str | None, after: str | None,
-           languages: list[str] | None) -> tuple[Effect, str]:
+def _judge(
+    name: str, before: str | None, after: str | None, languages: list[str] | None
+) -> tuple[Effect, str]:
     rule = RULES.get(name)
     if rule is None:
         return Effect.ANNOTATES, "a component this kernelproof has no rule for"
@@ -244,17 +283,22 @@ def _judge(name: str, before: str | None, after: str | None,
         return Effect.UNCHECKED, "not checkable here"
     if rule.policy is Policy.ANNOTATE:
         return Effect.ANNOTATES, rule.why
-    if rule.languages is not None and languages is not None and not (
-            rule.languages & set(languages)):
-        return Effect.ANNOTATES, (f"{rule.why}; the candidate uses none of "
-                                  f"{', '.join(sorted(rule.languages))}")
+    if (
+        rule.languages is not None
+        and languages is not None
+        and not (rule.languages & set(languages))
+    ):
+        return Effect.ANNOTATES, (
+            f"{rule.why}; the candidate uses none of {', '.join(sorted(rule.languages))}"
+        )
     if before is None:
         return Effect.INVALIDATES, f"not recorded when the verdict was proved; {rule.why}"
     if rule.policy is Policy.THREADS:
         if after in (before, "1"):
             return Effect.ANNOTATES, f"{rule.why}; {after} thread(s) were covered"
-        return Effect.INVALIDATES, (f"{rule.why}; the matrix ran at {before} thread(s) (and a "
-                                    f"sample at 1), not at {after}")
+        return Effect.INVALIDATES, (
+            f"{rule.why}; the matrix ran at {before} thread(s) (and a sample at 1), not at {after}"
+        )
     if rule.policy is Policy.BEYOND_PATCH and _same_release(before, after, 2):
         return Effect.ANNOTATES, f"a patch release; {rule.why}"
     if rule.policy is Policy.BEYOND_MAJOR and _same_release(before, after, 1):

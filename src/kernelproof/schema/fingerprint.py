@@ -73,12 +73,11 @@ class EnvironmentFingerprint(BaseModel):
     def digest(self, names: list[str] | None = None) -> str:
         """A short hash of the components (of ``names`` only, when given), stable across
         processes: equal digests mean equal values for every named component."""
-        chosen = {k: v for k, v in sorted(self.components.items())
-                  if names is None or k in names}
+        chosen = {k: v for k, v in sorted(self.components.items()) if names is None or k in names}
         text = json.dumps(chosen, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()[:DIGEST_HEX_DIGITS]
 
-    def with_components(self, **values: str | None) -> "EnvironmentFingerprint":
+    def with_components(self, **values: str | None) -> EnvironmentFingerprint:
         """A copy with these components set (``None`` removes one: unknown)."""
         components = dict(self.components)
         for name, value in values.items():

@@ -116,11 +116,15 @@ class Incident(BaseModel):
     def replay_refusal(self) -> str | None:
         """Why this incident cannot be replayed, saying what to do instead; None when it can."""
         if self.signature is None:
-            return (f"incident {self.id} is about the environment, not a call: there is "
-                    f"nothing to replay. Re-prove the verdict here instead: {self.command}")
+            return (
+                f"incident {self.id} is about the environment, not a call: there is "
+                f"nothing to replay. Re-prove the verdict here instead: {self.command}"
+            )
         if not self.replay_settings or not self.reference_path or not self.candidate_path:
-            return (f"incident {self.id} cannot be replayed: it names no reference and "
-                    "candidate files (the guard's report named none)")
+            return (
+                f"incident {self.id} cannot be replayed: it names no reference and "
+                "candidate files (the guard's report named none)"
+            )
         return None
 
     def describe(self) -> str:
@@ -128,5 +132,7 @@ class Incident(BaseModel):
         kinds = "+".join(k.value for k in self.kinds)
         if self.signature is None:
             return f"{self.id}: {kinds} at start-up: {self.detail}"
-        return f"{self.id}: call {self.call_index} {kinds} at {self.signature.describe()}: " \
-               f"{self.detail}"
+        return (
+            f"{self.id}: call {self.call_index} {kinds} at {self.signature.describe()}: "
+            f"{self.detail}"
+        )

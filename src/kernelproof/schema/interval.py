@@ -47,14 +47,20 @@ SpeedupInterval = Annotated[
     tuple[float, float],
     BeforeValidator(_unbounded_when_null),
     PlainSerializer(_null_when_unmeasured, when_used="json"),
-    WithJsonSchema({
-        "anyOf": [
-            {"type": "array", "prefixItems": [{"type": "number"}, {"type": "number"}],
-             "minItems": 2, "maxItems": 2},
-            {"type": "null"},
-        ],
-        "description": INTERVAL_DESCRIPTION,
-    }),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {
+                    "type": "array",
+                    "prefixItems": [{"type": "number"}, {"type": "number"}],
+                    "minItems": 2,
+                    "maxItems": 2,
+                },
+                {"type": "null"},
+            ],
+            "description": INTERVAL_DESCRIPTION,
+        }
+    ),
 ]
 """A speedup interval: ``(low, high)`` in Python (``(0.0, inf)`` when not measured), two
 finite numbers or ``null`` in JSON."""

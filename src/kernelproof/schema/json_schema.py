@@ -21,8 +21,11 @@ DIALECT = "https://json-schema.org/draft/2020-12/schema"
 def report_json_schema() -> dict[str, Any]:
     """The JSON Schema of a report as :meth:`Report.to_json` writes it."""
     schema = Report.model_json_schema(mode="serialization", by_alias=True)
-    return {"$schema": DIALECT, **schema,
-            "title": f"{REPORT_SCHEMA}: a kernelproof verification report"}
+    return {
+        "$schema": DIALECT,
+        **schema,
+        "title": f"{REPORT_SCHEMA}: a kernelproof verification report",
+    }
 
 
 def report_json_schema_text() -> str:

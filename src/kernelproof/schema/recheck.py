@@ -16,8 +16,8 @@ from typing import Final, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernelproof.schema.environment_rule import ComponentChange, EnvironmentDiff
-from kernelproof.schema.verdict import Verdict
 from kernelproof.schema.interval import SpeedupInterval
+from kernelproof.schema.verdict import Verdict
 
 RECHECK_SCHEMA: Final = "kernelproof.recheck/1"
 

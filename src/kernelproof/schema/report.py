@@ -11,8 +11,8 @@ from kernelproof.schema.e2e import E2E
 from kernelproof.schema.envelope import Envelope
 from kernelproof.schema.finding import Finding
 from kernelproof.schema.fingerprint import GpuFacts
-from kernelproof.schema.recheck import RecheckOrigin
 from kernelproof.schema.pipeline import Pipeline
+from kernelproof.schema.recheck import RecheckOrigin
 from kernelproof.schema.roofline import Roofline
 from kernelproof.schema.timing import Timing
 from kernelproof.schema.verdict import Severity, Verdict
@@ -270,7 +270,7 @@ class Report(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
     @model_validator(mode="after")
-    def _verdict_matches_payload(self) -> "Report":
+    def _verdict_matches_payload(self) -> Report:
         expected = decide_verdict(self.findings)
         if self.verdict is not expected:
             raise ValueError(

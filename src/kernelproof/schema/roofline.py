@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+
 class Ceilings(BaseModel):
     """Peak throughput of the device the numbers are measured on."""
 
@@ -54,7 +55,7 @@ class Roofline(BaseModel):
     """Which term sets the reference algorithm's floor: its FLOPs at peak (``compute``) or its
     bytes at bandwidth (``memory``)."""
 
-    reference_algorithm: "ReferenceAlgorithm | None" = None
+    reference_algorithm: ReferenceAlgorithm | None = None
     """The same analysis against the reference's algorithm (its FLOPs, all of its inputs read):
     information only, never a reason for suspicion."""
 

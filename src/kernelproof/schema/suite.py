@@ -7,9 +7,8 @@ a suite.
 
 from __future__ import annotations
 
-from typing import Final
-
 from pathlib import Path
+from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field
 

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from kernelproof.schema.interval import SpeedupInterval, measured_interval
 
+
 class TimingStats(BaseModel):
     """Per-call times of one implementation at one shape, with statistics derived from them."""
 
@@ -163,7 +164,7 @@ class Timing(BaseModel):
     the share of the budget spent measuring kernels."""
 
     @model_validator(mode="after")
-    def _range_from_measured_shapes(self) -> "Timing":
+    def _range_from_measured_shapes(self) -> Timing:
         """A range over shapes without an interval would headline a speedup drawn from two
         samples a side (an A/A run's 2.28x): the range is derived here, from measured shapes
         only, and the rest are named."""
@@ -171,6 +172,9 @@ class Timing(BaseModel):
             return self
         measured = [s.speedup for s in self.per_shape if s.has_interval]
         self.shapes_without_interval = [s.variant for s in self.per_shape if not s.has_interval]
-        self.speedup_range = ({"min": min(measured), "median": statistics.median(measured),
-                               "max": max(measured)} if measured else {})
+        self.speedup_range = (
+            {"min": min(measured), "median": statistics.median(measured), "max": max(measured)}
+            if measured
+            else {}
+        )
         return self

@@ -109,7 +109,12 @@ class InputVariant(BaseModel):
 
 #: Value transforms after which the reference may legitimately produce Inf or NaN (1/-0.0,
 #: overflow near the largest finite value).
-EDGE_VALUE_TRANSFORMS = frozenset({
-    ValueTransform.SPECIAL, ValueTransform.NEGATIVE_ZERO, ValueTransform.DENORMAL,
-    ValueTransform.LARGEST, ValueTransform.WIDE_RANGE,
-})
+EDGE_VALUE_TRANSFORMS = frozenset(
+    {
+        ValueTransform.SPECIAL,
+        ValueTransform.NEGATIVE_ZERO,
+        ValueTransform.DENORMAL,
+        ValueTransform.LARGEST,
+        ValueTransform.WIDE_RANGE,
+    }
+)

@@ -24,7 +24,7 @@ class Verdict(str, Enum):
     """The task or the command is at fault (bad reference, bad arguments)."""
 
     @property
-    def exit_code(self) -> "ExitCode":
+    def exit_code(self) -> ExitCode:
         return ExitCode[self.name]
 
 

@@ -10,8 +10,16 @@ from fastapi import Request
 
 from kernelproof.serve.tokens import TokenBook
 
-__all__ = ["DRAIN_LIMIT_BYTES", "JSON_ENVELOPE_BYTES", "JSON_OVERHEAD_FACTOR", "ApiError",
-           "authenticated", "bounded_body", "drain_body", "too_large"]
+__all__ = [
+    "DRAIN_LIMIT_BYTES",
+    "JSON_ENVELOPE_BYTES",
+    "JSON_OVERHEAD_FACTOR",
+    "ApiError",
+    "authenticated",
+    "bounded_body",
+    "drain_body",
+    "too_large",
+]
 
 #: JSON escaping can make a source up to six times longer (``\\u0000``), plus the envelope:
 #: a body beyond this cannot hold a source within the limit, so it is refused unread.
@@ -34,31 +42,44 @@ class ApiError(Exception):
 
 
 @overload
-def authenticated(tokens: Callable[[], TokenBook], request: Request, *,
-                  required: Literal[True]) -> str: ...
+def authenticated(
+    tokens: Callable[[], TokenBook], request: Request, *, required: Literal[True]
+) -> str: ...
 @overload
-def authenticated(tokens: Callable[[], TokenBook], request: Request, *,
-                  required: bool) -> str | None: ...
-def authenticated(tokens: Callable[[], TokenBook], request: Request, *,
-                  required: bool) -> str | None:
+def authenticated(
+    tokens: Callable[[], TokenBook], request: Request, *, required: bool
+) -> str | None: ...
+def authenticated(
+    tokens: Callable[[], TokenBook], request: Request, *, required: bool
+) -> str | None:
     """The name of the request's bearer token; ``None`` for an anonymous request that may be
     one. A token that is sent must be valid, even where none is required."""
     header = request.headers.get("authorization")
     if header is None:
         if required:
-            raise ApiError(401, "no token: send 'Authorization: Bearer TOKEN' (the server's "
-                                "operator makes tokens with `kernelproof token create NAME "
-                                "--tokens FILE`)", {"WWW-Authenticate": "Bearer"})
+            raise ApiError(
+                401,
+                "no token: send 'Authorization: Bearer TOKEN' (the server's "
+                "operator makes tokens with `kernelproof token create NAME "
+                "--tokens FILE`)",
+                {"WWW-Authenticate": "Bearer"},
+            )
         return None
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
-        raise ApiError(401, f"the Authorization header must be 'Bearer TOKEN', not "
-                            f"{scheme!r} ...", {"WWW-Authenticate": "Bearer"})
+        raise ApiError(
+            401,
+            f"the Authorization header must be 'Bearer TOKEN', not {scheme!r} ...",
+            {"WWW-Authenticate": "Bearer"},
+        )
     name = tokens().name_of(token.strip())
     if name is None:
-        raise ApiError(401, "this token is not known to the server: check it was copied whole "
-                            "(it starts with 'kp_'), or ask the operator for a new one",
-                       {"WWW-Authenticate": "Bearer"})
+        raise ApiError(
+            401,
+            "this token is not known to the server: check it was copied whole "
+            "(it starts with 'kp_'), or ask the operator for a new one",
+            {"WWW-Authenticate": "Bearer"},
+        )
     return name
 
 
@@ -90,6 +111,10 @@ async def drain_body(request: Request, read: int = 0) -> None:
 
 
 def too_large(size: int, limit: int, what: str) -> ApiError:
-    return ApiError(413, f"{what} is {size} bytes; the source may be at most {limit} bytes of "
-                         "UTF-8: submit the kernel's own code only (no data, no vendored "
-                         "libraries)", {"Connection": "close"})
+    return ApiError(
+        413,
+        f"{what} is {size} bytes; the source may be at most {limit} bytes of "
+        "UTF-8: submit the kernel's own code only (no data, no vendored "
+        "libraries)",
+        {"Connection": "close"},
+    )

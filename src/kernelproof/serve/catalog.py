@@ -19,8 +19,8 @@ from kernelproof.config import resolve_settings
 from kernelproof.errors import KernelproofError, UsageError
 from kernelproof.schema.suite import BenchTask
 from kernelproof.serve.queue import SubmissionIdentity
-from kernelproof.suite.layout import read_suite
 from kernelproof.store.results import settings_hash
+from kernelproof.suite.layout import read_suite
 
 __all__ = ["SuiteCatalog", "UnknownTask", "candidate_file_name"]
 
@@ -49,12 +49,18 @@ class SuiteCatalog:
     layout: str = ""
     tasks: dict[str, BenchTask] = field(default_factory=dict)
     _identities: OrderedDict[tuple[str, str], SubmissionIdentity] = field(
-        default_factory=OrderedDict, repr=False)
+        default_factory=OrderedDict, repr=False
+    )
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
-    def read(cls, suite: Path, profile: str = "default",
-             overrides: dict[str, Any] | None = None, fingerprint: str = "") -> SuiteCatalog:
+    def read(
+        cls,
+        suite: Path,
+        profile: str = "default",
+        overrides: dict[str, Any] | None = None,
+        fingerprint: str = "",
+    ) -> SuiteCatalog:
         """Read the suite's tasks (a :class:`UsageError` for a folder that is no suite) and
         check the settings once, so a bad profile fails at start, not per submission."""
         suite = suite.resolve()
@@ -62,16 +68,24 @@ class SuiteCatalog:
         if not tasks:
             raise UsageError(f"{suite}: the suite has no tasks to serve")
         resolve_settings(profile=profile, overrides=overrides)
-        return cls(suite=suite, profile=profile, overrides=dict(overrides or {}),
-                   fingerprint=fingerprint, layout=layout, tasks={t.key: t for t in tasks})
+        return cls(
+            suite=suite,
+            profile=profile,
+            overrides=dict(overrides or {}),
+            fingerprint=fingerprint,
+            layout=layout,
+            tasks={t.key: t for t in tasks},
+        )
 
     def task(self, key: str) -> BenchTask:
         """The task named ``key``; :class:`UnknownTask` listing a few known names otherwise."""
         task = self.tasks.get(key)
         if task is None:
             known = ", ".join(list(self.tasks)[:5])
-            raise UnknownTask(f"no task {key!r} in the suite {self.suite.name}; GET /api/tasks "
-                              f"lists the {len(self.tasks)} tasks (e.g. {known})")
+            raise UnknownTask(
+                f"no task {key!r} in the suite {self.suite.name}; GET /api/tasks "
+                f"lists the {len(self.tasks)} tasks (e.g. {known})"
+            )
         return task
 
     def identity(self, key: str, source: str) -> SubmissionIdentity:
@@ -97,13 +111,12 @@ class SuiteCatalog:
             candidate = Path(scratch) / "submission.py"
             candidate.write_text(source, encoding="utf-8")
             loaded = load_task(task.reference, candidate, Path(scratch) / "wrapped")
-        settings = resolve_settings(profile=self.profile, task_policy=loaded.task.policy,
-                                    overrides=self.overrides)
+        settings = resolve_settings(
+            profile=self.profile, task_policy=loaded.task.policy, overrides=self.overrides
+        )
         return SubmissionIdentity(
             candidate_sha256=hashlib.sha256(loaded.candidate_text.encode()).hexdigest(),
             reference_sha256=loaded.task.sha256,
             settings_hash=settings_hash(settings.model_dump(mode="json")),
             fingerprint=self.fingerprint,
         )
-
-

@@ -57,7 +57,8 @@ def migrate(store: ResultsStore) -> None:
             f"the results store {store.url!r} was migrated by a newer kernelproof (its "
             f"revision is not one this kernelproof knows; the newest here is {HEAD}). Upgrade "
             "kernelproof (pip install -U kernelproof) to serve it; nothing in it was "
-            "changed") from None
+            "changed"
+        ) from None
 
 
 def revision(store: ResultsStore) -> str | None:
@@ -81,8 +82,12 @@ def private_sqlite_file(url: str) -> None:
     SQLite would create it with the umask's, usually world-readable, mode)."""
     parsed = make_url(url)
     database = parsed.database
-    if not parsed.get_backend_name() == "sqlite" or not database or database == ":memory:" \
-            or database.startswith("file:"):
+    if (
+        parsed.get_backend_name() != "sqlite"
+        or not database
+        or database == ":memory:"
+        or database.startswith("file:")
+    ):
         return
     try:
         os.close(os.open(database, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))

@@ -31,8 +31,8 @@ def is_loopback(host: str) -> bool:
 def sandbox_gaps() -> dict[str, str]:
     """The sandbox mechanisms this machine cannot enforce, with the kernel's reason; empty when
     a candidate worker here would get every one (see :mod:`kernelproof.sandbox`)."""
-    from kernelproof.controller.confinement import REQUIRED
     from kernelproof import sandbox
+    from kernelproof.controller.confinement import REQUIRED
 
     with tempfile.TemporaryDirectory(prefix="kernelproof-sandbox-probe-") as scratch:
         plan = sandbox.SandboxPlan(scratch=scratch, readable=sandbox.readable_defaults())
@@ -42,8 +42,10 @@ def sandbox_gaps() -> dict[str, str]:
             try:
                 os.close(read)
                 state = sandbox.enter(plan)
-                os.write(write, json.dumps({"enforced": state.enforced,
-                                            "missing": state.missing}).encode())
+                os.write(
+                    write,
+                    json.dumps({"enforced": state.enforced, "missing": state.missing}).encode(),
+                )
             finally:
                 os._exit(0)
         os.close(write)
@@ -68,12 +70,16 @@ def check_exposure(host: str, gaps: dict[str, str] | None, sandboxed: bool) -> N
     if is_loopback(host):
         return
     if not sandboxed:
-        raise UsageError(f"refusing --host {host}: the settings turn the candidate sandbox off "
-                         "(sandbox=False), so submissions from the network would run "
-                         "unconfined; serve on 127.0.0.1, or drop that setting")
+        raise UsageError(
+            f"refusing --host {host}: the settings turn the candidate sandbox off "
+            "(sandbox=False), so submissions from the network would run "
+            "unconfined; serve on 127.0.0.1, or drop that setting"
+        )
     if gaps is None or gaps:
         missing = "; ".join(f"{m} ({why})" for m, why in (gaps or {}).items()) or "not probed"
-        raise UsageError(f"refusing --host {host}: the candidate sandbox is incomplete on this "
-                         f"machine ({missing}), so submissions from the network could reach it. "
-                         "Serve on 127.0.0.1 (the default), or run on a Linux kernel with user "
-                         "namespaces, Landlock and seccomp (see docs/security.md)")
+        raise UsageError(
+            f"refusing --host {host}: the candidate sandbox is incomplete on this "
+            f"machine ({missing}), so submissions from the network could reach it. "
+            "Serve on 127.0.0.1 (the default), or run on a Linux kernel with user "
+            "namespaces, Landlock and seccomp (see docs/security.md)"
+        )

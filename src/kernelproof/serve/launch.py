@@ -22,16 +22,37 @@ from kernelproof.store.results import DB_ENV, default_url
 __all__ = ["serve_from_cli"]
 
 
-def serve_from_cli(suite: Path, *, db_url: str | None, host: str, port: int, workers: int,
-                   ray: str | None, tokens: Path, profile: str, overrides: dict[str, Any],
-                   limits: dict[str, Any], private_code: bool, console: Console) -> None:
+def serve_from_cli(
+    suite: Path,
+    *,
+    db_url: str | None,
+    host: str,
+    port: int,
+    workers: int,
+    ray: str | None,
+    tokens: Path,
+    profile: str,
+    overrides: dict[str, Any],
+    limits: dict[str, Any],
+    private_code: bool,
+    console: Console,
+) -> None:
     from kernelproof.serve.server import open_server, run_server
 
     try:
-        config = ServeConfig(suite=suite, db_url=db_url or default_url(), tokens=tokens,
-                             host=host, port=port, workers=workers, ray=ray, profile=profile,
-                             overrides=overrides, limits=Limits(**limits),
-                             private_code=private_code)
+        config = ServeConfig(
+            suite=suite,
+            db_url=db_url or default_url(),
+            tokens=tokens,
+            host=host,
+            port=port,
+            workers=workers,
+            ray=ray,
+            profile=profile,
+            overrides=overrides,
+            limits=Limits(**limits),
+            private_code=private_code,
+        )
     except ValidationError as exc:
         raise UsageError(f"invalid serve options: {exc}") from None
     settings = resolve_settings(profile=profile, overrides=overrides)
@@ -42,6 +63,8 @@ def serve_from_cli(suite: Path, *, db_url: str | None, host: str, port: int, wor
     os.environ.pop(DB_ENV, None)
     server = open_server(config)  # the store's URL is valid from here on
     store = make_url(config.db_url).render_as_string(hide_password=True)
-    console.print(f"kernelproof serve: http://{host}:{port}/ ({workers} worker(s)"
-                  f"{', on Ray' if ray else ''}; store {escape(store)})")
+    console.print(
+        f"kernelproof serve: http://{host}:{port}/ ({workers} worker(s)"
+        f"{', on Ray' if ray else ''}; store {escape(store)})"
+    )
     run_server(server)

@@ -25,8 +25,13 @@ import signal
 import tempfile
 from pathlib import Path
 
-__all__ = ["kill_leftovers", "reap_leftovers", "remove_worker_folder", "worker_folder",
-           "workers_root"]
+__all__ = [
+    "kill_leftovers",
+    "reap_leftovers",
+    "remove_worker_folder",
+    "worker_folder",
+    "workers_root",
+]
 
 #: The file in a worker's folder that records the worker's start time (from /proc), so a
 #: reused pid is not taken for the worker.
@@ -39,8 +44,9 @@ def workers_root(db_url: str, suite: Path) -> Path:
     root = Path(tempfile.gettempdir()) / f"kernelproof-serve-{os.getuid()}-{key}"
     root.mkdir(mode=0o700, exist_ok=True)
     if root.stat().st_uid != os.getuid():
-        raise PermissionError(f"{root} belongs to another user: remove it, or set TMPDIR to "
-                              "a folder of your own")
+        raise PermissionError(
+            f"{root} belongs to another user: remove it, or set TMPDIR to a folder of your own"
+        )
     return root
 
 
@@ -81,8 +87,11 @@ def reap_leftovers(root: Path) -> list[int]:
 def kill_leftovers(worker: int, folder: Path) -> list[int]:
     """SIGKILL what worker ``worker`` left: the processes of its session, those whose working
     directory is beneath ``folder``, and the sessions those lead. Returns the pids killed."""
-    processes = {pid: fields for pid in _pids() if (fields := _stat_fields(pid)) is not None
-                 and len(fields) >= 4}
+    processes = {
+        pid: fields
+        for pid in _pids()
+        if (fields := _stat_fields(pid)) is not None and len(fields) >= 4
+    }
     # A pid in use as a session id is never given to a new process, so a live process with
     # the worker's pid is another program: its session is none of ours.
     sessions = set() if worker in processes else {str(worker)}
@@ -106,8 +115,9 @@ def kill_leftovers(worker: int, folder: Path) -> list[int]:
 
 
 def _pids() -> list[int]:
-    return [int(entry) for entry in os.listdir("/proc")
-            if entry.isdigit() and int(entry) != os.getpid()]
+    return [
+        int(entry) for entry in os.listdir("/proc") if entry.isdigit() and int(entry) != os.getpid()
+    ]
 
 
 def _stat_fields(pid: int) -> list[str] | None:

@@ -39,8 +39,13 @@ class ErrorBody(BaseModel):
 
 def errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """The ``responses`` entries of these error statuses: JSON on every route, pages too."""
-    return {status: {"description": MEANINGS[status], "content": {"application/json": {
-        "schema": {"$ref": "#/components/schemas/ErrorBody"}}}} for status in statuses}
+    return {
+        status: {
+            "description": MEANINGS[status],
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
+        }
+        for status in statuses
+    }
 
 
 def html(description: str) -> dict[int | str, dict[str, Any]]:
@@ -50,14 +55,24 @@ def html(description: str) -> dict[int | str, dict[str, Any]]:
 
 def json_object(description: str) -> dict[int | str, dict[str, Any]]:
     """A 200 whose body is a JSON object described elsewhere (a report)."""
-    return {200: {"description": description,
-                  "content": {"application/json": {"schema": {"type": "object"}}}}}
+    return {
+        200: {
+            "description": description,
+            "content": {"application/json": {"schema": {"type": "object"}}},
+        }
+    }
 
 
 def json_body(model: type[BaseModel]) -> dict[str, Any]:
     """``openapi_extra`` for a route that reads a ``model`` JSON body itself."""
-    return {"requestBody": {"required": True, "content": {"application/json": {
-        "schema": {"$ref": f"#/components/schemas/{model.__name__}"}}}}}
+    return {
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {"schema": {"$ref": f"#/components/schemas/{model.__name__}"}}
+            },
+        }
+    }
 
 
 def install_schema(app: FastAPI, bodies: list[type[BaseModel]]) -> None:
@@ -66,8 +81,9 @@ def install_schema(app: FastAPI, bodies: list[type[BaseModel]]) -> None:
 
     def schema() -> dict[str, Any]:
         if app.openapi_schema is None:
-            document = get_openapi(title=app.title, version=app.version, routes=app.routes,
-                                   description=app.description)
+            document = get_openapi(
+                title=app.title, version=app.version, routes=app.routes, description=app.description
+            )
             components = document.setdefault("components", {}).setdefault("schemas", {})
             models: list[type[BaseModel]] = [ErrorBody, *bodies]
             for model in models:

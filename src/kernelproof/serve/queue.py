@@ -44,9 +44,11 @@ class QueueFull(Exception):
     """A token has as many submissions queued or running as it may."""
 
     def __init__(self, token_name: str, queued: int, limit: int) -> None:
-        super().__init__(f"token {token_name!r} already has {queued} submissions queued or "
-                         f"running, the most it may have ({limit}); wait for some to finish "
-                         "(GET /api/submissions/ID)")
+        super().__init__(
+            f"token {token_name!r} already has {queued} submissions queued or "
+            f"running, the most it may have ({limit}); wait for some to finish "
+            "(GET /api/submissions/ID)"
+        )
 
 
 class _NotOwned(Exception):
@@ -84,8 +86,14 @@ class SubmissionQueue:
 
     # -- submitting --------------------------------------------------------------------------
 
-    def submit(self, token_name: str, task_key: str, source: str,
-               identity: SubmissionIdentity, max_queued: int | None = None) -> Submission:
+    def submit(
+        self,
+        token_name: str,
+        task_key: str,
+        source: str,
+        identity: SubmissionIdentity,
+        max_queued: int | None = None,
+    ) -> Submission:
         """Add a submission and return it.
 
         With ``max_queued``, a token that already has that many submissions queued or running
@@ -98,38 +106,63 @@ class SubmissionQueue:
         """
         with self.store.transaction() as session:
             if max_queued is not None:
-                queued = session.scalar(select(func.count()).select_from(Submission).where(
-                    Submission.token_name == token_name,
-                    Submission.status.in_((_QUEUED, _RUNNING)))) or 0
+                queued = (
+                    session.scalar(
+                        select(func.count())
+                        .select_from(Submission)
+                        .where(
+                            Submission.token_name == token_name,
+                            Submission.status.in_((_QUEUED, _RUNNING)),
+                        )
+                    )
+                    or 0
+                )
                 if queued >= max_queued:
                     raise QueueFull(token_name, queued, max_queued)
             stored = session.scalars(
-                select(Verification.id).where(
+                select(Verification.id)
+                .where(
                     Verification.candidate_sha256 == identity.candidate_sha256,
                     Verification.reference_sha256 == identity.reference_sha256,
                     Verification.fingerprint == identity.fingerprint,
                     Verification.settings_hash == identity.settings_hash,
-                ).order_by(Verification.id.desc()).limit(1)
+                )
+                .order_by(Verification.id.desc())
+                .limit(1)
             ).first()
-            twin = None if stored is not None else session.scalars(
-                select(Submission.id).where(
-                    Submission.candidate_sha256 == identity.candidate_sha256,
-                    Submission.reference_sha256 == identity.reference_sha256,
-                    Submission.fingerprint == identity.fingerprint,
-                    Submission.settings_hash == identity.settings_hash,
-                    Submission.status.in_((_QUEUED, _RUNNING)),
-                    Submission.duplicate_of.is_(None),
-                ).order_by(Submission.id).limit(1)
-            ).first()
+            twin = (
+                None
+                if stored is not None
+                else session.scalars(
+                    select(Submission.id)
+                    .where(
+                        Submission.candidate_sha256 == identity.candidate_sha256,
+                        Submission.reference_sha256 == identity.reference_sha256,
+                        Submission.fingerprint == identity.fingerprint,
+                        Submission.settings_hash == identity.settings_hash,
+                        Submission.status.in_((_QUEUED, _RUNNING)),
+                        Submission.duplicate_of.is_(None),
+                    )
+                    .order_by(Submission.id)
+                    .limit(1)
+                ).first()
+            )
             now = utcnow()
             row = Submission(
-                token_name=token_name, task_key=task_key, source=source,
+                token_name=token_name,
+                task_key=task_key,
+                source=source,
                 candidate_sha256=identity.candidate_sha256,
                 reference_sha256=identity.reference_sha256,
-                settings_hash=identity.settings_hash, fingerprint=identity.fingerprint,
-                status=_DONE if stored is not None else _QUEUED, attempts=0,
-                reused=stored is not None, verification_id=stored, duplicate_of=twin,
-                created_at=now, finished_at=now if stored is not None else None,
+                settings_hash=identity.settings_hash,
+                fingerprint=identity.fingerprint,
+                status=_DONE if stored is not None else _QUEUED,
+                attempts=0,
+                reused=stored is not None,
+                verification_id=stored,
+                duplicate_of=twin,
+                created_at=now,
+                finished_at=now if stored is not None else None,
             )
             session.add(row)
             session.flush()
@@ -142,9 +175,10 @@ class SubmissionQueue:
         for _ in range(CLAIM_RACES):
             with self.store.transaction() as session:
                 candidate = session.scalars(
-                    select(Submission.id).where(Submission.status == _QUEUED,
-                                                Submission.duplicate_of.is_(None))
-                    .order_by(Submission.id).limit(1)
+                    select(Submission.id)
+                    .where(Submission.status == _QUEUED, Submission.duplicate_of.is_(None))
+                    .order_by(Submission.id)
+                    .limit(1)
                 ).first()
                 if candidate is None:
                     return None
@@ -152,43 +186,79 @@ class SubmissionQueue:
                 taken = session.execute(
                     update(Submission)
                     .where(Submission.id == candidate, Submission.status == _QUEUED)
-                    .values(status=_RUNNING, worker=worker, attempts=Submission.attempts + 1,
-                            heartbeat_at=now, started_at=now)
+                    .values(
+                        status=_RUNNING,
+                        worker=worker,
+                        attempts=Submission.attempts + 1,
+                        heartbeat_at=now,
+                        started_at=now,
+                    )
                 ).rowcount  # type: ignore[attr-defined]  # an UPDATE's result is a CursorResult
                 if taken != 1:
                     continue  # another worker was first: try the next one
-                row = session.scalars(select(Submission).options(undefer(Submission.source))
-                                      .where(Submission.id == candidate)).one()
-                return Claim(id=row.id, task_key=row.task_key, source=row.source,
-                             settings_hash=row.settings_hash, attempt=row.attempts)
+                row = session.scalars(
+                    select(Submission)
+                    .options(undefer(Submission.source))
+                    .where(Submission.id == candidate)
+                ).one()
+                return Claim(
+                    id=row.id,
+                    task_key=row.task_key,
+                    source=row.source,
+                    settings_hash=row.settings_hash,
+                    attempt=row.attempts,
+                )
         return None
 
     def heartbeat(self, submission_id: int, worker: str) -> bool:
         """Say ``worker`` is still verifying the submission; ``False`` when it no longer owns
         it (it was requeued after its heartbeat went stale)."""
         with self.store.transaction() as session:
-            return session.execute(
-                update(Submission)
-                .where(Submission.id == submission_id, Submission.worker == worker,
-                       Submission.status == _RUNNING)
-                .values(heartbeat_at=utcnow())
-            ).rowcount == 1  # type: ignore[attr-defined]  # an UPDATE's result is a CursorResult
+            return (
+                session.execute(
+                    update(Submission)
+                    .where(
+                        Submission.id == submission_id,
+                        Submission.worker == worker,
+                        Submission.status == _RUNNING,
+                    )
+                    .values(heartbeat_at=utcnow())
+                ).rowcount  # type: ignore[attr-defined]  # an UPDATE's result is a CursorResult
+                == 1
+            )
 
-    def finish(self, claim: Claim, worker: str, run_id: int, level: int | None, problem: str,
-               report: Report) -> bool:
+    def finish(
+        self,
+        claim: Claim,
+        worker: str,
+        run_id: int,
+        level: int | None,
+        problem: str,
+        report: Report,
+    ) -> bool:
         """Store ``report`` and mark the submission (and its waiting duplicates) done, in one
         transaction. ``False``, with nothing stored, when ``worker`` no longer owns it."""
         try:
             with self.store.transaction() as session:
-                row = verification_row(run_id, claim.task_key, level, problem, 0, report,
-                                       settings_hash=claim.settings_hash)
+                row = verification_row(
+                    run_id,
+                    claim.task_key,
+                    level,
+                    problem,
+                    0,
+                    report,
+                    settings_hash=claim.settings_hash,
+                )
                 session.add(row)
                 session.flush()
                 now = utcnow()
                 owned = session.execute(
                     update(Submission)
-                    .where(Submission.id == claim.id, Submission.worker == worker,
-                           Submission.status == _RUNNING)
+                    .where(
+                        Submission.id == claim.id,
+                        Submission.worker == worker,
+                        Submission.status == _RUNNING,
+                    )
                     .values(status=_DONE, verification_id=row.id, finished_at=now)
                 ).rowcount  # type: ignore[attr-defined]  # an UPDATE's result is a CursorResult
                 if owned != 1:
@@ -196,8 +266,7 @@ class SubmissionQueue:
                 session.execute(
                     update(Submission)
                     .where(Submission.duplicate_of == claim.id, Submission.status == _QUEUED)
-                    .values(status=_DONE, verification_id=row.id, reused=True,
-                            finished_at=now)
+                    .values(status=_DONE, verification_id=row.id, reused=True, finished_at=now)
                 )
         except _NotOwned:
             return False
@@ -207,19 +276,23 @@ class SubmissionQueue:
         """Mark a submission (and its waiting duplicates) failed with ``reason``. With
         ``worker``, only while that worker owns it."""
         with self.store.transaction() as session:
-            condition = [Submission.id == submission_id,
-                         Submission.status.in_((_QUEUED, _RUNNING))]
+            condition = [Submission.id == submission_id, Submission.status.in_((_QUEUED, _RUNNING))]
             if worker is not None:
                 condition += [Submission.worker == worker, Submission.status == _RUNNING]
-            changed = session.execute(update(Submission).where(*condition).values(
-                status=_FAILED, reason=reason, finished_at=utcnow())).rowcount  # type: ignore[attr-defined]  # an UPDATE's result is a CursorResult
+            changed = session.execute(
+                update(Submission)
+                .where(*condition)
+                .values(status=_FAILED, reason=reason, finished_at=utcnow())
+            ).rowcount  # type: ignore[attr-defined]  # an UPDATE's result is a CursorResult
             if changed:
                 session.execute(
                     update(Submission)
-                    .where(Submission.duplicate_of == submission_id,
-                           Submission.status == _QUEUED)
-                    .values(status=_FAILED, finished_at=utcnow(),
-                            reason=f"the identical submission {submission_id} failed: {reason}")
+                    .where(Submission.duplicate_of == submission_id, Submission.status == _QUEUED)
+                    .values(
+                        status=_FAILED,
+                        finished_at=utcnow(),
+                        reason=f"the identical submission {submission_id} failed: {reason}",
+                    )
                 )
             return bool(changed)
 
@@ -229,8 +302,13 @@ class SubmissionQueue:
         """``worker`` died: requeue what it was verifying, or fail it after
         :data:`MAX_ATTEMPTS` claims. Returns the ids it held."""
         with self.store.transaction() as session:
-            held = list(session.scalars(select(Submission.id).where(
-                Submission.worker == worker, Submission.status == _RUNNING)))
+            held = list(
+                session.scalars(
+                    select(Submission.id).where(
+                        Submission.worker == worker, Submission.status == _RUNNING
+                    )
+                )
+            )
         for submission_id in held:
             self._abandon_one(submission_id, worker, why)
         return held
@@ -239,13 +317,23 @@ class SubmissionQueue:
         """Put back what ``worker`` was verifying when the server stopped it on purpose: the
         claim does not count as an attempt, since the candidate had no part in it."""
         with self.store.transaction() as session:
-            held = list(session.scalars(select(Submission.id).where(
-                Submission.worker == worker, Submission.status == _RUNNING)))
+            held = list(
+                session.scalars(
+                    select(Submission.id).where(
+                        Submission.worker == worker, Submission.status == _RUNNING
+                    )
+                )
+            )
             session.execute(
                 update(Submission)
                 .where(Submission.worker == worker, Submission.status == _RUNNING)
-                .values(status=_QUEUED, worker=None, heartbeat_at=None,
-                        attempts=Submission.attempts - 1, reason=f"requeued: {why}")
+                .values(
+                    status=_QUEUED,
+                    worker=None,
+                    heartbeat_at=None,
+                    attempts=Submission.attempts - 1,
+                    reason=f"requeued: {why}",
+                )
             )
         return held
 
@@ -254,18 +342,27 @@ class SubmissionQueue:
         abandoned (their worker is gone, or cut off from the database)."""
         limit = utcnow() - timedelta(seconds=older_than_s)
         with self.store.transaction() as session:
-            stale = list(session.execute(select(Submission.id, Submission.worker).where(
-                Submission.status == _RUNNING, Submission.heartbeat_at < limit)))
+            stale = list(
+                session.execute(
+                    select(Submission.id, Submission.worker).where(
+                        Submission.status == _RUNNING, Submission.heartbeat_at < limit
+                    )
+                )
+            )
         for submission_id, worker in stale:
-            self._abandon_one(submission_id, worker,
-                              f"its worker {worker} sent no heartbeat for {older_than_s:.0f} s")
+            self._abandon_one(
+                submission_id,
+                worker,
+                f"its worker {worker} sent no heartbeat for {older_than_s:.0f} s",
+            )
         return [submission_id for submission_id, _ in stale]
 
     def running_workers(self) -> dict[int, str]:
         """The worker of each running submission, by submission id."""
         with self.store.transaction() as session:
-            rows = session.execute(select(Submission.id, Submission.worker)
-                                   .where(Submission.status == _RUNNING)).all()
+            rows = session.execute(
+                select(Submission.id, Submission.worker).where(Submission.status == _RUNNING)
+            ).all()
             return {submission_id: worker for submission_id, worker in rows if worker}
 
     def _abandon_one(self, submission_id: int, worker: str | None, why: str) -> None:
@@ -274,16 +371,26 @@ class SubmissionQueue:
             return  # finished or taken over meanwhile
         with self.store.transaction() as session:
             requeued = session.execute(
-                update(Submission).where(Submission.id == submission_id,
-                                         Submission.worker == worker,
-                                         Submission.status == _RUNNING,
-                                         Submission.attempts < MAX_ATTEMPTS)
-                .values(status=_QUEUED, worker=None, heartbeat_at=None,
-                        reason=f"requeued after attempt {submission.attempts}: {why}")
+                update(Submission)
+                .where(
+                    Submission.id == submission_id,
+                    Submission.worker == worker,
+                    Submission.status == _RUNNING,
+                    Submission.attempts < MAX_ATTEMPTS,
+                )
+                .values(
+                    status=_QUEUED,
+                    worker=None,
+                    heartbeat_at=None,
+                    reason=f"requeued after attempt {submission.attempts}: {why}",
+                )
             ).rowcount  # type: ignore[attr-defined]  # an UPDATE's result is a CursorResult
         if not requeued:
-            self.fail(submission_id, f"failed on every one of its {MAX_ATTEMPTS} attempts; "
-                      f"the last: {why}", worker=worker)
+            self.fail(
+                submission_id,
+                f"failed on every one of its {MAX_ATTEMPTS} attempts; the last: {why}",
+                worker=worker,
+            )
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -303,29 +410,47 @@ class SubmissionQueue:
     def queued_count(self, token_name: str) -> int:
         """Submissions of this token still waiting or running."""
         with self.store.transaction() as session:
-            return session.scalar(select(func.count()).select_from(Submission).where(
-                Submission.token_name == token_name,
-                Submission.status.in_((_QUEUED, _RUNNING)))) or 0
+            return (
+                session.scalar(
+                    select(func.count())
+                    .select_from(Submission)
+                    .where(
+                        Submission.token_name == token_name,
+                        Submission.status.in_((_QUEUED, _RUNNING)),
+                    )
+                )
+                or 0
+            )
 
     def status_counts(self) -> dict[str, int]:
         """How many submissions are in each status."""
         with self.store.transaction() as session:
-            counts = dict(session.execute(select(Submission.status, func.count())
-                                          .group_by(Submission.status)).all())
+            counts = dict(
+                session.execute(
+                    select(Submission.status, func.count()).group_by(Submission.status)
+                ).all()
+            )
         return {status.value: counts.get(status.value, 0) for status in SubmissionStatus}
 
     def active(self, limit: int = 200) -> list[Submission]:
         """Running submissions, then queued ones, oldest first."""
         with self.store.transaction() as session:
-            return list(session.scalars(
-                select(Submission).where(Submission.status.in_((_QUEUED, _RUNNING)))
-                .order_by(Submission.status.desc(), Submission.id).limit(limit)))
+            return list(
+                session.scalars(
+                    select(Submission)
+                    .where(Submission.status.in_((_QUEUED, _RUNNING)))
+                    .order_by(Submission.status.desc(), Submission.id)
+                    .limit(limit)
+                )
+            )
 
     def results(self, task_key: str | None = None) -> list[tuple[Submission, Verification]]:
         """Done submissions with their verifications, oldest first; of one task, or all."""
-        query = (select(Submission, Verification)
-                 .join(Verification, Verification.id == Submission.verification_id)
-                 .where(Submission.status == _DONE))
+        query = (
+            select(Submission, Verification)
+            .join(Verification, Verification.id == Submission.verification_id)
+            .where(Submission.status == _DONE)
+        )
         if task_key is not None:
             query = query.where(Submission.task_key == task_key)
         with self.store.transaction() as session:
@@ -334,5 +459,8 @@ class SubmissionQueue:
     def of_statuses(self, ids: Sequence[int]) -> dict[int, str]:
         """The status of each of ``ids`` that exists."""
         with self.store.transaction() as session:
-            return dict(session.execute(select(Submission.id, Submission.status)
-                                        .where(Submission.id.in_(list(ids)))).all())
+            return dict(
+                session.execute(
+                    select(Submission.id, Submission.status).where(Submission.id.in_(list(ids)))
+                ).all()
+            )

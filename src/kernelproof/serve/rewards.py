@@ -125,8 +125,11 @@ class RewardService:
     def batch_scorer(self) -> BatchScorer:
         with self._lock:
             if self.scorer is None:
-                self.scorer = BatchScorer(tasks=self.tasks(), keep_report=self.keep,
-                                          deadline_s=self.limits.default_deadline_s)
+                self.scorer = BatchScorer(
+                    tasks=self.tasks(),
+                    keep_report=self.keep,
+                    deadline_s=self.limits.default_deadline_s,
+                )
             return self.scorer
 
     def keep(self, task: TaskRef, report: Report) -> str:
@@ -135,8 +138,9 @@ class RewardService:
         catalog_task = self.server.catalog.tasks.get(task.key)
         level = catalog_task.level if catalog_task is not None else None
         problem = catalog_task.problem if catalog_task is not None else task.key
-        report_id = str(self.server.store.add(self.server.run_id, task.key, level, problem, 0,
-                                              report))
+        report_id = str(
+            self.server.store.add(self.server.run_id, task.key, level, problem, 0, report)
+        )
         with self._lock:
             self._owners[report_id] = ""  # its batch's token is named when the batch answers
             while len(self._owners) > KEPT_OWNERS:
@@ -148,34 +152,47 @@ class RewardService:
         with self._lock:
             return self._owners.get(report_id)
 
-    def score(self, name: str, pairs: list[tuple[str, Any]],
-              deadline_s: float | None) -> list[Scored]:
+    def score(
+        self, name: str, pairs: list[tuple[str, Any]], deadline_s: float | None
+    ) -> list[Scored]:
         """Score one batch for token ``name``, within its limits."""
         limits = self.limits
         if len(pairs) > limits.max_batch:
-            raise ApiError(413, f"the batch has {len(pairs)} completions; at most "
-                                f"{limits.max_batch} per request: split it")
+            raise ApiError(
+                413,
+                f"the batch has {len(pairs)} completions; at most "
+                f"{limits.max_batch} per request: split it",
+            )
         for index, (_, completion) in enumerate(pairs):
             if isinstance(completion, Extraction):
                 continue
             size = len(completion) if isinstance(completion, str) else len(json.dumps(completion))
             if size > limits.max_completion_chars:
-                raise ApiError(413, f"completion {index} is {size} characters; at most "
-                                    f"{limits.max_completion_chars}")
+                raise ApiError(
+                    413,
+                    f"completion {index} is {size} characters; at most "
+                    f"{limits.max_completion_chars}",
+                )
         deadline = deadline_s or limits.default_deadline_s
         if deadline > limits.max_deadline_s:
             raise ApiError(422, f"deadline_s is {deadline:g}; at most {limits.max_deadline_s:g}")
         wait = self._limiter.take(name)
         if wait:
-            raise ApiError(429, f"token {name!r} is over its rate limit of "
-                                f"{limits.batches_per_minute:g} reward batches per minute "
-                                f"(bursts of {limits.burst}); retry in {wait:g} s",
-                           {"Retry-After": str(max(1, round(wait)))})
+            raise ApiError(
+                429,
+                f"token {name!r} is over its rate limit of "
+                f"{limits.batches_per_minute:g} reward batches per minute "
+                f"(bursts of {limits.burst}); retry in {wait:g} s",
+                {"Retry-After": str(max(1, round(wait)))},
+            )
         with self._lock:
             if self._in_flight.get(name, 0) >= limits.max_in_flight_per_token:
-                raise ApiError(429, f"token {name!r} already has "
-                                    f"{limits.max_in_flight_per_token} reward batches being "
-                                    "scored; wait for one to answer")
+                raise ApiError(
+                    429,
+                    f"token {name!r} already has "
+                    f"{limits.max_in_flight_per_token} reward batches being "
+                    "scored; wait for one to answer",
+                )
             self._in_flight[name] = self._in_flight.get(name, 0) + 1
         try:
             scored = self.batch_scorer().score(pairs, deadline_s=deadline)
@@ -199,12 +216,14 @@ def response_of(pair: tuple[str, str]) -> tuple[str | None, str]:
     own code (the reference, an example ``ModelNew``) must never be taken as the candidate."""
     query, prompt = pair
     if query.startswith(prompt):
-        return query[len(prompt):], ""
+        return query[len(prompt) :], ""
     stripped = prompt.strip()
     if stripped and stripped in query:
-        return query[query.index(stripped) + len(stripped):], ""
-    return None, ("the query does not contain its prompt, so its response cannot be told "
-                  "from the prompt; send query = prompt + response")
+        return query[query.index(stripped) + len(stripped) :], ""
+    return None, (
+        "the query does not contain its prompt, so its response cannot be told "
+        "from the prompt; send query = prompt + response"
+    )
 
 
 def install_rewards(app: FastAPI, server: Any) -> RewardService:
@@ -220,8 +239,11 @@ def install_rewards(app: FastAPI, server: Any) -> RewardService:
         if token is not None and "authorization" not in request.headers:
             name = server.tokens().name_of(token)
             if name is None:
-                raise ApiError(401, "this token is not known to the server: check it was "
-                                    "copied whole (it starts with 'kp_')")
+                raise ApiError(
+                    401,
+                    "this token is not known to the server: check it was "
+                    "copied whole (it starts with 'kp_')",
+                )
             return name
         return authenticated(server.tokens, request, required=True)
 
@@ -231,55 +253,81 @@ def install_rewards(app: FastAPI, server: Any) -> RewardService:
         try:
             return model.model_validate_json(body)
         except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}"
-                                 for e in exc.errors()[:5])
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}"
+                for e in exc.errors()[:5]
+            )
             raise ApiError(422, f"the body is not a {model.__name__}: {problems}") from None
 
-    @app.post("/api/rewards", openapi_extra=json_body(RewardRequest),
-              responses={**json_object("One reward per completion, in order"),
-                         **errors(401, 413, 422, 429, 503)})
+    @app.post(
+        "/api/rewards",
+        openapi_extra=json_body(RewardRequest),
+        responses={
+            **json_object("One reward per completion, in order"),
+            **errors(401, 413, 422, 429, 503),
+        },
+    )
     async def rewards(request: Request) -> dict[str, Any]:
         name = token_name(request)
         payload = await body_of(request, RewardRequest)
         pairs = [(item.task, item.completion) for item in payload.items]
         scored = await run_in_threadpool(service.score, name, pairs, payload.deadline_s)
-        return {"rewards": [s.reward for s in scored],
-                "report_ids": [s.report_id for s in scored],
-                "results": [s.as_dict() for s in scored]}
+        return {
+            "rewards": [s.reward for s in scored],
+            "report_ids": [s.report_id for s in scored],
+            "results": [s.as_dict() for s in scored],
+        }
 
-    @app.post("/api/rewards/openrlhf", openapi_extra=json_body(OpenRLHFRequest),
-              responses={**json_object("OpenRLHF's reward answer"),
-                         **errors(401, 413, 422, 429, 503)})
+    @app.post(
+        "/api/rewards/openrlhf",
+        openapi_extra=json_body(OpenRLHFRequest),
+        responses={**json_object("OpenRLHF's reward answer"), **errors(401, 413, 422, 429, 503)},
+    )
     async def openrlhf(request: Request) -> dict[str, Any]:
         name = token_name(request)
         payload = await body_of(request, OpenRLHFRequest)
         if not len(payload.query) == len(payload.prompts) == len(payload.labels):
-            raise ApiError(422, f"query, prompts and labels must have one entry per rollout: "
-                                f"got {len(payload.query)}, {len(payload.prompts)} and "
-                                f"{len(payload.labels)}")
+            raise ApiError(
+                422,
+                f"query, prompts and labels must have one entry per rollout: "
+                f"got {len(payload.query)}, {len(payload.prompts)} and "
+                f"{len(payload.labels)}",
+            )
         responses = [response_of(pair) for pair in zip(payload.query, payload.prompts)]
-        pairs = [(label, response if response is not None else Extraction(None, problem))
-                 for label, (response, problem) in zip(payload.labels, responses)]
+        pairs = [
+            (label, response if response is not None else Extraction(None, problem))
+            for label, (response, problem) in zip(payload.labels, responses)
+        ]
         scored = await run_in_threadpool(service.score, name, pairs, None)
-        return {"rewards": [s.reward for s in scored],
-                "scores": [1.0 if s.verdict == "verified" else 0.0 for s in scored],
-                "extra_logs": {"verified": [float(s.verdict == "verified") for s in scored],
-                               "extracted": [float(s.extraction.ok) for s in scored]},
-                "report_ids": [s.report_id for s in scored],
-                "verdicts": [s.verdict for s in scored],
-                "reasons": [s.reason for s in scored]}
+        return {
+            "rewards": [s.reward for s in scored],
+            "scores": [1.0 if s.verdict == "verified" else 0.0 for s in scored],
+            "extra_logs": {
+                "verified": [float(s.verdict == "verified") for s in scored],
+                "extracted": [float(s.extraction.ok) for s in scored],
+            },
+            "report_ids": [s.report_id for s in scored],
+            "verdicts": [s.verdict for s in scored],
+            "reasons": [s.reason for s in scored],
+        }
 
-    @app.get("/api/rewards/reports/{report_id}",
-             responses={**json_object("The reward's report (kernelproof.report/1)"),
-                        **errors(401, 404, 422, 503)})
+    @app.get(
+        "/api/rewards/reports/{report_id}",
+        responses={
+            **json_object("The reward's report (kernelproof.report/1)"),
+            **errors(401, 404, 422, 503),
+        },
+    )
     def reward_report(report_id: int, request: Request) -> Response:
         name = token_name(request)
         if service.owner(str(report_id)) != name:
-            raise ApiError(404, f"no reward report {report_id} for token {name!r}: a reward's "
-                                "report is served to the token whose batch made it, while "
-                                "this server runs (submissions' reports are under "
-                                "/api/submissions/ID/report)")
-        return Response(server.store.report(report_id).to_json(),
-                        media_type="application/json")
+            raise ApiError(
+                404,
+                f"no reward report {report_id} for token {name!r}: a reward's "
+                "report is served to the token whose batch made it, while "
+                "this server runs (submissions' reports are under "
+                "/api/submissions/ID/report)",
+            )
+        return Response(server.store.report(report_id).to_json(), media_type="application/json")
 
     return service

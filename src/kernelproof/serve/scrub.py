@@ -31,8 +31,14 @@ from sqlalchemy.engine import make_url
 
 from kernelproof.schema import Report
 
-__all__ = ["REDACTED", "Scrubber", "private_names", "secret_values", "server_paths",
-           "without_source"]
+__all__ = [
+    "REDACTED",
+    "Scrubber",
+    "private_names",
+    "secret_values",
+    "server_paths",
+    "without_source",
+]
 
 #: What a secret is replaced with.
 REDACTED = "[redacted]"
@@ -41,8 +47,11 @@ REDACTED = "[redacted]"
 PRIVATE_LINE = "[private: a line of the submitted source, shown only to its owner]"
 
 #: Names of environment variables whose values are secrets.
-SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|PASSPHRASE|CREDENTIAL|AUTH|COOKIE|SESSION|"
-                         r"PRIVATE|DSN|DATABASE_URL|_URL$|_URI$", re.IGNORECASE)
+SECRET_NAME = re.compile(
+    r"KEY|TOKEN|SECRET|PASSW|PASSPHRASE|CREDENTIAL|AUTH|COOKIE|SESSION|"
+    r"PRIVATE|DSN|DATABASE_URL|_URL$|_URI$",
+    re.IGNORECASE,
+)
 
 #: Shorter values are not treated as secrets: replacing "1" or "true" everywhere would wreck
 #: the report and hide nothing.
@@ -68,8 +77,20 @@ PRIVATE_NAME = "<private>"
 MIN_PRIVATE_NAME_CHARS = 4
 
 #: Names every candidate uses, beyond Python's and torch's own.
-PUBLIC_NAMES = ("ModelNew", "Model", "forward", "self", "torch", "numpy", "triton", "numba",
-                "get_inputs", "get_init_inputs", "load_inline", "cpp_extension")
+PUBLIC_NAMES = (
+    "ModelNew",
+    "Model",
+    "forward",
+    "self",
+    "torch",
+    "numpy",
+    "triton",
+    "numba",
+    "get_inputs",
+    "get_init_inputs",
+    "load_inline",
+    "cpp_extension",
+)
 
 #: One word: a value the report's schema may fix (a verdict, a check id, a variant's name).
 TOKEN = re.compile(r"[\w:./-]*")
@@ -78,8 +99,7 @@ TOKEN = re.compile(r"[\w:./-]*")
 FRAME = re.compile(r'File "[^"]*", line \d+')
 
 
-def secret_values(db_url: str | None = None,
-                  environ: Mapping[str, str] | None = None) -> list[str]:
+def secret_values(db_url: str | None = None, environ: Mapping[str, str] | None = None) -> list[str]:
     """The secrets a server knows: the store URL (whole and its password) and the values of
     environment variables whose names say secret or that hold a URL with a password."""
     found: list[str] = []
@@ -106,8 +126,12 @@ def server_paths(suite: Path | None = None) -> list[tuple[str, str]]:
 
     pairs = {
         str(Path(tempfile.gettempdir()).resolve()): "<tmp>",
-        tempfile.gettempdir(): "<tmp>", "/tmp": "<tmp>", "/var/tmp": "<tmp>",
-        sys.prefix: "<python>", sys.base_prefix: "<python>", sys.exec_prefix: "<python>",
+        tempfile.gettempdir(): "<tmp>",
+        "/tmp": "<tmp>",
+        "/var/tmp": "<tmp>",
+        sys.prefix: "<python>",
+        sys.base_prefix: "<python>",
+        sys.exec_prefix: "<python>",
         str(Path(kernelproof.__file__).resolve().parents[1]): "<kernelproof>",
         os.getcwd(): "<server>",
         str(Path.home()): "~",
@@ -115,8 +139,11 @@ def server_paths(suite: Path | None = None) -> list[tuple[str, str]]:
     if suite is not None:
         pairs[str(suite.resolve())] = "<suite>"
         pairs[str(suite)] = "<suite>"
-    return sorted(((p.rstrip("/"), label) for p, label in pairs.items() if len(p) > 1),
-                  key=lambda pair: len(pair[0]), reverse=True)
+    return sorted(
+        ((p.rstrip("/"), label) for p, label in pairs.items() if len(p) > 1),
+        key=lambda pair: len(pair[0]),
+        reverse=True,
+    )
 
 
 @dataclass(frozen=True)
@@ -127,8 +154,9 @@ class Scrubber:
     paths: tuple[tuple[str, str], ...] = ()
 
     @classmethod
-    def for_server(cls, db_url: str, suite: Path | None,
-                   environ: Mapping[str, str] | None = None) -> Scrubber:
+    def for_server(
+        cls, db_url: str, suite: Path | None, environ: Mapping[str, str] | None = None
+    ) -> Scrubber:
         return cls(tuple(secret_values(db_url, environ)), tuple(server_paths(suite)))
 
     def text(self, value: str) -> str:
@@ -148,8 +176,9 @@ class Scrubber:
         except ValidationError:
             # A secret equal to a value the schema fixes (an odd variable's value such as
             # "verified"): that word is no secret in the report; scrub the sentences.
-            return _map_report(report, lambda value: value if TOKEN.fullmatch(value)
-                               else self.text(value))
+            return _map_report(
+                report, lambda value: value if TOKEN.fullmatch(value) else self.text(value)
+            )
 
 
 def without_source(report: Report, source: str, public_source: str = "") -> Report:
@@ -161,18 +190,34 @@ def without_source(report: Report, source: str, public_source: str = "") -> Repo
     defined`` tells others what is inside."""
     lines = _source_lines(source)
     names = private_names(source, public_source)
-    named = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names, key=len, reverse=True)))
-                       + r")\b") if names else None
-    cleaned = report.model_copy(update={"repros": [
-        repro.model_copy(update={"script": PRIVATE_LINE, "command": PRIVATE_LINE,
-                                 "detail": PRIVATE_LINE if repro.detail else ""})
-        for repro in report.repros]})
+    named = (
+        re.compile(
+            r"\b(?:" + "|".join(map(re.escape, sorted(names, key=len, reverse=True))) + r")\b"
+        )
+        if names
+        else None
+    )
+    cleaned = report.model_copy(
+        update={
+            "repros": [
+                repro.model_copy(
+                    update={
+                        "script": PRIVATE_LINE,
+                        "command": PRIVATE_LINE,
+                        "detail": PRIVATE_LINE if repro.detail else "",
+                    }
+                )
+                for repro in report.repros
+            ]
+        }
+    )
 
     def hide(value: str, *, free_text_only: bool = False) -> str:
         if "\n" in value or FRAME.search(value) or any(line in value for line in lines):
-            value = "\n".join(PRIVATE_LINE if FRAME.search(part)
-                              or any(line in part for line in lines) else part
-                              for part in value.split("\n"))
+            value = "\n".join(
+                PRIVATE_LINE if FRAME.search(part) or any(line in part for line in lines) else part
+                for part in value.split("\n")
+            )
         if named is None or (free_text_only and TOKEN.fullmatch(value)):
             return value
         return named.sub(PRIVATE_NAME, value)
@@ -221,16 +266,19 @@ def _public_names() -> frozenset[str]:
 def _source_lines(source: str) -> list[str]:
     """The source's lines that say something (comments included), stripped."""
     kept = {line.strip() for line in source.splitlines()}
-    return sorted((line for line in kept if len(line) >= MIN_SOURCE_LINE_CHARS),
-                  key=len, reverse=True)
+    return sorted(
+        (line for line in kept if len(line) >= MIN_SOURCE_LINE_CHARS), key=len, reverse=True
+    )
 
 
 @functools.lru_cache(maxsize=256)
 def _truncated_secret(secret: str) -> re.Pattern[str] | None:
     """A secret's beginning at the end of a string (or before an ellipsis): what is left of
     it where a long message was cut short."""
-    prefixes = [re.escape(secret[:n]) for n in range(min(len(secret) - 1, MAX_PREFIX_CHARS),
-                                                       MIN_PREFIX_CHARS - 1, -1)]
+    prefixes = [
+        re.escape(secret[:n])
+        for n in range(min(len(secret) - 1, MAX_PREFIX_CHARS), MIN_PREFIX_CHARS - 1, -1)
+    ]
     if not prefixes:
         return None  # too short to leave a telling beginning
     return re.compile(f"(?:{'|'.join(prefixes)})(?=(?:\\.\\.\\.|\u2026)?['\"]?\\s*$)")
@@ -245,8 +293,10 @@ def _map_strings(value: Any, change: Callable[[str], str]) -> Any:
     if isinstance(value, str):
         return change(value)
     if isinstance(value, dict):
-        return {_map_strings(k, change) if isinstance(k, str) else k: _map_strings(v, change)
-                for k, v in value.items()}
+        return {
+            _map_strings(k, change) if isinstance(k, str) else k: _map_strings(v, change)
+            for k, v in value.items()
+        }
     if isinstance(value, list):
         return [_map_strings(item, change) for item in value]
     return value

@@ -12,8 +12,12 @@ from kernelproof.serve.config import SERVE_RUN_SOLUTIONS, ServeConfig
 from kernelproof.serve.database import open_store
 from kernelproof.serve.leftovers import reap_leftovers, workers_root
 from kernelproof.serve.queue import SubmissionQueue
-from kernelproof.serve.supervisor import (LocalWorkers, RayWorkers, WorkerPool,
-                                          recover_dead_local_workers)
+from kernelproof.serve.supervisor import (
+    LocalWorkers,
+    RayWorkers,
+    WorkerPool,
+    recover_dead_local_workers,
+)
 from kernelproof.serve.worker import WorkerConfig
 
 __all__ = ["open_server", "run_server"]
@@ -27,11 +31,20 @@ def default_pool(server: Server) -> WorkerPool | None:
     config = server.config
     if config.workers == 0:
         return None
-    worker = WorkerConfig(db_url=config.db_url, suite=server.catalog.suite, run_id=server.run_id,
-                          profile=config.profile, overrides=config.overrides)
+    worker = WorkerConfig(
+        db_url=config.db_url,
+        suite=server.catalog.suite,
+        run_id=server.run_id,
+        profile=config.profile,
+        overrides=config.overrides,
+    )
     if config.ray is not None:
-        return RayWorkers(server.queue, worker, count=config.workers,
-                          address=None if config.ray == "local" else config.ray)
+        return RayWorkers(
+            server.queue,
+            worker,
+            count=config.workers,
+            address=None if config.ray == "local" else config.ray,
+        )
     return LocalWorkers(server.queue, worker, count=config.workers)
 
 
@@ -49,9 +62,14 @@ def open_server(config: ServeConfig, pool_factory: PoolFactory = default_pool) -
     catalog = SuiteCatalog.read(config.suite, config.profile, config.overrides, fingerprint)
     store = open_store(config.db_url)
     queue = SubmissionQueue(store)
-    run_id = store.start_run(suite=catalog.suite, solutions=SERVE_RUN_SOLUTIONS,
-                             settings=settings.model_dump(mode="json"), fingerprint=fingerprint,
-                             device=settings.device, label="serve")
+    run_id = store.start_run(
+        suite=catalog.suite,
+        solutions=SERVE_RUN_SOLUTIONS,
+        settings=settings.model_dump(mode="json"),
+        fingerprint=fingerprint,
+        device=settings.device,
+        label="serve",
+    )
     server = Server(config=config, store=store, queue=queue, catalog=catalog, run_id=run_id)
     recover_dead_local_workers(queue)
     reap_leftovers(workers_root(config.db_url, catalog.suite))
@@ -63,5 +81,10 @@ def run_server(server: Server) -> None:
     """Serve until interrupted (Ctrl-C or SIGTERM stop the workers and record the run)."""
     import uvicorn
 
-    uvicorn.run(create_app(server), host=server.config.host, port=server.config.port,
-                log_level="warning", access_log=False)
+    uvicorn.run(
+        create_app(server),
+        host=server.config.host,
+        port=server.config.port,
+        log_level="warning",
+        access_log=False,
+    )

@@ -28,12 +28,24 @@ from kernelproof.serve.catalog import SuiteCatalog
 from kernelproof.serve.leftovers import remove_worker_folder, worker_folder, workers_root
 from kernelproof.serve.queue import SubmissionQueue
 from kernelproof.serve.scrub import Scrubber, secret_values
-from kernelproof.serve.worker import (STALE_AFTER_S, VerifyFunction, WorkerConfig, WorkerLoop,
-                                      worker_name)
+from kernelproof.serve.worker import (
+    STALE_AFTER_S,
+    VerifyFunction,
+    WorkerConfig,
+    WorkerLoop,
+    worker_name,
+)
 from kernelproof.store.results import DB_ENV
 
-__all__ = ["LocalWorkers", "RayWorkers", "ThreadWorkers", "WorkerPool", "describe_exit",
-           "recover_dead_local_workers", "worker_environment"]
+__all__ = [
+    "LocalWorkers",
+    "RayWorkers",
+    "ThreadWorkers",
+    "WorkerPool",
+    "describe_exit",
+    "recover_dead_local_workers",
+    "worker_environment",
+]
 
 #: Seconds between the supervisor's looks at its workers and at stale heartbeats.
 WATCH_S = 0.5
@@ -82,9 +94,12 @@ def recover_dead_local_workers(queue: SubmissionQueue) -> list[int]:
         pid = (worker or "").rpartition(":")[2]
         if not pid.isdigit() or worker != worker_name(int(pid)) or _alive(int(pid)):
             continue  # another host's worker, a Ray actor, or alive
-        recovered += queue.release(worker, f"its worker {worker} was gone when the server "
-                                           "started (the previous server stopped or died; "
-                                           "not counted as an attempt)")
+        recovered += queue.release(
+            worker,
+            f"its worker {worker} was gone when the server "
+            "started (the previous server stopped or died; "
+            "not counted as an attempt)",
+        )
     return recovered
 
 
@@ -105,16 +120,20 @@ def _alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-def worker_environment(config: WorkerConfig,
-                       environ: dict[str, str] | None = None) -> dict[str, str]:
+def worker_environment(
+    config: WorkerConfig, environ: dict[str, str] | None = None
+) -> dict[str, str]:
     """The server's environment less anything holding the store's URL or password (such as
     ``$KERNELPROOF_DB``, the way to give the server its URL without putting it in argv, which
     any local user reads): the worker gets those from its stdin, and whatever it starts
     inherits its environment."""
     environ = dict(os.environ if environ is None else environ)
     store = secret_values(config.db_url, {})
-    return {name: value for name, value in environ.items()
-            if name != DB_ENV and not any(secret in value for secret in store)}
+    return {
+        name: value
+        for name, value in environ.items()
+        if name != DB_ENV and not any(secret in value for secret in store)
+    }
 
 
 @dataclass
@@ -144,16 +163,20 @@ class LocalWorkers:
         with self._lock:
             for _ in range(self.count):
                 self._processes.append(self._spawn())
-        self._watcher = threading.Thread(target=self._watch, daemon=True,
-                                         name="kernelproof-supervisor")
+        self._watcher = threading.Thread(
+            target=self._watch, daemon=True, name="kernelproof-supervisor"
+        )
         self._watcher.start()
 
     def _spawn(self) -> _Process:
         """Start a worker; its configuration (the store's URL among it) goes down a pipe to
         its stdin, which it reads once and closes: never into an environment variable, which
         the worker's verifications (and so the candidates) would inherit."""
-        process = subprocess.Popen([sys.executable, "-m", "kernelproof.serve.worker"],
-                                   stdin=subprocess.PIPE, env=worker_environment(self.config))
+        process = subprocess.Popen(
+            [sys.executable, "-m", "kernelproof.serve.worker"],
+            stdin=subprocess.PIPE,
+            env=worker_environment(self.config),
+        )
         root = workers_root(self.config.db_url, self.config.suite)
         config = self.config.model_copy(update={"scratch": worker_folder(root, process.pid)})
         assert process.stdin is not None
@@ -167,8 +190,7 @@ class LocalWorkers:
     def _forget(self, entry: _Process) -> None:
         """The worker has exited: kill what it left running and remove its folder (the
         scratch of every verification it ran, whatever a candidate wrote there)."""
-        remove_worker_folder(workers_root(self.config.db_url, self.config.suite),
-                             entry.process.pid)
+        remove_worker_folder(workers_root(self.config.db_url, self.config.suite), entry.process.pid)
 
     def _watch(self) -> None:
         while not self._stopping.wait(WATCH_S):
@@ -183,17 +205,24 @@ class LocalWorkers:
                         continue
                     self._forget(entry)
                     try:
-                        self.queue.abandon(entry.name, f"its worker {entry.name} "
-                                                       f"{describe_exit(code)} while verifying it")
+                        self.queue.abandon(
+                            entry.name,
+                            f"its worker {entry.name} {describe_exit(code)} while verifying it",
+                        )
                     except Exception as exc:  # noqa: BLE001 - the stale sweep retries later
-                        print(f"kernelproof serve: could not requeue the work of {entry.name}: "
-                              f"{exc}", file=sys.stderr)
+                        print(
+                            f"kernelproof serve: could not requeue the work of {entry.name}: {exc}",
+                            file=sys.stderr,
+                        )
                     quick = time.monotonic() - entry.started < QUICK_DEATH_S
                     self._quick_deaths = self._quick_deaths + 1 if quick else 0
                     if self._quick_deaths >= MAX_QUICK_DEATHS:
-                        print(f"kernelproof serve: workers keep dying at start "
-                              f"({describe_exit(code)}); next start in "
-                              f"{RESTART_BACKOFF_S:.0f} s", file=sys.stderr)
+                        print(
+                            f"kernelproof serve: workers keep dying at start "
+                            f"({describe_exit(code)}); next start in "
+                            f"{RESTART_BACKOFF_S:.0f} s",
+                            file=sys.stderr,
+                        )
                         self._respawn_at = time.monotonic() + RESTART_BACKOFF_S
                         self._processes[index] = None
                     else:
@@ -221,10 +250,16 @@ class LocalWorkers:
 
     def describe(self) -> list[dict[str, Any]]:
         with self._lock:
-            return [{"name": e.name, "pid": e.process.pid,
-                     "state": "alive" if e.process.poll() is None else "exited"}
-                    if e is not None else {"name": "(restarting)", "state": "backing off"}
-                    for e in self._processes]
+            return [
+                {
+                    "name": e.name,
+                    "pid": e.process.pid,
+                    "state": "alive" if e.process.poll() is None else "exited",
+                }
+                if e is not None
+                else {"name": "(restarting)", "state": "backing off"}
+                for e in self._processes
+            ]
 
 
 def _sweep(queue: SubmissionQueue) -> None:
@@ -248,8 +283,13 @@ class ThreadWorkers:
 
     def start(self) -> None:
         for index in range(self.count):
-            loop = WorkerLoop(self.queue, self.catalog, self.run_id, self.verify,
-                              f"thread-{index}-{uuid.uuid4().hex[:8]}")
+            loop = WorkerLoop(
+                self.queue,
+                self.catalog,
+                self.run_id,
+                self.verify,
+                f"thread-{index}-{uuid.uuid4().hex[:8]}",
+            )
             thread = threading.Thread(target=loop.run_forever, daemon=True, name=loop.name)
             self._loops.append(loop)
             self._threads.append(thread)
@@ -263,8 +303,10 @@ class ThreadWorkers:
             self.queue.release(loop.name, "the server stopped during its verification")
 
     def describe(self) -> list[dict[str, Any]]:
-        return [{"name": loop.name, "state": "alive" if thread.is_alive() else "exited"}
-                for loop, thread in zip(self._loops, self._threads)]
+        return [
+            {"name": loop.name, "state": "alive" if thread.is_alive() else "exited"}
+            for loop, thread in zip(self._loops, self._threads)
+        ]
 
 
 class _RayWorker:
@@ -277,9 +319,14 @@ class _RayWorker:
         config = WorkerConfig.model_validate_json(config_json)
         store = open_store(config.db_url)
         catalog = SuiteCatalog.read(config.suite, config.profile, config.overrides)
-        self.loop = WorkerLoop(SubmissionQueue(store), catalog, config.run_id,
-                               real_verification(config.profile, config.overrides), config.name,
-                               Scrubber.for_server(config.db_url, config.suite))
+        self.loop = WorkerLoop(
+            SubmissionQueue(store),
+            catalog,
+            config.run_id,
+            real_verification(config.profile, config.overrides),
+            config.name,
+            Scrubber.for_server(config.db_url, config.suite),
+        )
 
     def run(self) -> None:
         self.loop.run_forever()
@@ -302,15 +349,18 @@ class RayWorkers:
 
         from kernelproof.suite.executors import RayCluster
 
-        RayCluster(address=self.address, num_cpus=self.count if self.address is None
-                   else None)._connect()
-        resources = ({"num_gpus": 1} if self.config.overrides.get("device") == "cuda"
-                     else {"num_cpus": 1})
+        RayCluster(
+            address=self.address, num_cpus=self.count if self.address is None else None
+        )._connect()
+        resources = (
+            {"num_gpus": 1} if self.config.overrides.get("device") == "cuda" else {"num_cpus": 1}
+        )
         self._actor_class = ray.remote(max_restarts=0, **resources)(_RayWorker)  # type: ignore[call-overload]  # ray's overloads take each resource by name
         for _ in range(self.count):
             self._start_actor()
-        self._watcher = threading.Thread(target=self._watch, daemon=True,
-                                         name="kernelproof-ray-supervisor")
+        self._watcher = threading.Thread(
+            target=self._watch, daemon=True, name="kernelproof-ray-supervisor"
+        )
         self._watcher.start()
 
     def _start_actor(self) -> None:

@@ -49,8 +49,13 @@ class Submission(ServeBase):
         Index("ix_kernelproof_submissions_status", "status", "id"),
         Index("ix_kernelproof_submissions_token", "token_name", "status"),
         Index("ix_kernelproof_submissions_task", "task_key", "status"),
-        Index("ix_kernelproof_submissions_identity",
-              "candidate_sha256", "reference_sha256", "fingerprint", "settings_hash"),
+        Index(
+            "ix_kernelproof_submissions_identity",
+            "candidate_sha256",
+            "reference_sha256",
+            "fingerprint",
+            "settings_hash",
+        ),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
@@ -80,7 +85,8 @@ class Submission(ServeBase):
     """When its worker last said it is alive (UTC)."""
 
     duplicate_of: Mapped[int | None] = mapped_column(
-        ForeignKey("kernelproof_submissions.id"), nullable=True)
+        ForeignKey("kernelproof_submissions.id"), nullable=True
+    )
     """An identical submission queued or running when this one came in: this one takes that
     one's result instead of being verified again."""
 
@@ -100,5 +106,7 @@ class Submission(ServeBase):
     finished_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
 
     def __repr__(self) -> str:
-        return (f"Submission(id={self.id}, task_key={self.task_key!r}, "
-                f"status={self.status!r}, attempts={self.attempts})")
+        return (
+            f"Submission(id={self.id}, task_key={self.task_key!r}, "
+            f"status={self.status!r}, attempts={self.attempts})"
+        )

@@ -46,8 +46,10 @@ class TokenBook:
     def load(cls, path: Path) -> TokenBook:
         """Read ``path``; a missing file or a bad line is a :class:`UsageError` naming it."""
         if not path.is_file():
-            raise UsageError(f"no tokens file at {path}; make a token first with "
-                             f"`kernelproof token create NAME --tokens {path}`")
+            raise UsageError(
+                f"no tokens file at {path}; make a token first with "
+                f"`kernelproof token create NAME --tokens {path}`"
+            )
         names: dict[str, str] = {}
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if not line.strip():
@@ -56,9 +58,11 @@ class TokenBook:
                 entry = json.loads(line)
                 names[str(entry["sha256"])] = str(entry["name"])
             except (ValueError, KeyError, TypeError):
-                raise UsageError(f"{path}:{number}: not a token entry (a JSON object with "
-                                 "'name' and 'sha256'); remove the line or make the file again "
-                                 "with `kernelproof token create`") from None
+                raise UsageError(
+                    f"{path}:{number}: not a token entry (a JSON object with "
+                    "'name' and 'sha256'); remove the line or make the file again "
+                    "with `kernelproof token create`"
+                ) from None
         return cls(names)
 
     def name_of(self, token: str) -> str | None:
@@ -72,16 +76,21 @@ def create_token(name: str, path: Path) -> str:
     The file is created with mode 0600; names must be unique within it.
     """
     if not NAME_PATTERN.match(name):
-        raise UsageError(f"token name {name!r} is not allowed: use 1 to 64 letters, digits, "
-                         "'.', '_' or '-', starting with a letter or digit (it is shown on the "
-                         "leaderboards)")
+        raise UsageError(
+            f"token name {name!r} is not allowed: use 1 to 64 letters, digits, "
+            "'.', '_' or '-', starting with a letter or digit (it is shown on the "
+            "leaderboards)"
+        )
     if path.is_file() and name in TokenBook.load(path).names_by_hash.values():
         raise UsageError(f"{path} already has a token named {name!r}; choose another name")
     if not path.parent.is_dir():
         raise UsageError(f"cannot write {path}: the folder {path.parent} does not exist")
     token = TOKEN_PREFIX + secrets.token_urlsafe(TOKEN_BYTES)
-    entry = {"name": name, "sha256": token_hash(token),
-             "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    entry = {
+        "name": name,
+        "sha256": token_hash(token),
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     with os.fdopen(descriptor, "a", encoding="utf-8") as handle:
         handle.write(json.dumps(entry) + "\n")
@@ -94,8 +103,10 @@ def revoke_token(name: str, path: Path) -> int:
     once. The file is rewritten atomically (a new 0600 file renamed over it)."""
     book = TokenBook.load(path)  # refuses a missing or broken file before changing anything
     if name not in book.names_by_hash.values():
-        raise UsageError(f"{path} has no token named {name!r}; its tokens are: "
-                         f"{', '.join(sorted(set(book.names_by_hash.values()))) or 'none'}")
+        raise UsageError(
+            f"{path} has no token named {name!r}; its tokens are: "
+            f"{', '.join(sorted(set(book.names_by_hash.values()))) or 'none'}"
+        )
     kept, removed = [], 0
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip() and json.loads(line).get("name") == name:

@@ -20,8 +20,15 @@ from kernelproof.serve.tables import Submission, SubmissionStatus
 from kernelproof.store.metrics import DEFAULT_FAST_P, fast_p
 from kernelproof.store.results import Verification
 
-__all__ = ["Entry", "Result", "SubmissionView", "TaskLeaderboard", "TaskSummary",
-           "submission_view", "task_leaderboard"]
+__all__ = [
+    "Entry",
+    "Result",
+    "SubmissionView",
+    "TaskLeaderboard",
+    "TaskSummary",
+    "submission_view",
+    "task_leaderboard",
+]
 
 
 class Result(BaseModel):
@@ -73,8 +80,12 @@ class SubmissionView(BaseModel):
 def _result(verification: Verification) -> Result:
     # One rule for the store, the metrics and the API: no interval, no speedup.
     record = verification.to_record()
-    return Result(verdict=Verdict(verification.verdict), speedup=record.speedup,
-                  speedup_ci=record.speedup_ci, verification_id=verification.id)
+    return Result(
+        verdict=Verdict(verification.verdict),
+        speedup=record.speedup,
+        speedup_ci=record.speedup_ci,
+        verification_id=verification.id,
+    )
 
 
 @overload
@@ -89,19 +100,25 @@ def _utc(moment: datetime | None) -> datetime | None:
     return moment.replace(tzinfo=timezone.utc)
 
 
-def submission_view(submission: Submission, verification: Verification | None,
-                    source: str | None = None) -> SubmissionView:
+def submission_view(
+    submission: Submission, verification: Verification | None, source: str | None = None
+) -> SubmissionView:
     done = submission.status == SubmissionStatus.DONE.value and verification is not None
     return SubmissionView(
-        id=submission.id, task=submission.task_key, status=SubmissionStatus(submission.status),
-        submitted_by=submission.token_name, attempts=submission.attempts,
-        worker=submission.worker if submission.status == SubmissionStatus.RUNNING.value
-        else None,
-        created_at=_utc(submission.created_at), started_at=_utc(submission.started_at),
-        finished_at=_utc(submission.finished_at), reused=submission.reused,
+        id=submission.id,
+        task=submission.task_key,
+        status=SubmissionStatus(submission.status),
+        submitted_by=submission.token_name,
+        attempts=submission.attempts,
+        worker=submission.worker if submission.status == SubmissionStatus.RUNNING.value else None,
+        created_at=_utc(submission.created_at),
+        started_at=_utc(submission.started_at),
+        finished_at=_utc(submission.finished_at),
+        reused=submission.reused,
         reason=submission.reason,
         result=_result(verification) if done and verification is not None else None,
-        packet=f"/submissions/{submission.id}" if done else None, source=source,
+        packet=f"/submissions/{submission.id}" if done else None,
+        source=source,
     )
 
 
@@ -153,8 +170,7 @@ def _ci_low(entry: Entry) -> float:
     return low if low is not None and math.isfinite(low) else -math.inf
 
 
-def task_leaderboard(task: str,
-                     rows: list[tuple[Submission, Verification]]) -> TaskLeaderboard:
+def task_leaderboard(task: str, rows: list[tuple[Submission, Verification]]) -> TaskLeaderboard:
     """The leaderboard of ``task`` from its done submissions (oldest first)."""
     first: dict[int, tuple[Submission, Verification]] = {}
     for submission, verification in rows:
@@ -162,14 +178,22 @@ def task_leaderboard(task: str,
     board = TaskLeaderboard(task=task)
     records = []
     for submission, verification in first.values():
-        entry = Entry(submission_id=submission.id, submitted_by=submission.token_name,
-                      submitted_at=_utc(submission.created_at), result=_result(verification),
-                      packet=f"/submissions/{submission.id}")
+        entry = Entry(
+            submission_id=submission.id,
+            submitted_by=submission.token_name,
+            submitted_at=_utc(submission.created_at),
+            result=_result(verification),
+            packet=f"/submissions/{submission.id}",
+        )
         verdict = entry.result.verdict
-        {Verdict.VERIFIED: board.ranked, Verdict.SUSPECT: board.suspect,
-         Verdict.INCORRECT: board.incorrect}.get(verdict, board.other).append(entry)
-        records.append(dataclasses.replace(verification.to_record(),
-                                           task_key=f"submission-{submission.id}"))
+        {
+            Verdict.VERIFIED: board.ranked,
+            Verdict.SUSPECT: board.suspect,
+            Verdict.INCORRECT: board.incorrect,
+        }.get(verdict, board.other).append(entry)
+        records.append(
+            dataclasses.replace(verification.to_record(), task_key=f"submission-{submission.id}")
+        )
     board.ranked.sort(key=lambda e: (-_ci_low(e), e.submission_id))
     board.fast_p = {f"{p:g}": share for p, share in fast_p(records, DEFAULT_FAST_P).items()}
     return board

@@ -29,8 +29,14 @@ from kernelproof.serve.catalog import SuiteCatalog, candidate_file_name
 from kernelproof.serve.queue import Claim, SubmissionQueue
 from kernelproof.serve.scrub import Scrubber
 
-__all__ = ["VerifyFunction", "WorkerConfig", "WorkerLoop", "read_config", "real_verification",
-           "worker_name"]
+__all__ = [
+    "VerifyFunction",
+    "WorkerConfig",
+    "WorkerLoop",
+    "read_config",
+    "real_verification",
+    "worker_name",
+]
 
 #: Largest configuration a worker reads from its stdin (a few KiB in practice).
 MAX_CONFIG_BYTES = 1 << 20
@@ -94,8 +100,15 @@ def real_verification(profile: str, overrides: dict[str, Any]) -> VerifyFunction
 class WorkerLoop:
     """Claim, verify, store, until :meth:`stop`."""
 
-    def __init__(self, queue: SubmissionQueue, catalog: SuiteCatalog, run_id: int,
-                 verify: VerifyFunction, name: str, scrubber: Scrubber | None = None) -> None:
+    def __init__(
+        self,
+        queue: SubmissionQueue,
+        catalog: SuiteCatalog,
+        run_id: int,
+        verify: VerifyFunction,
+        name: str,
+        scrubber: Scrubber | None = None,
+    ) -> None:
         self.queue, self.catalog, self.run_id = queue, catalog, run_id
         self.verify, self.name = verify, name
         self.scrubber = scrubber or Scrubber()
@@ -118,8 +131,12 @@ class WorkerLoop:
             return False
         task = self.catalog.tasks.get(claim.task_key)
         if task is None:
-            self.queue.fail(claim.id, f"the task {claim.task_key!r} is no longer in the served "
-                            "suite; resubmit to a task GET /api/tasks lists", worker=self.name)
+            self.queue.fail(
+                claim.id,
+                f"the task {claim.task_key!r} is no longer in the served "
+                "suite; resubmit to a task GET /api/tasks lists",
+                worker=self.name,
+            )
             return True
         beating = _Heartbeat(self.queue, claim, self.name)
         beating.start()
@@ -127,14 +144,19 @@ class WorkerLoop:
             report = self._verify(task, claim)
         except Exception as exc:  # noqa: BLE001 - the verifier's own failure, kept as a value
             beating.stop()
-            self.queue.fail(claim.id, "the verifier failed (not the candidate's fault): "
-                            + self.scrubber.text("".join(
-                                traceback.format_exception_only(type(exc), exc)).strip()),
-                            worker=self.name)
+            self.queue.fail(
+                claim.id,
+                "the verifier failed (not the candidate's fault): "
+                + self.scrubber.text(
+                    "".join(traceback.format_exception_only(type(exc), exc)).strip()
+                ),
+                worker=self.name,
+            )
             return True
         beating.stop()
-        self.queue.finish(claim, self.name, self.run_id, task.level, task.problem,
-                          self.scrubber.report(report))
+        self.queue.finish(
+            claim, self.name, self.run_id, task.level, task.problem, self.scrubber.report(report)
+        )
         return True
 
     def _verify(self, task: BenchTask, claim: Claim) -> Report:
@@ -150,8 +172,9 @@ class _Heartbeat:
     def __init__(self, queue: SubmissionQueue, claim: Claim, worker: str) -> None:
         self._queue, self._claim, self._worker = queue, claim, worker
         self._done = threading.Event()
-        self._thread = threading.Thread(target=self._beat, daemon=True,
-                                        name=f"kernelproof-heartbeat-{claim.id}")
+        self._thread = threading.Thread(
+            target=self._beat, daemon=True, name=f"kernelproof-heartbeat-{claim.id}"
+        )
 
     def start(self) -> None:
         self._thread.start()
@@ -218,10 +241,14 @@ def main() -> None:
     _use_scratch(config.scratch)
     store = open_store(config.db_url)
     catalog = SuiteCatalog.read(config.suite, config.profile, config.overrides)
-    loop = WorkerLoop(SubmissionQueue(store), catalog, config.run_id,
-                      real_verification(config.profile, config.overrides),
-                      config.name or worker_name(),
-                      Scrubber.for_server(config.db_url, config.suite))
+    loop = WorkerLoop(
+        SubmissionQueue(store),
+        catalog,
+        config.run_id,
+        real_verification(config.profile, config.overrides),
+        config.name or worker_name(),
+        Scrubber.for_server(config.db_url, config.suite),
+    )
     signal.signal(signal.SIGTERM, lambda *_: loop.stop())
     try:
         loop.run_forever()

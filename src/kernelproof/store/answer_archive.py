@@ -83,8 +83,9 @@ class ReferenceAnswer(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
 
     __table_args__ = (
-        Index("ix_kernelproof_reference_answers_key", "task_key", "code", "answer_key",
-              unique=True),
+        Index(
+            "ix_kernelproof_reference_answers_key", "task_key", "code", "answer_key", unique=True
+        ),
     )
 
 
@@ -134,23 +135,30 @@ class AnswerArchive:
         try:
             with self.store.transaction() as session:
                 rows = session.execute(
-                    select(ReferenceAnswer.answer_key, ReferenceAnswer.reply,
-                           ReferenceAnswer.tensors, ReferenceAnswer.nbytes)
-                    .where(ReferenceAnswer.task_key == task_key,
-                           ReferenceAnswer.code == code_digest())
-                    .order_by(ReferenceAnswer.id)).all()
+                    select(
+                        ReferenceAnswer.answer_key,
+                        ReferenceAnswer.reply,
+                        ReferenceAnswer.tensors,
+                        ReferenceAnswer.nbytes,
+                    )
+                    .where(
+                        ReferenceAnswer.task_key == task_key, ReferenceAnswer.code == code_digest()
+                    )
+                    .order_by(ReferenceAnswer.id)
+                ).all()
         except SQLAlchemyError as exc:
             self._fail("read", exc)
             return found
         for answer_key, reply, blob, nbytes in rows:
             if answer_key.startswith(VALUE_PREFIX):
-                found.values[answer_key[len(VALUE_PREFIX):]] = reply
+                found.values[answer_key[len(VALUE_PREFIX) :]] = reply
                 continue
             if total + nbytes > MAX_MEMO_BYTES:
                 continue
             try:
-                found.answers[answer_key] = Remembered(WorkerReply.model_validate_json(reply),
-                                                       tuple(_tensors(blob)))
+                found.answers[answer_key] = Remembered(
+                    WorkerReply.model_validate_json(reply), tuple(_tensors(blob))
+                )
             except Exception as exc:  # noqa: BLE001 - a row that does not parse is skipped
                 log.warning("skipped a stored reference answer that does not parse: %s", exc)
                 continue
@@ -160,19 +168,25 @@ class AnswerArchive:
     def save(self, task_key: str, answer_key: str, answer: Remembered, nbytes: int) -> None:
         """Store one answer (a row already there, from a concurrent run, is kept)."""
         if not self._broken:
-            self._insert(task_key, answer_key, answer.reply.model_dump_json(),
-                         _blob(answer.tensors), nbytes)
+            self._insert(
+                task_key, answer_key, answer.reply.model_dump_json(), _blob(answer.tensors), nbytes
+            )
 
     def save_value(self, task_key: str, name: str, text: str) -> None:
         """Store a value derived from the reference's runs (its native-stack profile, JSON)."""
         if not self._broken:
             self._insert(task_key, VALUE_PREFIX + name, text, b"", 0)
 
-    def _insert(self, task_key: str, answer_key: str, reply: str, blob: bytes,
-                nbytes: int) -> None:
-        row = ReferenceAnswer(task_key=task_key, code=code_digest(), answer_key=answer_key,
-                              reply=reply, nbytes=nbytes, tensors=blob,
-                              created_at=datetime.now(timezone.utc).replace(tzinfo=None))
+    def _insert(self, task_key: str, answer_key: str, reply: str, blob: bytes, nbytes: int) -> None:
+        row = ReferenceAnswer(
+            task_key=task_key,
+            code=code_digest(),
+            answer_key=answer_key,
+            reply=reply,
+            nbytes=nbytes,
+            tensors=blob,
+            created_at=datetime.now(timezone.utc).replace(tzinfo=None),
+        )
         with self._lock:
             if self.store is None:
                 return
@@ -190,8 +204,12 @@ class AnswerArchive:
 
     def _fail(self, action: str, exc: Exception) -> None:
         self._broken = True
-        log.warning("the results store could not %s remembered reference answers (%s); this "
-                    "session keeps them in memory only", action, str(exc).splitlines()[0][:200])
+        log.warning(
+            "the results store could not %s remembered reference answers (%s); this "
+            "session keeps them in memory only",
+            action,
+            str(exc).splitlines()[0][:200],
+        )
 
 
 def _blob(tensors: tuple[Any, ...]) -> bytes:

@@ -96,8 +96,9 @@ class ResultRecord:
         return self.verdict is Verdict.VERIFIED
 
 
-def record_from_report(report: Report, task_key: str, level: int | None, problem: str | int,
-                       sample: int = 0) -> ResultRecord:
+def record_from_report(
+    report: Report, task_key: str, level: int | None, problem: str | int, sample: int = 0
+) -> ResultRecord:
     """Turn a report into a record, applying the per-shape floor.
 
     At each timed shape with a floor, a candidate median below the floor is raised to it: the
@@ -108,8 +109,13 @@ def record_from_report(report: Report, task_key: str, level: int | None, problem
     """
     timing = report.timing
     if timing is None:
-        return ResultRecord(task_key=task_key, level=level, problem=str(problem), sample=sample,
-                            verdict=report.verdict)
+        return ResultRecord(
+            task_key=task_key,
+            level=level,
+            problem=str(problem),
+            sample=sample,
+            verdict=report.verdict,
+        )
     clamped = False
     per_shape: dict[str, float | None] = {}
     for shape in timing.per_shape:
@@ -127,11 +133,15 @@ def record_from_report(report: Report, task_key: str, level: int | None, problem
     # it enters no leaderboard or metric, as the RL reward gives it nothing either.
     measured = interval is not None
     return ResultRecord(
-        task_key=task_key, level=level, problem=str(problem), sample=sample,
+        task_key=task_key,
+        level=level,
+        problem=str(problem),
+        sample=sample,
         verdict=report.verdict,
         speedup=timing.speedup * factor if measured else None,
-        speedup_vs_compile=(compile_speedup * factor
-                            if compile_speedup is not None and measured else None),
+        speedup_vs_compile=(
+            compile_speedup * factor if compile_speedup is not None and measured else None
+        ),
         per_shape_speedups=per_shape,
         floor_clamped=clamped,
         speedup_ci=(interval[0] * factor, interval[1] * factor) if interval else None,
@@ -151,6 +161,7 @@ def _floor_factor(median_s: float, floor_s: float | None) -> float:
 
 
 # -- selection ---------------------------------------------------------------------------------
+
 
 def best_per_task(records: Iterable[ResultRecord]) -> dict[str, ResultRecord]:
     """One record per task: its fastest verified sample, else its first sample.
@@ -177,6 +188,7 @@ def _rank(record: ResultRecord) -> tuple[int, float]:
 
 # -- the metrics -------------------------------------------------------------------------------
 
+
 def correctness_rate(records: Sequence[ResultRecord]) -> float | None:
     """Share of samples whose verdict is ``verified``; ``None`` for no samples."""
     if not records:
@@ -184,8 +196,11 @@ def correctness_rate(records: Sequence[ResultRecord]) -> float | None:
     return sum(r.verified for r in records) / len(records)
 
 
-def fast_p(records: Sequence[ResultRecord], ps: Sequence[float] = DEFAULT_FAST_P,
-           total_tasks: int | None = None) -> dict[float, float]:
+def fast_p(
+    records: Sequence[ResultRecord],
+    ps: Sequence[float] = DEFAULT_FAST_P,
+    total_tasks: int | None = None,
+) -> dict[float, float]:
     """KernelBench's fast_p for each p: the share of *all* tasks whose candidate is verified and
     has a speedup above p.
 
@@ -226,8 +241,9 @@ def clamp_speedup(speedup: float) -> float:
 
 
 def _geomean(values: Iterable[float | None]) -> float | None:
-    logs = [math.log(clamp_speedup(v)) for v in values
-            if v is not None and not math.isnan(v) and v >= 0]
+    logs = [
+        math.log(clamp_speedup(v)) for v in values if v is not None and not math.isnan(v) and v >= 0
+    ]
     if not logs:
         return None
     return math.exp(sum(logs) / len(logs))
@@ -268,8 +284,9 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 
-def pass_at_k_suite(records: Sequence[ResultRecord],
-                    ks: Sequence[int] = DEFAULT_PASS_K) -> dict[int, float]:
+def pass_at_k_suite(
+    records: Sequence[ResultRecord], ks: Sequence[int] = DEFAULT_PASS_K
+) -> dict[int, float]:
     """Mean pass@k over tasks, for each k no larger than every task's sample count.
 
     A k above some task's sample count is left out rather than estimated from fewer tasks, which
@@ -282,14 +299,17 @@ def pass_at_k_suite(records: Sequence[ResultRecord],
     fewest = min(samples.values())
     return {
         k: sum(pass_at_k(n, correct[task], k) for task, n in samples.items()) / len(samples)
-        for k in ks if 1 <= k <= fewest
+        for k in ks
+        if 1 <= k <= fewest
     }
 
 
 # -- the summary -------------------------------------------------------------------------------
 
-def _group(records: Sequence[ResultRecord], ps: Sequence[float], ks: Sequence[int],
-           total_tasks: int | None) -> GroupSummary:
+
+def _group(
+    records: Sequence[ResultRecord], ps: Sequence[float], ks: Sequence[int], total_tasks: int | None
+) -> GroupSummary:
     best = best_per_task(records)
     return GroupSummary(
         tasks=_denominator(len(best), total_tasks),
@@ -302,17 +322,23 @@ def _group(records: Sequence[ResultRecord], ps: Sequence[float], ks: Sequence[in
         geomean_speedup=geomean_speedup(records, "eager"),
         geomean_speedup_vs_compile=geomean_speedup(records, "compile"),
         geomean_speedup_all_shapes=geomean_speedup(records, "shapes"),
-        timed_tasks=sum(1 for r in best.values() if r.verified and r.speedup is not None
-                        and not math.isnan(r.speedup)),
-        shapes_without_interval=shapes_without_interval(
-            r for r in best.values() if r.verified),
+        timed_tasks=sum(
+            1
+            for r in best.values()
+            if r.verified and r.speedup is not None and not math.isnan(r.speedup)
+        ),
+        shapes_without_interval=shapes_without_interval(r for r in best.values() if r.verified),
         floor_clamped=sum(r.floor_clamped for r in records),
         pass_at_k=pass_at_k_suite(records, ks),
     )
 
 
-def summarize(records: Sequence[ResultRecord], ps: Sequence[float] = DEFAULT_FAST_P,
-              ks: Sequence[int] = DEFAULT_PASS_K, total_tasks: int | None = None) -> SuiteSummary:
+def summarize(
+    records: Sequence[ResultRecord],
+    ps: Sequence[float] = DEFAULT_FAST_P,
+    ks: Sequence[int] = DEFAULT_PASS_K,
+    total_tasks: int | None = None,
+) -> SuiteSummary:
     """All suite metrics over ``records``, overall and per level.
 
     ``total_tasks`` is the suite's task count when some tasks have no candidate at all; they

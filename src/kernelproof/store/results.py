@@ -65,8 +65,8 @@ from sqlalchemy.orm import (
 from sqlalchemy.pool import StaticPool
 
 from kernelproof.errors import UsageError
-from kernelproof.schema.binding import report_fingerprint
 from kernelproof.schema import Report, Verdict
+from kernelproof.schema.binding import report_fingerprint
 from kernelproof.schema.environment_rule import BINDING_COMPONENTS
 from kernelproof.schema.interval import measured_interval
 from kernelproof.store.metrics import ResultRecord, record_from_report
@@ -102,11 +102,25 @@ SQLITE_BUSY_TIMEOUT_MS = 60_000
 #: ``build_s`` is a measurement the report adds to its settings, not a setting; the others are
 #: where outputs go or how a bench run is scheduled (report paths, the store, parallelism, the Ray
 #: address, the resume switch, a run label), which cannot change any verdict or number.
-RESULT_NEUTRAL_SETTINGS: frozenset[str] = frozenset({
-    "build_s",
-    "json", "json_path", "html", "html_path", "reports_dir", "output", "output_dir",
-    "db", "db_url", "jobs", "ray", "ray_address", "resume", "label",
-})
+RESULT_NEUTRAL_SETTINGS: frozenset[str] = frozenset(
+    {
+        "build_s",
+        "json",
+        "json_path",
+        "html",
+        "html_path",
+        "reports_dir",
+        "output",
+        "output_dir",
+        "db",
+        "db_url",
+        "jobs",
+        "ray",
+        "ray_address",
+        "resume",
+        "label",
+    }
+)
 
 #: Hex digits of the settings hash kept: 64 bits cannot collide among one user's settings.
 SETTINGS_HASH_HEX_DIGITS = 16
@@ -214,15 +228,21 @@ class Verification(Base):
 
     __tablename__ = "kernelproof_verifications"
     __table_args__ = (
-        Index("ix_kernelproof_verifications_resume",
-              "candidate_sha256", "reference_sha256", "fingerprint", "settings_hash"),
+        Index(
+            "ix_kernelproof_verifications_resume",
+            "candidate_sha256",
+            "reference_sha256",
+            "fingerprint",
+            "settings_hash",
+        ),
         Index("ix_kernelproof_verifications_task", "task_key", "created_at"),
         Index("ix_kernelproof_verifications_created", "created_at"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     run_id: Mapped[int] = mapped_column(
-        ForeignKey("kernelproof_runs.id", ondelete="CASCADE"), index=True)
+        ForeignKey("kernelproof_runs.id", ondelete="CASCADE"), index=True
+    )
     task_key: Mapped[str] = mapped_column(String(512))
     """The task within its suite, e.g. ``"level1/3_Softmax"``."""
 
@@ -273,16 +293,23 @@ class Verification(Base):
         # a measurement, as in :func:`~kernelproof.store.metrics.record_from_report`.
         measured = ci is not None
         return ResultRecord(
-            task_key=self.task_key, level=self.level, problem=self.problem, sample=self.sample,
-            verdict=Verdict(self.verdict), speedup=self.speedup if measured else None,
+            task_key=self.task_key,
+            level=self.level,
+            problem=self.problem,
+            sample=self.sample,
+            verdict=Verdict(self.verdict),
+            speedup=self.speedup if measured else None,
             speedup_vs_compile=self.speedup_vs_compile if measured else None,
             per_shape_speedups=dict(self.per_shape_speedups or {}),
-            floor_clamped=self.floor_clamped, speedup_ci=ci,
+            floor_clamped=self.floor_clamped,
+            speedup_ci=ci,
         )
 
     def __repr__(self) -> str:
-        return (f"Verification(id={self.id}, run_id={self.run_id}, task_key={self.task_key!r}, "
-                f"sample={self.sample}, verdict={self.verdict!r})")
+        return (
+            f"Verification(id={self.id}, run_id={self.run_id}, task_key={self.task_key!r}, "
+            f"sample={self.sample}, verdict={self.verdict!r})"
+        )
 
 
 class Recheck(Base):
@@ -293,15 +320,18 @@ class Recheck(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     run_id: Mapped[int] = mapped_column(
-        ForeignKey("kernelproof_runs.id", ondelete="CASCADE"), index=True)
+        ForeignKey("kernelproof_runs.id", ondelete="CASCADE"), index=True
+    )
     """The recheck's run, which holds the new verification."""
 
     original_id: Mapped[int] = mapped_column(
-        ForeignKey("kernelproof_verifications.id", ondelete="CASCADE"), index=True)
+        ForeignKey("kernelproof_verifications.id", ondelete="CASCADE"), index=True
+    )
     """The invalidated verification."""
 
     verification_id: Mapped[int] = mapped_column(
-        ForeignKey("kernelproof_verifications.id", ondelete="CASCADE"), index=True)
+        ForeignKey("kernelproof_verifications.id", ondelete="CASCADE"), index=True
+    )
     """The verification that re-proved it, in the current environment."""
 
     reasons: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
@@ -321,8 +351,9 @@ class ResultsStore:
     instead of a new empty store (for commands that only read).
     """
 
-    def __init__(self, url: str | None = None, *, must_exist: bool = False,
-                 create_tables: bool = True) -> None:
+    def __init__(
+        self, url: str | None = None, *, must_exist: bool = False, create_tables: bool = True
+    ) -> None:
         self.url = url or default_url()
         self._engine = _create_engine(self.url, must_exist=must_exist)
         self._sessions = sessionmaker(self._engine, expire_on_commit=False)
@@ -368,16 +399,30 @@ class ResultsStore:
 
     # -- writing -----------------------------------------------------------------------------
 
-    def start_run(self, *, suite: str | Path, solutions: str | Path,
-                  settings: Mapping[str, Any] | None = None, fingerprint: str = "",
-                  device: str = "", label: str | None = None,
-                  version: str | None = None) -> int:
+    def start_run(
+        self,
+        *,
+        suite: str | Path,
+        solutions: str | Path,
+        settings: Mapping[str, Any] | None = None,
+        fingerprint: str = "",
+        device: str = "",
+        label: str | None = None,
+        version: str | None = None,
+    ) -> int:
         """Record the start of a bench run and return its id. ``version`` defaults to the
         installed kernelproof's."""
-        run = Run(suite=str(suite), solutions=str(solutions), settings=dict(settings or {}),
-                  fingerprint=fingerprint, device=device, label=label,
-                  kernelproof_version=version or _kernelproof_version(),
-                  status=RunStatus.RUNNING.value, started_at=_utcnow())
+        run = Run(
+            suite=str(suite),
+            solutions=str(solutions),
+            settings=dict(settings or {}),
+            fingerprint=fingerprint,
+            device=device,
+            label=label,
+            kernelproof_version=version or _kernelproof_version(),
+            status=RunStatus.RUNNING.value,
+            started_at=_utcnow(),
+        )
         with self._session() as session:
             session.add(run)
             session.flush()
@@ -392,48 +437,81 @@ class ResultsStore:
                 raise self._unknown_run(run_id)
             run.status, run.finished_at = status.value, _utcnow()
 
-    def add(self, run_id: int, task_key: str, level: int | None, problem: str | int,
-            sample: int, report: Report, *, settings_hash: str | None = None) -> int:
+    def add(
+        self,
+        run_id: int,
+        task_key: str,
+        level: int | None,
+        problem: str | int,
+        sample: int,
+        report: Report,
+        *,
+        settings_hash: str | None = None,
+    ) -> int:
         """Store one verification in its own committed transaction and return its id.
 
         ``settings_hash`` defaults to :func:`settings_hash` of ``report.settings``; pass the
         value used for :meth:`find_done` if the two were computed from different dicts.
         """
-        row = verification_row(run_id, task_key, level, problem, sample, report,
-                               settings_hash=settings_hash)
+        row = verification_row(
+            run_id, task_key, level, problem, sample, report, settings_hash=settings_hash
+        )
         return self._insert(row, run_id)
 
-    def reuse(self, run_id: int, done: Verification, task_key: str | None = None,
-              level: int | None = None, problem: str | int | None = None,
-              sample: int | None = None) -> None:
+    def reuse(
+        self,
+        run_id: int,
+        done: Verification,
+        task_key: str | None = None,
+        level: int | None = None,
+        problem: str | int | None = None,
+        sample: int | None = None,
+    ) -> None:
         """Copy an earlier verification (from :meth:`find_done`) into ``run_id``, so a resumed
         run holds a result for every task. Placement fields default to the earlier row's."""
         with self._session() as session:
             source = session.scalars(
-                select(Verification).options(undefer(Verification.report_json))
+                select(Verification)
+                .options(undefer(Verification.report_json))
                 .where(Verification.id == done.id)
             ).one()
-            values = {c.key: getattr(source, c.key) for c in Verification.__table__.columns
-                      if c.key not in ("id", "run_id", "created_at")}
+            values = {
+                c.key: getattr(source, c.key)
+                for c in Verification.__table__.columns
+                if c.key not in ("id", "run_id", "created_at")
+            }
         values.update(run_id=run_id, created_at=_utcnow())
-        for key, value in (("task_key", task_key), ("level", level), ("sample", sample),
-                           ("problem", None if problem is None else str(problem))):
+        for key, value in (
+            ("task_key", task_key),
+            ("level", level),
+            ("sample", sample),
+            ("problem", None if problem is None else str(problem)),
+        ):
             if value is not None:
                 values[key] = value
         self._insert(Verification(**values), run_id)
 
-    def link_recheck(self, run_id: int, original_id: int, verification_id: int,
-                     reasons: list[dict[str, Any]]) -> None:
+    def link_recheck(
+        self, run_id: int, original_id: int, verification_id: int, reasons: list[dict[str, Any]]
+    ) -> None:
         """Record that ``verification_id`` (stored in the recheck run ``run_id``) re-proves
         ``original_id``, which ``reasons`` invalidated. The original row is left as it was."""
         try:
             with self._session() as session:
-                session.add(Recheck(run_id=run_id, original_id=original_id,
-                                    verification_id=verification_id, reasons=list(reasons),
-                                    created_at=_utcnow()))
+                session.add(
+                    Recheck(
+                        run_id=run_id,
+                        original_id=original_id,
+                        verification_id=verification_id,
+                        reasons=list(reasons),
+                        created_at=_utcnow(),
+                    )
+                )
         except IntegrityError:
-            raise UsageError(f"cannot link verification {verification_id} to {original_id} in "
-                             f"run {run_id}: one of them is not in {self!r}") from None
+            raise UsageError(
+                f"cannot link verification {verification_id} to {original_id} in "
+                f"run {run_id}: one of them is not in {self!r}"
+            ) from None
 
     def _insert(self, row: Verification, run_id: int) -> int:
         try:
@@ -446,8 +524,13 @@ class ResultsStore:
 
     # -- reading -----------------------------------------------------------------------------
 
-    def find_done(self, candidate_sha256: str | None, reference_sha256: str | None,
-                  fingerprint: str, settings_hash: str) -> Verification | None:
+    def find_done(
+        self,
+        candidate_sha256: str | None,
+        reference_sha256: str | None,
+        fingerprint: str,
+        settings_hash: str,
+    ) -> Verification | None:
         """The latest stored verification of this candidate against this reference on this
         machine with these settings, or ``None``. A hit means the work can be skipped on resume,
         whatever its verdict was."""
@@ -456,15 +539,19 @@ class ResultsStore:
         with self._session() as session:
             return session.scalars(
                 select(Verification)
-                .where(Verification.candidate_sha256 == candidate_sha256,
-                       Verification.reference_sha256 == reference_sha256,
-                       Verification.fingerprint == fingerprint,
-                       Verification.settings_hash == settings_hash)
-                .order_by(Verification.id.desc()).limit(1)
+                .where(
+                    Verification.candidate_sha256 == candidate_sha256,
+                    Verification.reference_sha256 == reference_sha256,
+                    Verification.fingerprint == fingerprint,
+                    Verification.settings_hash == settings_hash,
+                )
+                .order_by(Verification.id.desc())
+                .limit(1)
             ).first()
 
-    def proof_heads(self, run_id: int | None = None,
-                    task_key: str | None = None) -> list[ProofHead]:
+    def proof_heads(
+        self, run_id: int | None = None, task_key: str | None = None
+    ) -> list[ProofHead]:
         """The latest proof of every task slot (task key and sample): the newest verification
         a bench run (or the server) stored for it, followed through its rechecks to the newest
         re-proof. ``run_id``/``task_key`` restrict the slots to one run's or one task's."""
@@ -520,17 +607,21 @@ class ResultsStore:
     def verifications(self, run_id: int) -> list[Verification]:
         """The verifications of one run, by task and sample."""
         with self._session() as session:
-            return list(session.scalars(
-                select(Verification).where(Verification.run_id == run_id)
-                .order_by(Verification.task_key, Verification.sample, Verification.id)
-            ))
+            return list(
+                session.scalars(
+                    select(Verification)
+                    .where(Verification.run_id == run_id)
+                    .order_by(Verification.task_key, Verification.sample, Verification.id)
+                )
+            )
 
     def records(self, run_id: int) -> list[ResultRecord]:
         """The verifications of one run as metric records."""
         return [row.to_record() for row in self.verifications(run_id)]
 
-    def history(self, task_key: str | None = None, candidate: str | None = None,
-                limit: int = 50) -> list[Verification]:
+    def history(
+        self, task_key: str | None = None, candidate: str | None = None, limit: int = 50
+    ) -> list[Verification]:
         """The latest verifications, newest first, optionally of one task and/or one candidate.
 
         ``candidate`` matches a candidate's sha256 by prefix or its path exactly.
@@ -539,9 +630,12 @@ class ResultsStore:
         if task_key is not None:
             query = query.where(Verification.task_key == task_key)
         if candidate is not None:
-            query = query.where(or_(Verification.candidate_sha256.startswith(candidate.lower(),
-                                                                              autoescape=True),
-                                    Verification.candidate_path == candidate))
+            query = query.where(
+                or_(
+                    Verification.candidate_sha256.startswith(candidate.lower(), autoescape=True),
+                    Verification.candidate_path == candidate,
+                )
+            )
         query = query.order_by(Verification.created_at.desc(), Verification.id.desc())
         with self._session() as session:
             return list(session.scalars(query.limit(limit)))
@@ -549,18 +643,23 @@ class ResultsStore:
     def report(self, verification_id: int) -> Report:
         """The full stored report of one verification."""
         with self._session() as session:
-            text = session.scalar(select(Verification.report_json)
-                                  .where(Verification.id == verification_id))
+            text = session.scalar(
+                select(Verification.report_json).where(Verification.id == verification_id)
+            )
         if text is None:
             raise UsageError(f"no verification with id {verification_id} in {self!r}")
         return Report.model_validate_json(text)
 
     def _unknown_run(self, run_id: object) -> UsageError:
-        known = "; ".join(
-            f"{run.id} ({run.started_at:%Y-%m-%d %H:%M}, {run.status}"
-            + (f", {run.label}" if run.label else "") + ")"
-            for run in self.runs()
-        ) or "none yet (kernelproof bench records one per invocation)"
+        known = (
+            "; ".join(
+                f"{run.id} ({run.started_at:%Y-%m-%d %H:%M}, {run.status}"
+                + (f", {run.label}" if run.label else "")
+                + ")"
+                for run in self.runs()
+            )
+            or "none yet (kernelproof bench records one per invocation)"
+        )
         return UsageError(f"no run with id {run_id!r} in {self!r}; known runs: {known}")
 
 
@@ -579,9 +678,16 @@ class ProofHead:
     proof ``head`` replaced, its ``reasons`` why."""
 
 
-def verification_row(run_id: int, task_key: str, level: int | None, problem: str | int,
-                     sample: int, report: Report, *,
-                     settings_hash: str | None = None) -> Verification:
+def verification_row(
+    run_id: int,
+    task_key: str,
+    level: int | None,
+    problem: str | int,
+    sample: int,
+    report: Report,
+    *,
+    settings_hash: str | None = None,
+) -> Verification:
     """The :class:`Verification` row that stores ``report``, not yet added to any session.
 
     :meth:`ResultsStore.add` inserts it on its own; the server's queue adds it in the same
@@ -591,24 +697,32 @@ def verification_row(run_id: int, task_key: str, level: int | None, problem: str
     ci = measured_interval(record.speedup_ci)
     fingerprint = report_fingerprint(report)
     return Verification(
-        run_id=run_id, task_key=task_key, level=level, problem=str(problem), sample=sample,
+        run_id=run_id,
+        task_key=task_key,
+        level=level,
+        problem=str(problem),
+        sample=sample,
         candidate_path=report.candidate.path if report.candidate else None,
         candidate_sha256=report.candidate.sha256 if report.candidate else None,
         reference_sha256=report.reference.sha256 if report.reference else None,
         fingerprint=report.environment.fingerprint,
         device=report.environment.device_name or report.environment.device,
         settings_hash=settings_hash or _hash_settings(report.settings),
-        verdict=report.verdict.value, exit_code=int(report.verdict.exit_code),
+        verdict=report.verdict.value,
+        exit_code=int(report.verdict.exit_code),
         speedup=_finite(record.speedup),
         # Both bounds or neither: a lone finite low bound of an unmeasured interval is not a
         # measurement (schema/interval.py).
         speedup_ci_low=ci[0] if ci else None,
         speedup_ci_high=ci[1] if ci else None,
         speedup_vs_compile=_finite(record.speedup_vs_compile),
-        per_shape_speedups={k: v for k, v in record.per_shape_speedups.items()
-                            if v is None or math.isfinite(v)},
-        floor_clamped=record.floor_clamped, duration_s=report.duration_s,
-        report_json=report.to_json(), created_at=_utcnow(),
+        per_shape_speedups={
+            k: v for k, v in record.per_shape_speedups.items() if v is None or math.isfinite(v)
+        },
+        floor_clamped=record.floor_clamped,
+        duration_s=report.duration_s,
+        report_json=report.to_json(),
+        created_at=_utcnow(),
         environment_digest=fingerprint.digest(BINDING_COMPONENTS),
         environment=fingerprint.model_dump(mode="json"),
     )
@@ -639,16 +753,21 @@ def _create_engine(url: str, *, must_exist: bool) -> Engine:
     in_memory = database in ("", ":memory:") or "mode=memory" in database
     if in_memory:
         # One shared connection, or each thread would see its own empty database.
-        engine = create_engine(parsed, poolclass=StaticPool,
-                               connect_args={"check_same_thread": False})
+        engine = create_engine(
+            parsed, poolclass=StaticPool, connect_args={"check_same_thread": False}
+        )
     else:
         path = Path(database)
         if must_exist and not path.exists():
-            raise UsageError(f"no results store at {path}; run `kernelproof bench` first, or "
-                             f"pass --db (or set {DB_ENV}) to an existing store")
+            raise UsageError(
+                f"no results store at {path}; run `kernelproof bench` first, or "
+                f"pass --db (or set {DB_ENV}) to an existing store"
+            )
         if not path.parent.is_dir():
-            raise UsageError(f"cannot create the results store {path}: the directory "
-                             f"{path.parent} does not exist; create it or choose another --db")
+            raise UsageError(
+                f"cannot create the results store {path}: the directory "
+                f"{path.parent} does not exist; create it or choose another --db"
+            )
         engine = create_engine(parsed)
     event.listen(engine, "connect", _sqlite_pragmas(wal=not in_memory))
     return engine

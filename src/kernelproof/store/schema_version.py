@@ -19,8 +19,15 @@ from sqlalchemy.types import TypeEngine
 
 from kernelproof.errors import UsageError
 
-__all__ = ["META_TABLE", "STORE_SCHEMA_VERSION", "VERSION_KEY", "added_columns",
-           "check_version", "stored_version", "upgrade"]
+__all__ = [
+    "META_TABLE",
+    "STORE_SCHEMA_VERSION",
+    "VERSION_KEY",
+    "added_columns",
+    "check_version",
+    "stored_version",
+    "upgrade",
+]
 
 #: The schema version this kernelproof writes and reads.
 STORE_SCHEMA_VERSION = 2
@@ -34,15 +41,21 @@ VERSION_KEY = "schema_version"
 #: Columns added to existing tables, per version: (table, column, type). Version 2 binds each
 #: verification to its environment (the digest of its binding components, and the components).
 ADDED_COLUMNS: dict[int, list[tuple[str, str, TypeEngine[Any]]]] = {
-    2: [("kernelproof_verifications", "environment_digest", String(16)),
-        ("kernelproof_verifications", "environment", JSON())],
+    2: [
+        ("kernelproof_verifications", "environment_digest", String(16)),
+        ("kernelproof_verifications", "environment", JSON()),
+    ],
 }
 
 
 def added_columns(up_to: int = STORE_SCHEMA_VERSION) -> list[tuple[str, str, TypeEngine[Any]]]:
     """Every column added after version 1, up to ``up_to``."""
-    return [column for version in sorted(ADDED_COLUMNS) if version <= up_to
-            for column in ADDED_COLUMNS[version]]
+    return [
+        column
+        for version in sorted(ADDED_COLUMNS)
+        if version <= up_to
+        for column in ADDED_COLUMNS[version]
+    ]
 
 
 def stored_version(engine: Engine) -> int | None:
@@ -69,7 +82,8 @@ def check_version(engine: Engine, url: str) -> int | None:
             f"the results store {url!r} has schema version {version}, written by a newer "
             f"kernelproof; this one reads versions up to {STORE_SCHEMA_VERSION}. Upgrade "
             "kernelproof (pip install -U kernelproof) to use it, or pass --db with another "
-            "store; nothing in it was changed")
+            "store; nothing in it was changed"
+        )
     return version
 
 
@@ -85,8 +99,7 @@ def upgrade(engine: Engine, url: str) -> None:
     _write_version(engine)
 
 
-def _add_column(engine: Engine, url: str, table: str, column: str, kind: TypeEngine[Any]
-                ) -> None:
+def _add_column(engine: Engine, url: str, table: str, column: str, kind: TypeEngine[Any]) -> None:
     if column in {c["name"] for c in inspect(engine).get_columns(table)}:
         return
     type_sql = kind.compile(dialect=engine.dialect)
@@ -96,21 +109,25 @@ def _add_column(engine: Engine, url: str, table: str, column: str, kind: TypeEng
     except DatabaseError as exc:
         if column in {c["name"] for c in inspect(engine).get_columns(table)}:
             return  # another process added it meanwhile
-        raise UsageError(f"cannot upgrade the results store {url!r} to schema version "
-                         f"{STORE_SCHEMA_VERSION} (adding {table}.{column}): {exc.orig}; is it "
-                         "read-only? Open it once with write access") from None
+        raise UsageError(
+            f"cannot upgrade the results store {url!r} to schema version "
+            f"{STORE_SCHEMA_VERSION} (adding {table}.{column}): {exc.orig}; is it "
+            "read-only? Open it once with write access"
+        ) from None
 
 
 def _write_version(engine: Engine) -> None:
     values = {"name": VERSION_KEY, "value": str(STORE_SCHEMA_VERSION)}
     with engine.begin() as connection:
         updated = connection.execute(
-            text(f"UPDATE {META_TABLE} SET value = :value WHERE name = :name"), values).rowcount
+            text(f"UPDATE {META_TABLE} SET value = :value WHERE name = :name"), values
+        ).rowcount
     if updated:
         return
     try:
         with engine.begin() as connection:
             connection.execute(
-                text(f"INSERT INTO {META_TABLE} (name, value) VALUES (:name, :value)"), values)
+                text(f"INSERT INTO {META_TABLE} (name, value) VALUES (:name, :value)"), values
+            )
     except IntegrityError:
         pass  # another process recorded it meanwhile

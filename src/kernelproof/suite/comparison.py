@@ -16,13 +16,15 @@ def compare_runs(a: Sequence[ResultRecord], b: Sequence[ResultRecord]) -> RunCom
     within the CIs never fails a CI gate.
     """
     best_a, best_b = best_per_task(a), best_per_task(b)
-    changes = [_change(key, best_a.get(key), best_b.get(key))
-               for key in sorted(set(best_a) | set(best_b))]
+    changes = [
+        _change(key, best_a.get(key), best_b.get(key)) for key in sorted(set(best_a) | set(best_b))
+    ]
     counts = Counter(c.kind for c in changes)
     return RunComparison(
         changes=changes,
         counts={kind.value: counts.get(kind, 0) for kind in ChangeKind},
-        geomean_a=geomean_speedup(a), geomean_b=geomean_speedup(b),
+        geomean_a=geomean_speedup(a),
+        geomean_b=geomean_speedup(b),
     )
 
 
@@ -45,8 +47,13 @@ def _change(key: str, a: ResultRecord | None, b: ResultRecord | None) -> TaskCha
     else:
         kind = ChangeKind.UNCHANGED
     return TaskChange(
-        task_key=key, verdict_a=a.verdict if a else None, verdict_b=b.verdict if b else None,
-        speedup_a=speedup_a, speedup_b=speedup_b,
-        ci_a=a.speedup_ci if a else None, ci_b=b.speedup_ci if b else None,
-        ratio=ratio, kind=kind,
+        task_key=key,
+        verdict_a=a.verdict if a else None,
+        verdict_b=b.verdict if b else None,
+        speedup_a=speedup_a,
+        speedup_b=speedup_b,
+        ci_a=a.speedup_ci if a else None,
+        ci_b=b.speedup_ci if b else None,
+        ratio=ratio,
+        kind=kind,
     )

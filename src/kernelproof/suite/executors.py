@@ -11,19 +11,25 @@ forkserver per verification. Results stream back as they finish.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from kernelproof.schema import Report
 from kernelproof.session import Session
 from kernelproof.suite.layout import BenchItem
 
 #: Environment variables a Ray worker needs to share the project's build caches.
-FORWARDED_ENVIRONMENT = ("TORCH_EXTENSIONS_DIR", "TORCHINDUCTOR_CACHE_DIR", "NUMBA_CACHE_DIR",
-                         "TRITON_CACHE_DIR", "KERNELPROOF_CACHE_DIR", "TRITON_INTERPRET")
-
+FORWARDED_ENVIRONMENT = (
+    "TORCH_EXTENSIONS_DIR",
+    "TORCHINDUCTOR_CACHE_DIR",
+    "NUMBA_CACHE_DIR",
+    "TRITON_CACHE_DIR",
+    "KERNELPROOF_CACHE_DIR",
+    "TRITON_INTERPRET",
+)
 
 
 #: What a caller attaches to each call and gets back with its report (a bench item, a recheck's
@@ -46,16 +52,18 @@ class VerifyCall:
     def run(self, session: Session | None = None) -> Report:
         """The verification, through ``session`` when given (its memos and warm workers)."""
         if session is not None:
-            return session.verify(self.reference, self.candidate, profile=self.profile,
-                                  **self.overrides)
+            return session.verify(
+                self.reference, self.candidate, profile=self.profile, **self.overrides
+            )
         from kernelproof.controller.verify import verify
 
         return verify(self.reference, self.candidate, profile=self.profile, **self.overrides)
 
 
 def verify_call(item: BenchItem, profile: str, overrides: dict[str, Any]) -> VerifyCall:
-    return VerifyCall(str(item.task.reference.resolve()), str(item.candidate.resolve()), profile,
-                      dict(overrides))
+    return VerifyCall(
+        str(item.task.reference.resolve()), str(item.candidate.resolve()), profile, dict(overrides)
+    )
 
 
 class Executor(Protocol):
@@ -76,8 +84,9 @@ class LocalPool:
     _session: Session | None = None
 
     def results(self, calls: list[tuple[Item, VerifyCall]]) -> Iterator[tuple[Item, Report]]:
-        self._executor = ThreadPoolExecutor(max_workers=max(1, self.jobs),
-                                            thread_name_prefix="kernelproof-bench")
+        self._executor = ThreadPoolExecutor(
+            max_workers=max(1, self.jobs), thread_name_prefix="kernelproof-bench"
+        )
         session = self._session = Session(store=self.store_url)
         futures: dict[Future[Report], Item] = {
             self._executor.submit(call.run, session): item for item, call in calls
@@ -132,10 +141,16 @@ class RayCluster:
             environment = {k: os.environ[k] for k in FORWARDED_ENVIRONMENT if k in os.environ}
             source = str(Path(__file__).resolve().parents[2])
             environment["PYTHONPATH"] = os.pathsep.join(
-                p for p in (source, os.environ.get("PYTHONPATH", "")) if p)
-            ray.init(address=self.address, num_cpus=self.num_cpus if self.address is None else None,
-                     include_dashboard=False, ignore_reinit_error=True, log_to_driver=False,
-                     runtime_env={"env_vars": environment})
+                p for p in (source, os.environ.get("PYTHONPATH", "")) if p
+            )
+            ray.init(
+                address=self.address,
+                num_cpus=self.num_cpus if self.address is None else None,
+                include_dashboard=False,
+                ignore_reinit_error=True,
+                log_to_driver=False,
+                runtime_env={"env_vars": environment},
+            )
         return ray
 
     def results(self, calls: list[tuple[Item, VerifyCall]]) -> Iterator[tuple[Item, Report]]:

@@ -44,24 +44,34 @@ class KernelBenchLayout:
     name = "kernelbench"
 
     def accepts(self, suite: Path) -> bool:
-        return any(_LEVEL.match(d.name) and any(_PROBLEM.match(f.name) for f in d.glob("*.py"))
-                   for d in suite.iterdir() if d.is_dir())
+        return any(
+            _LEVEL.match(d.name) and any(_PROBLEM.match(f.name) for f in d.glob("*.py"))
+            for d in suite.iterdir()
+            if d.is_dir()
+        )
 
     def tasks(self, suite: Path, solutions: Path) -> list[BenchTask]:
         found = []
-        levels = [(number, d) for d in suite.iterdir()
-                  if d.is_dir() and (number := _level_number(d)) is not None]
+        levels = [
+            (number, d)
+            for d in suite.iterdir()
+            if d.is_dir() and (number := _level_number(d)) is not None
+        ]
         for level, level_dir in sorted(levels, key=lambda pair: pair[0]):
             for task in sorted(level_dir.glob("*.py"), key=_problem_number):
                 match = _PROBLEM.match(task.name)
                 if not match:
                     continue
                 problem = match.group(1)
-                found.append(BenchTask(
-                    key=f"{level_dir.name}/{task.stem}", reference=task, level=level,
-                    problem=problem,
-                    candidates=tuple(self._solutions(solutions / level_dir.name, problem)),
-                ))
+                found.append(
+                    BenchTask(
+                        key=f"{level_dir.name}/{task.stem}",
+                        reference=task,
+                        level=level,
+                        problem=problem,
+                        candidates=tuple(self._solutions(solutions / level_dir.name, problem)),
+                    )
+                )
         return found
 
     @staticmethod
@@ -83,8 +93,11 @@ class GpuModeLayout:
     name = "gpumode"
 
     def accepts(self, suite: Path) -> bool:
-        return any((d / "task.yml").is_file() and (d / "reference.py").is_file()
-                   for d in suite.iterdir() if d.is_dir())
+        return any(
+            (d / "task.yml").is_file() and (d / "reference.py").is_file()
+            for d in suite.iterdir()
+            if d.is_dir()
+        )
 
     def tasks(self, suite: Path, solutions: Path) -> list[BenchTask]:
         found = []
@@ -92,8 +105,15 @@ class GpuModeLayout:
             candidates = _named_solutions(solutions, folder.name)
             if not candidates and solutions.resolve() == suite.resolve():
                 candidates = sorted(folder.glob("submission*.py"))
-            found.append(BenchTask(key=f"gpumode/{folder.name}", reference=folder, level=None,
-                                   problem=folder.name, candidates=tuple(candidates)))
+            found.append(
+                BenchTask(
+                    key=f"gpumode/{folder.name}",
+                    reference=folder,
+                    level=None,
+                    problem=folder.name,
+                    candidates=tuple(candidates),
+                )
+            )
         return found
 
 
@@ -101,15 +121,26 @@ class NativeLayout:
     name = "native"
 
     def accepts(self, suite: Path) -> bool:
-        return any((d / "reference.py").is_file() and not (d / "task.yml").exists()
-                   for d in suite.iterdir() if d.is_dir())
+        return any(
+            (d / "reference.py").is_file() and not (d / "task.yml").exists()
+            for d in suite.iterdir()
+            if d.is_dir()
+        )
 
     def tasks(self, suite: Path, solutions: Path) -> list[BenchTask]:
         return [
-            BenchTask(key=f"native/{folder.name}", reference=folder / "reference.py", level=None,
-                      problem=folder.name, candidates=tuple(_named_solutions(solutions, folder.name)))
-            for folder in sorted(d for d in suite.iterdir() if (d / "reference.py").is_file()
-                                 and not (d / "task.yml").exists())
+            BenchTask(
+                key=f"native/{folder.name}",
+                reference=folder / "reference.py",
+                level=None,
+                problem=folder.name,
+                candidates=tuple(_named_solutions(solutions, folder.name)),
+            )
+            for folder in sorted(
+                d
+                for d in suite.iterdir()
+                if (d / "reference.py").is_file() and not (d / "task.yml").exists()
+            )
         ]
 
 
@@ -132,8 +163,11 @@ def read_suite(suite: Path, solutions: Path) -> tuple[str, list[BenchTask]]:
         raise UsageError(f"{solutions}: the solutions folder does not exist")
     matching = [layout for layout in LAYOUTS if layout.accepts(suite)]
     if len(matching) != 1:
-        what = "no known layout" if not matching else (
-            "several layouts at once (" + ", ".join(m.name for m in matching) + ")")
+        what = (
+            "no known layout"
+            if not matching
+            else ("several layouts at once (" + ", ".join(m.name for m in matching) + ")")
+        )
         raise UsageError(
             f"{suite}: {what}. Use levelN/ID_Name.py (KernelBench), one folder per problem with "
             "reference.py and task.yml (GPU MODE), or one folder per task with reference.py "
@@ -143,5 +177,8 @@ def read_suite(suite: Path, solutions: Path) -> tuple[str, list[BenchTask]]:
 
 
 def bench_items(tasks: list[BenchTask]) -> list[BenchItem]:
-    return [BenchItem(task=task, candidate=candidate, sample=index)
-            for task in tasks for index, candidate in enumerate(task.candidates)]
+    return [
+        BenchItem(task=task, candidate=candidate, sample=index)
+        for task in tasks
+        for index, candidate in enumerate(task.candidates)
+    ]

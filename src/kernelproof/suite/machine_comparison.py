@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from kernelproof.schema.binding import report_fingerprint
 from kernelproof.proof.verdicts import verdict_snapshot
+from kernelproof.schema.binding import report_fingerprint
 from kernelproof.schema.comparison import CandidateAcrossMachines, MachineComparison, MachineRow
 from kernelproof.schema.environment_rule import Effect, diff_fingerprints
 from kernelproof.schema.report import Report
@@ -26,8 +26,10 @@ def compare_machines(reports: list[tuple[str, Report]]) -> MachineComparison:
     group's proofs side by side."""
     groups: dict[tuple[str, str], list[tuple[str, Report]]] = defaultdict(list)
     for where, report in reports:
-        key = (report.candidate.sha256 if report.candidate else f"(unreadable) {where}",
-               report.reference.sha256 if report.reference else "")
+        key = (
+            report.candidate.sha256 if report.candidate else f"(unreadable) {where}",
+            report.reference.sha256 if report.reference else "",
+        )
         groups[key].append((where, report))
     compared, alone = [], []
     for (sha, _), members in groups.items():
@@ -51,14 +53,27 @@ def machine_label(report: Report) -> str:
 def _group(sha: str, members: list[tuple[str, Report]]) -> CandidateAcrossMachines:
     rows = []
     fingerprints = [report_fingerprint(report) for _, report in members]
-    for (where, report), fingerprint in zip(members, fingerprints):
+    for (where, report), _fingerprint in zip(members, fingerprints):
         snapshot = verdict_snapshot(report, where)
-        rows.append(MachineRow(where=where, machine=machine_label(report),
-                               environment=snapshot.environment, verdict=report.verdict,
-                               speedup=snapshot.speedup, speedup_ci=snapshot.speedup_ci,
-                               sol_fraction=snapshot.sol_fraction))
-    names = sorted({name for f in fingerprints for name in f.components
-                    if len({g.components.get(name) for g in fingerprints}) > 1})
+        rows.append(
+            MachineRow(
+                where=where,
+                machine=machine_label(report),
+                environment=snapshot.environment,
+                verdict=report.verdict,
+                speedup=snapshot.speedup,
+                speedup_ci=snapshot.speedup_ci,
+                sol_fraction=snapshot.sol_fraction,
+            )
+        )
+    names = sorted(
+        {
+            name
+            for f in fingerprints
+            for name in f.components
+            if len({g.components.get(name) for g in fingerprints}) > 1
+        }
+    )
     effects: dict[str, str] = {}
     for other in fingerprints[1:]:
         for change in diff_fingerprints(fingerprints[0], other).changes:
@@ -67,9 +82,13 @@ def _group(sha: str, members: list[tuple[str, Report]]) -> CandidateAcrossMachin
     first = members[0][1]
     return CandidateAcrossMachines(
         candidate=first.candidate.path if first.candidate else "(unreadable)",
-        candidate_sha256=sha, task=first.reference.path if first.reference else "(unreadable)",
-        rows=rows, components={n: [f.components.get(n) for f in fingerprints] for n in names},
-        effects=effects, flags=_flags(rows))
+        candidate_sha256=sha,
+        task=first.reference.path if first.reference else "(unreadable)",
+        rows=rows,
+        components={n: [f.components.get(n) for f in fingerprints] for n in names},
+        effects=effects,
+        flags=_flags(rows),
+    )
 
 
 def _flags(rows: list[MachineRow]) -> list[str]:
@@ -77,12 +96,16 @@ def _flags(rows: list[MachineRow]) -> list[str]:
     verified = [r for r in rows if r.verdict is Verdict.VERIFIED]
     others = [r for r in rows if r.verdict is not Verdict.VERIFIED]
     if verified and others:
-        flags.append(f"verified on {verified[0].machine} ({verified[0].where}), "
-                     f"{others[0].verdict.value} on {others[0].machine} ({others[0].where})")
+        flags.append(
+            f"verified on {verified[0].machine} ({verified[0].where}), "
+            f"{others[0].verdict.value} on {others[0].machine} ({others[0].where})"
+        )
     fast = [r for r in verified if r.speedup_ci and r.speedup_ci[0] > 1]
     slow = [r for r in verified if r.speedup_ci and r.speedup_ci[1] < 1]
     if fast and slow:
-        flags.append(f"faster than the reference on {fast[0].machine} "
-                     f"({fast[0].speedup:.2f}x), slower on {slow[0].machine} "
-                     f"({slow[0].speedup:.2f}x), beyond both intervals")
+        flags.append(
+            f"faster than the reference on {fast[0].machine} "
+            f"({fast[0].speedup:.2f}x), slower on {slow[0].machine} "
+            f"({slow[0].speedup:.2f}x), beyond both intervals"
+        )
     return flags

@@ -33,9 +33,9 @@ from rich.markup import escape
 from kernelproof.config import Settings, resolve_settings
 from kernelproof.controller.environment import collect_environment
 from kernelproof.errors import KernelproofError, UsageError
-from kernelproof.schema.binding import environment_fingerprint, report_fingerprint
 from kernelproof.proof.probe import matrix_thread_count
 from kernelproof.proof.verdicts import speed_change, verdict_change, verdict_snapshot
+from kernelproof.schema.binding import environment_fingerprint, report_fingerprint
 from kernelproof.schema.environment_rule import (
     BINDING_COMPONENTS,
     EnvironmentDiff,
@@ -49,8 +49,8 @@ from kernelproof.schema.recheck import (
     RecheckStatus,
 )
 from kernelproof.schema.report import Environment, Report
-from kernelproof.suite.executors import Executor, LocalPool, RayCluster, VerifyCall
 from kernelproof.store.results import ResultsStore, RunStatus
+from kernelproof.suite.executors import Executor, LocalPool, RayCluster, VerifyCall
 from kernelproof.workers.pair import worker_threads
 
 __all__ = ["RECHECK_INFIX", "RecheckOptions", "recheck", "recheck_settings"]
@@ -63,8 +63,11 @@ RECHECK_INFIX = ".recheck-"
 #: that carries one would have ``recheck`` run the candidate outside the sandbox on the CI
 #: machine that trusts it. A re-proof puts the walls back (and says so) unless the user
 #: vouches for the reports with ``--trust-settings``.
-WALL_SETTINGS: dict[str, object] = {"sandbox": False, "insecure_sandbox": True,
-                                    "integrity_probes": False}
+WALL_SETTINGS: dict[str, object] = {
+    "sandbox": False,
+    "insecure_sandbox": True,
+    "integrity_probes": False,
+}
 
 
 @dataclass(frozen=True)
@@ -128,24 +131,35 @@ def recheck(options: RecheckOptions, console: Console | None = None) -> RecheckR
     store = None
     if options.source is not None:
         if options.run is not None or options.task is not None:
-            raise UsageError("--run and --task select verdicts of a results store; with a "
-                             "folder of reports, pass the folder (or one report) alone")
+            raise UsageError(
+                "--run and --task select verdicts of a results store; with a "
+                "folder of reports, pass the folder (or one report) alone"
+            )
         proofs, skipped = _folder_proofs(options.source)
         source = str(options.source)
     else:
         store = ResultsStore(options.db_url, must_exist=True)
         proofs, skipped = _store_proofs(store, options), []
         source = repr(store)
-    report = RecheckReport(source=source, everything=options.everything,
-                           dry_run=options.dry_run, started_utc=started, skipped=skipped,
-                           environment=_machine_components())
+    report = RecheckReport(
+        source=source,
+        everything=options.everything,
+        dry_run=options.dry_run,
+        started_utc=started,
+        skipped=skipped,
+        environment=_machine_components(),
+    )
     try:
-        queue = [(proof, item) for proof in proofs
-                 for item in [_judge(proof, options, report)] if item is not None]
+        queue = [
+            (proof, item)
+            for proof in proofs
+            for item in [_judge(proof, options, report)]
+            if item is not None
+        ]
         if queue and not options.dry_run:
             _reprove(queue, options, store, report, console)
         else:
-            for proof, item in queue:
+            for _proof, item in queue:
                 report.items.append(item.model_copy(update={"status": RecheckStatus.PENDING}))
     finally:
         if store is not None:
@@ -156,8 +170,9 @@ def recheck(options: RecheckOptions, console: Console | None = None) -> RecheckR
     return report
 
 
-def recheck_settings(report: Report, threads: int | None,
-                     trust: bool = False) -> tuple[dict[str, Any], list[str]]:
+def recheck_settings(
+    report: Report, threads: int | None, trust: bool = False
+) -> tuple[dict[str, Any], list[str]]:
     """The settings a re-proof runs with: the report's own (every recorded field), its base
     seed, and ``threads`` when given; with the verifier's walls up unless ``trust``. Also the
     walls the report had down (``sandbox=False``...), put back."""
@@ -178,9 +193,11 @@ def recheck_settings(report: Report, threads: int | None,
 
 def _folder_proofs(root: Path) -> tuple[list[_Proof], list[str]]:
     if not root.exists():
-        raise UsageError(f"{root} does not exist; pass a folder of reports written by "
-                         "`kernelproof verify --json` (or one such report), or no argument to "
-                         "recheck the results store")
+        raise UsageError(
+            f"{root} does not exist; pass a folder of reports written by "
+            "`kernelproof verify --json` (or one such report), or no argument to "
+            "recheck the results store"
+        )
     if root.is_file():
         files = [root, *sorted(root.parent.glob(f"{root.stem}{RECHECK_INFIX}*.json"))]
     else:
@@ -201,14 +218,18 @@ def _folder_proofs(root: Path) -> tuple[list[_Proof], list[str]]:
             originals[path] = report
     proofs = []
     for path, original in originals.items():
-        later = sorted(rechecks.get(path, []),
-                       key=lambda item: item[1].recheck.rechecked_utc if item[1].recheck else "")
+        later = sorted(
+            rechecks.get(path, []),
+            key=lambda item: item[1].recheck.rechecked_utc if item[1].recheck else "",
+        )
         where, head = (str(later[-1][0]), later[-1][1]) if later else (str(path), original)
-        proofs.append(_Proof(key=str(path), head=head, where=where, base=path.parent,
-                             original_file=path))
+        proofs.append(
+            _Proof(key=str(path), head=head, where=where, base=path.parent, original_file=path)
+        )
     if not proofs and not skipped:
-        raise UsageError(f"{root} holds no kernelproof report (*.json written by "
-                         "`kernelproof verify --json`)")
+        raise UsageError(
+            f"{root} holds no kernelproof report (*.json written by `kernelproof verify --json`)"
+        )
     return proofs, skipped
 
 
@@ -217,15 +238,22 @@ def _store_proofs(store: ResultsStore, options: RecheckOptions) -> list[_Proof]:
     proofs = []
     for slot in store.proof_heads(run_id=run_id, task_key=options.task):
         row = slot.head
-        proofs.append(_Proof(
-            key=f"{row.task_key}#{row.sample}", head=store.report(row.id),
-            where=f"verification {row.id} (run {row.run_id})", head_id=row.id,
-            slot=(row.task_key, row.level, row.problem, row.sample)))
+        proofs.append(
+            _Proof(
+                key=f"{row.task_key}#{row.sample}",
+                head=store.report(row.id),
+                where=f"verification {row.id} (run {row.run_id})",
+                head_id=row.id,
+                slot=(row.task_key, row.level, row.problem, row.sample),
+            )
+        )
     if not proofs:
         scope = f" of run {options.run}" if options.run is not None else ""
         scope += f" for task {options.task}" if options.task is not None else ""
-        raise UsageError(f"no verifications{scope} in {store!r}; run `kernelproof bench` "
-                         "first, or check --run and --task")
+        raise UsageError(
+            f"no verifications{scope} in {store!r}; run `kernelproof bench` "
+            "first, or check --run and --task"
+        )
     return proofs
 
 
@@ -246,43 +274,77 @@ def _judge(proof: _Proof, options: RecheckOptions, report: RecheckReport) -> Rec
     returned; an invalidated one returns its pending item, to be re-proved."""
     head = proof.head
     before = verdict_snapshot(head, proof.where)
-    common = _ItemIdentity(key=proof.key,
-                           candidate=head.candidate.path if head.candidate else None,
-                           task=head.reference.path if head.reference else None)
+    common = _ItemIdentity(
+        key=proof.key,
+        candidate=head.candidate.path if head.candidate else None,
+        task=head.reference.path if head.reference else None,
+    )
     try:
-        proof.settings, lowered = recheck_settings(head, options.threads,
-                                                   options.trust_settings)
+        proof.settings, lowered = recheck_settings(head, options.threads, options.trust_settings)
         current, note, unable = _current_fingerprint(proof)
         if lowered:
-            note = "; ".join(filter(None, [note, (
-                f"the report's settings take the verifier's walls down ({', '.join(lowered)}): "
-                "re-proved with them up (reports are editable JSON; --trust-settings applies "
-                "them)")]))
+            note = "; ".join(
+                filter(
+                    None,
+                    [
+                        note,
+                        (
+                            f"the report's settings take the verifier's walls down ({', '.join(lowered)}): "
+                            "re-proved with them up (reports are editable JSON; --trust-settings applies "
+                            "them)"
+                        ),
+                    ],
+                )
+            )
     except KernelproofError as exc:
-        report.items.append(RecheckItem(**common, status=RecheckStatus.FAILED,
-                                        diff=EnvironmentDiff(), before=before,
-                                        message=str(exc)))
+        report.items.append(
+            RecheckItem(
+                **common,
+                status=RecheckStatus.FAILED,
+                diff=EnvironmentDiff(),
+                before=before,
+                message=str(exc),
+            )
+        )
         return None
     diff = diff_fingerprints(report_fingerprint(head), current, everything=options.everything)
     if not diff.invalidated:
         if head.recheck is not None:  # re-proved here earlier: report what it gave
             after = before
             earlier = head.recheck.original
-            report.items.append(RecheckItem(
-                **common, status=RecheckStatus.REVERIFIED_EARLIER,
-                diff=EnvironmentDiff(changes=head.recheck.invalidated_by), before=earlier,
-                after=after, verdict_change=verdict_change(earlier.verdict, after.verdict),
-                speed_change=speed_change(earlier, after), message=note))
+            report.items.append(
+                RecheckItem(
+                    **common,
+                    status=RecheckStatus.REVERIFIED_EARLIER,
+                    diff=EnvironmentDiff(changes=head.recheck.invalidated_by),
+                    before=earlier,
+                    after=after,
+                    verdict_change=verdict_change(earlier.verdict, after.verdict),
+                    speed_change=speed_change(earlier, after),
+                    message=note,
+                )
+            )
         else:
-            report.items.append(RecheckItem(**common, status=RecheckStatus.STILL_VALID,
-                                            diff=diff, before=before, message=note))
+            report.items.append(
+                RecheckItem(
+                    **common,
+                    status=RecheckStatus.STILL_VALID,
+                    diff=diff,
+                    before=before,
+                    message=note,
+                )
+            )
         return None
     if unable:
-        report.items.append(RecheckItem(**common, status=RecheckStatus.FAILED, diff=diff,
-                                        before=before, message=unable))
+        report.items.append(
+            RecheckItem(
+                **common, status=RecheckStatus.FAILED, diff=diff, before=before, message=unable
+            )
+        )
         return None
-    return RecheckItem(**common, status=RecheckStatus.PENDING, diff=diff, before=before,
-                       message=note)
+    return RecheckItem(
+        **common, status=RecheckStatus.PENDING, diff=diff, before=before, message=note
+    )
 
 
 def _current_fingerprint(proof: _Proof) -> tuple[EnvironmentFingerprint, str, str]:
@@ -301,16 +363,22 @@ def _current_fingerprint(proof: _Proof) -> tuple[EnvironmentFingerprint, str, st
         hashes.append(_sha256(path) if path is not None else None)
         if path is None:
             recorded = artifact.path if artifact is not None else "(unrecorded)"
-            notes.append(f"the {label} file {recorded} is not found here (looked in the "
-                         f"current folder{' and beside the report' if proof.base else ''})")
+            notes.append(
+                f"the {label} file {recorded} is not found here (looked in the "
+                f"current folder{' and beside the report' if proof.base else ''})"
+            )
     unable = "; ".join(notes)
     if found[0] is not None and found[1] is not None:
         proof.paths = (found[0], found[1])
     if settings.device == "cuda" and environment.gpu is None:
         unable = "no CUDA device here: recheck a CUDA verdict on a machine with one"
     fingerprint = environment_fingerprint(
-        environment, candidate_sha256=hashes[1], task_sha256=hashes[0],
-        settings=head.settings, languages=head.code.languages if head.code else None)
+        environment,
+        candidate_sha256=hashes[1],
+        task_sha256=hashes[0],
+        settings=head.settings,
+        languages=head.code.languages if head.code else None,
+    )
     return fingerprint, "; ".join(notes), unable
 
 
@@ -318,8 +386,11 @@ _ENVIRONMENTS: dict[tuple[str, int | None, int | None], Environment] = {}
 
 
 def _environment(settings: Settings) -> Environment:
-    key = (settings.device, worker_threads(settings),
-           matrix_thread_count(settings.device, settings.threads))
+    key = (
+        settings.device,
+        worker_threads(settings),
+        matrix_thread_count(settings.device, settings.threads),
+    )
     if key not in _ENVIRONMENTS:
         _ENVIRONMENTS[key] = collect_environment(*key)
     return _ENVIRONMENTS[key]
@@ -334,42 +405,63 @@ def _machine_components() -> dict[str, str]:
 # -- re-proving -------------------------------------------------------------------------------
 
 
-def _reprove(queue: list[tuple[_Proof, RecheckItem]], options: RecheckOptions,
-             store: ResultsStore | None, report: RecheckReport, console: Console) -> None:
+def _reprove(
+    queue: list[tuple[_Proof, RecheckItem]],
+    options: RecheckOptions,
+    store: ResultsStore | None,
+    report: RecheckReport,
+    console: Console,
+) -> None:
     calls = []
     for proof, item in queue:
         assert proof.paths is not None
         task, candidate = proof.paths
-        calls.append(((proof, item), VerifyCall(str(task), str(candidate), "default",
-                                                dict(proof.settings))))
+        calls.append(
+            ((proof, item), VerifyCall(str(task), str(candidate), "default", dict(proof.settings)))
+        )
     done: set[str] = set()
     run_id: int | None = None
     executor = _executor(options, store, _device(queue))
-    console.print(f"re-proving {len(calls)} invalidated verdict(s) "
-                  f"({len(report.items)} need nothing)")
+    console.print(
+        f"re-proving {len(calls)} invalidated verdict(s) ({len(report.items)} need nothing)"
+    )
     try:
         for (proof, item), new in executor.results(calls):
-            origin = RecheckOrigin(original=item.before, invalidated_by=item.diff.invalidating,
-                                   rechecked_utc=_utc_now())
+            origin = RecheckOrigin(
+                original=item.before,
+                invalidated_by=item.diff.invalidating,
+                rechecked_utc=_utc_now(),
+            )
             new = new.model_copy(update={"recheck": origin})
             where, run_id = _keep(proof, new, item, store, run_id, options)
             after = verdict_snapshot(new, where)
-            report.items.append(item.model_copy(update={
-                "status": RecheckStatus.REVERIFIED, "after": after,
-                "verdict_change": verdict_change(item.before.verdict, new.verdict),
-                "speed_change": speed_change(item.before, after)}))
+            report.items.append(
+                item.model_copy(
+                    update={
+                        "status": RecheckStatus.REVERIFIED,
+                        "after": after,
+                        "verdict_change": verdict_change(item.before.verdict, new.verdict),
+                        "speed_change": speed_change(item.before, after),
+                    }
+                )
+            )
             done.add(proof.key)
-            console.print(f"{escape(proof.key)}: {item.before.verdict.value} -> "
-                          f"{new.verdict.value} ({escape(where)})")
+            console.print(
+                f"{escape(proof.key)}: {item.before.verdict.value} -> "
+                f"{new.verdict.value} ({escape(where)})"
+            )
     except KeyboardInterrupt:
         executor.cancel()
         report.interrupted = True
-        console.print("[yellow]interrupted: every re-proof finished so far is kept; run the "
-                      "same command again to resume[/]")
+        console.print(
+            "[yellow]interrupted: every re-proof finished so far is kept; run the "
+            "same command again to resume[/]"
+        )
     finally:
         if store is not None and run_id is not None:
-            store.finish_run(run_id, RunStatus.INTERRUPTED if report.interrupted
-                             else RunStatus.FINISHED)
+            store.finish_run(
+                run_id, RunStatus.INTERRUPTED if report.interrupted else RunStatus.FINISHED
+            )
     for proof, item in queue:
         if proof.key not in done:
             report.items.append(item)
@@ -385,15 +477,25 @@ def _executor(options: RecheckOptions, store: ResultsStore | None, device: str) 
     store_url = store.url if store is not None else None
     if options.ray:
         local = options.ray == "local"
-        return RayCluster(address=None if local else options.ray, device=device,
-                          num_cpus=options.jobs if local else None,
-                          store_url=store_url if local or (
-                              store_url and not store_url.startswith("sqlite")) else None)
+        return RayCluster(
+            address=None if local else options.ray,
+            device=device,
+            num_cpus=options.jobs if local else None,
+            store_url=store_url
+            if local or (store_url and not store_url.startswith("sqlite"))
+            else None,
+        )
     return LocalPool(jobs=options.jobs, store_url=store_url)
 
 
-def _keep(proof: _Proof, new: Report, item: RecheckItem, store: ResultsStore | None,
-          run_id: int | None, options: RecheckOptions) -> tuple[str, int | None]:
+def _keep(
+    proof: _Proof,
+    new: Report,
+    item: RecheckItem,
+    store: ResultsStore | None,
+    run_id: int | None,
+    options: RecheckOptions,
+) -> tuple[str, int | None]:
     """Store the re-proof beside the proof it replaces; where it went, and the recheck run."""
     if store is None:
         assert proof.original_file is not None
@@ -405,16 +507,29 @@ def _keep(proof: _Proof, new: Report, item: RecheckItem, store: ResultsStore | N
     assert proof.slot is not None and proof.head_id is not None
     if run_id is None:
         run_id = store.start_run(
-            suite=f"recheck of {store!r}", solutions="",
-            settings={"recheck": {"threads": options.threads, "all": options.everything,
-                                  "run": options.run, "task": options.task},
-                      "environment": report_fingerprint(new).components},
-            fingerprint=new.environment.fingerprint, device=new.environment.device,
-            label=options.label or "recheck")
+            suite=f"recheck of {store!r}",
+            solutions="",
+            settings={
+                "recheck": {
+                    "threads": options.threads,
+                    "all": options.everything,
+                    "run": options.run,
+                    "task": options.task,
+                },
+                "environment": report_fingerprint(new).components,
+            },
+            fingerprint=new.environment.fingerprint,
+            device=new.environment.device,
+            label=options.label or "recheck",
+        )
     task_key, level, problem, sample = proof.slot
     new_id = store.add(run_id, task_key, level, problem, sample, new)
-    store.link_recheck(run_id, proof.head_id, new_id,
-                       [change.model_dump(mode="json") for change in item.diff.invalidating])
+    store.link_recheck(
+        run_id,
+        proof.head_id,
+        new_id,
+        [change.model_dump(mode="json") for change in item.diff.invalidating],
+    )
     return f"verification {new_id} (run {run_id})", run_id
 
 
@@ -435,8 +550,11 @@ def _locate(recorded: str, base: Path | None) -> Path | None:
     """A recorded source path as it is found now: absolute, relative to the current folder, or
     relative to the report's own folder."""
     path = Path(recorded)
-    candidates = [path] if path.is_absolute() else [Path.cwd() / path] + (
-        [base / path] if base is not None else [])
+    candidates = (
+        [path]
+        if path.is_absolute()
+        else [Path.cwd() / path] + ([base / path] if base is not None else [])
+    )
     return next((c for c in candidates if c.is_file()), None)
 
 
@@ -462,4 +580,3 @@ def _first_problem(exc: Exception) -> str:
 
 def _utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
-

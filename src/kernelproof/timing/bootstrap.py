@@ -91,6 +91,11 @@ def round_speedup_interval(
         medians = np.median(ratios[draws], axis=1)
         tail = (1.0 - confidence) / 2.0
         low, high = (float(v) for v in np.quantile(medians, [tail, 1.0 - tail]))
-    return SpeedupEstimate(speedup=speedup, low=low, high=high,
-                           half_width_rel=(high - low) / 2.0 / speedup, confidence=confidence,
-                           resamples=int(resamples))
+    return SpeedupEstimate(
+        speedup=speedup,
+        low=low,
+        high=high,
+        half_width_rel=(high - low) / 2.0 / speedup,
+        confidence=confidence,
+        resamples=int(resamples),
+    )

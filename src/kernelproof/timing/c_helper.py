@@ -51,8 +51,11 @@ def _build(name: str, code: str, target: Path) -> bool:
             source = Path(scratch) / f"{name}.c"
             source.write_text(code)
             built = Path(scratch) / f"{name}.so"
-            result = subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-o", str(built),
-                                     str(source)], capture_output=True, timeout=60)
+            result = subprocess.run(
+                [compiler, "-O2", "-shared", "-fPIC", "-o", str(built), str(source)],
+                capture_output=True,
+                timeout=60,
+            )
             if result.returncode != 0:
                 return False
             # Renamed into place: two workers building at once never load a half-written file.

@@ -60,6 +60,7 @@ void kp_evict(const void *start, size_t length) {
 }
 """
 
+
 @dataclass(frozen=True)
 class LineEvictor:
     """Flushes the cache lines of tensors' storages."""
@@ -102,7 +103,10 @@ def reachable_tensors(model: Any) -> list[Any]:
     found: list[Any] = []
     for module in modules:
         for value in getattr(module, "__dict__", {}).values():
-            items = value.values() if isinstance(value, dict) else (
-                value if isinstance(value, (list, tuple)) else (value,))
+            items = (
+                value.values()
+                if isinstance(value, dict)
+                else (value if isinstance(value, (list, tuple)) else (value,))
+            )
             found += [item for item in items if isinstance(item, torch.Tensor)]
     return found

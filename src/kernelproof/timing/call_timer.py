@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import ctypes
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -80,17 +81,26 @@ class CallTimer:
     _events: list[Any] = field(default_factory=list)
 
     @classmethod
-    def for_device(cls, device: str, *, hot: bool = False,
-                   cache_flush: str = "data") -> "CallTimer":
+    def for_device(cls, device: str, *, hot: bool = False, cache_flush: str = "data") -> CallTimer:
         if device == "cuda":
             properties = torch.cuda.get_device_properties(torch.cuda.current_device())
             flush = FLUSH_FACTOR * int(getattr(properties, "L2_cache_size", 0) or (50 << 20))
-            timer = cls(device=device, hot=hot, flush_bytes=flush, l2_reset=reset_persisting_l2(),
-                        cache_flush=cache_flush)
+            timer = cls(
+                device=device,
+                hot=hot,
+                flush_bytes=flush,
+                l2_reset=reset_persisting_l2(),
+                cache_flush=cache_flush,
+            )
         else:
             evictor = _line_evictor if cache_flush == "data" and not hot else None
-            timer = cls(device=device, hot=hot, evictor=evictor, cache_flush=cache_flush,
-                        flush_bytes=0 if evictor else FLUSH_FACTOR * last_level_cache_bytes())
+            timer = cls(
+                device=device,
+                hot=hot,
+                evictor=evictor,
+                cache_flush=cache_flush,
+                flush_bytes=0 if evictor else FLUSH_FACTOR * last_level_cache_bytes(),
+            )
         if not hot and timer.evictor is None:
             timer._buffer = torch.empty(timer.flush_bytes // 4, dtype=torch.float32, device=device)
         return timer
@@ -113,9 +123,13 @@ class CallTimer:
             if self.device == "cuda":
                 _cuda_synchronize()
 
-    def time_call(self, fn: Callable[..., Any], inputs: list[Any],
-                  resident: list[Any] | tuple[Any, ...] = (),
-                  cold: list[Any] | tuple[Any, ...] = ()) -> tuple[float, Any]:
+    def time_call(
+        self,
+        fn: Callable[..., Any],
+        inputs: list[Any],
+        resident: list[Any] | tuple[Any, ...] = (),
+        cold: list[Any] | tuple[Any, ...] = (),
+    ) -> tuple[float, Any]:
         """Seconds taken by ``fn(*inputs)`` and its result. The cache is flushed first:
         entirely, or (data flush) the lines of ``inputs`` and of the ``resident`` tensors,
         except the inputs in ``cold``, which were written past the caches."""
@@ -155,7 +169,7 @@ class GraphReplay:
     graph: Any
 
     @classmethod
-    def capture(cls, fn: Callable[..., Any], inputs: list[Any]) -> "GraphReplay":
+    def capture(cls, fn: Callable[..., Any], inputs: list[Any]) -> GraphReplay:
         static = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         stream = torch.cuda.Stream()
         stream.wait_stream(torch.cuda.current_stream())

@@ -218,8 +218,9 @@ class BatchEvidence:
         (the larger side's), over the rounds."""
         if not self.candidate:
             return 0.0
-        return statistics.median(max(r.wait_share, c.wait_share)
-                                 for r, c in zip(self.reference, self.candidate))
+        return statistics.median(
+            max(r.wait_share, c.wait_share) for r, c in zip(self.reference, self.candidate)
+        )
 
     def untimed_work(self, candidate_median_s: float) -> float | None:
         """The excess untimed time per call when it is too large to be noise, else None."""
@@ -228,8 +229,11 @@ class BatchEvidence:
             return None
         reference = [r.untimed_s / max(r.calls, 1) for r in self.reference]
         candidate = [c.untimed_s / max(c.calls, 1) for c in self.candidate]
-        size = max(UNTIMED_WORK_FLOOR_S, UNTIMED_WORK_SHARE * candidate_median_s,
-                   UNTIMED_NOISE_SHARE * statistics.median(reference))
+        size = max(
+            UNTIMED_WORK_FLOOR_S,
+            UNTIMED_WORK_SHARE * candidate_median_s,
+            UNTIMED_NOISE_SHARE * statistics.median(reference),
+        )
         if excess <= size:
             return None
         beyond_noise = excess > UNTIMED_NOISE_SIGMAS * _median_excess_error(reference, candidate)
@@ -243,7 +247,8 @@ class BatchEvidence:
         errors in one CI run though it was positive in every round."""
         pairs = list(zip(self.reference, self.candidate))
         return len(pairs) >= SIGN_TEST_ROUNDS and all(
-            c.untimed_s / max(c.calls, 1) > r.untimed_s / max(r.calls, 1) for r, c in pairs)
+            c.untimed_s / max(c.calls, 1) > r.untimed_s / max(r.calls, 1) for r, c in pairs
+        )
 
 
 def _median_excess_error(reference: list[float], candidate: list[float]) -> float:
@@ -252,9 +257,10 @@ def _median_excess_error(reference: list[float], candidate: list[float]) -> floa
     A round's difference has sigma sqrt(2) times one batch's, estimated robustly from both
     sides' spread around their own medians (MAD scaled to a normal's sigma); a median of n
     values has about 1.25 sigma / sqrt(n)."""
-    deviations = [abs(v - statistics.median(group)) for group in (reference, candidate)
-                  for v in group]
+    deviations = [
+        abs(v - statistics.median(group)) for group in (reference, candidate) for v in group
+    ]
     if not deviations:
         return 0.0
-    sigma = 1.4826 * statistics.median(deviations) * 2 ** 0.5
+    sigma = 1.4826 * statistics.median(deviations) * 2**0.5
     return 1.25 * sigma / len(candidate) ** 0.5

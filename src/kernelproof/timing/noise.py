@@ -100,7 +100,6 @@ def quartiles(x: NDArray[np.float64]) -> tuple[float, float, float]:
     return float(q1), float(med), float(q3)
 
 
-
 def summarize(samples: Sequence[float]) -> TimingStats:
     """The report's statistics for one implementation at one shape, keeping every raw sample.
 

@@ -119,8 +119,8 @@ def widen(speedup: float, low: float, high: float, spread: float) -> tuple[float
     if spread <= 0 or not (speedup > 0 and low > 0 and math.isfinite(high)):
         return low, high
     extra = Z_95 * spread
-    below = math.sqrt(math.log(speedup / low) ** 2 + extra ** 2)
-    above = math.sqrt(math.log(high / speedup) ** 2 + extra ** 2)
+    below = math.sqrt(math.log(speedup / low) ** 2 + extra**2)
+    above = math.sqrt(math.log(high / speedup) ** 2 + extra**2)
     return speedup * math.exp(-below), speedup * math.exp(above)
 
 

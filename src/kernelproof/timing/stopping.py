@@ -115,8 +115,9 @@ class StoppingRule:
             return StopDecision(
                 True, STOP_MAX_ROUNDS, f"{rounds} rounds reached the limit of {self.max_rounds}"
             )
-        if elapsed_s >= self.budget_s and (rounds >= self.grace_rounds
-                                           or elapsed_s >= 2 * self.budget_s):
+        if elapsed_s >= self.budget_s and (
+            rounds >= self.grace_rounds or elapsed_s >= 2 * self.budget_s
+        ):
             return StopDecision(
                 True,
                 STOP_BUDGET,

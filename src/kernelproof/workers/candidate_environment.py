@@ -23,22 +23,56 @@ Worker settings travel over the worker's private pipe (``WorkerSpec``), never he
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from collections.abc import Mapping
 
 #: Names passed through as they are: the locale, where programs are, the compiler toolchain
 #: (torch's C++ builds read ``CC``/``CXX``), device selection and library behaviour switches.
 #: None of them carries a credential by convention.
-ALLOWED_NAMES = frozenset({
-    "PATH", "LANG", "LANGUAGE", "TZ", "TERM", "USER", "LOGNAME",
-    "LD_LIBRARY_PATH", "CC", "CXX", "CFLAGS", "CXXFLAGS", "LDFLAGS", "MAX_JOBS",
-    "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
-    "CUDA_LAUNCH_BLOCKING", "ROCM_PATH", "HIP_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
-})
+ALLOWED_NAMES = frozenset(
+    {
+        "PATH",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "TERM",
+        "USER",
+        "LOGNAME",
+        "LD_LIBRARY_PATH",
+        "CC",
+        "CXX",
+        "CFLAGS",
+        "CXXFLAGS",
+        "LDFLAGS",
+        "MAX_JOBS",
+        "CUDA_HOME",
+        "CUDA_PATH",
+        "CUDA_VISIBLE_DEVICES",
+        "CUDA_DEVICE_ORDER",
+        "CUDA_LAUNCH_BLOCKING",
+        "ROCM_PATH",
+        "HIP_VISIBLE_DEVICES",
+        "NVIDIA_VISIBLE_DEVICES",
+    }
+)
 
 #: Prefixes of library settings passed through (thread counts, torch's, numba's and Triton's
 #: switches such as ``TRITON_INTERPRET``), unless the name looks secret (:func:`secret_name`).
-ALLOWED_PREFIXES = ("LC_", "OMP_", "MKL_", "OPENBLAS_", "KMP_", "GOMP_", "NUMBA_", "TRITON_",
-                    "TORCH_", "TORCHINDUCTOR_", "TORCHDYNAMO_", "PYTORCH_", "CUDA_", "NCCL_")
+ALLOWED_PREFIXES = (
+    "LC_",
+    "OMP_",
+    "MKL_",
+    "OPENBLAS_",
+    "KMP_",
+    "GOMP_",
+    "NUMBA_",
+    "TRITON_",
+    "TORCH_",
+    "TORCHINDUCTOR_",
+    "TORCHDYNAMO_",
+    "PYTORCH_",
+    "CUDA_",
+    "NCCL_",
+)
 
 #: kernelproof's own settings, for trusted workers only (the candidate must not learn where the
 #: calibrations and compiled helpers are kept).
@@ -53,15 +87,20 @@ WORKER_DEFAULTS = {"TORCHINDUCTOR_COMPILE_THREADS": "1", "OMP_WAIT_POLICY": "PAS
 #: Build caches a candidate uses, each pointed at its own folder (see
 #: ``workers.pair.candidate_build_cache``): the caller's folders, shared across candidates,
 #: could be poisoned by one candidate for the next.
-BUILD_CACHE_VARIABLES = {"TORCH_EXTENSIONS_DIR": "torch_extensions",
-                         "TORCHINDUCTOR_CACHE_DIR": "torchinductor", "NUMBA_CACHE_DIR": "numba",
-                         "TRITON_CACHE_DIR": "triton", "XDG_CACHE_HOME": "xdg"}
+BUILD_CACHE_VARIABLES = {
+    "TORCH_EXTENSIONS_DIR": "torch_extensions",
+    "TORCHINDUCTOR_CACHE_DIR": "torchinductor",
+    "NUMBA_CACHE_DIR": "numba",
+    "TRITON_CACHE_DIR": "triton",
+    "XDG_CACHE_HOME": "xdg",
+}
 
 #: Words that mark a variable's value as a secret, whatever else its name says.
 _SECRET_WORDS = re.compile(
     r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE|"
     r"SIGNATURE|CERT|DSN|DATABASE|_DB($|_)|^DB_|(^|_)URL$|(^|_)URI$|WEBHOOK",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
 def secret_name(name: str) -> bool:
@@ -81,19 +120,26 @@ def trusted_environment(source: Mapping[str, str]) -> dict[str, str]:
     """The forkserver's environment (and so every worker's before it starts): the allowlisted
     names of ``source`` and kernelproof's own settings, with the worker defaults."""
     environment = dict(WORKER_DEFAULTS)
-    environment.update({name: value for name, value in source.items()
-                        if allowed(name) or name in TRUSTED_NAMES})
+    environment.update(
+        {name: value for name, value in source.items() if allowed(name) or name in TRUSTED_NAMES}
+    )
     return environment
 
 
-def candidate_environment(source: Mapping[str, str], *, scratch: str,
-                          build_caches: Mapping[str, str]) -> dict[str, str]:
+def candidate_environment(
+    source: Mapping[str, str], *, scratch: str, build_caches: Mapping[str, str]
+) -> dict[str, str]:
     """Exactly the candidate process's environment: the allowlisted names of ``source``, its
     scratch folder as ``TMPDIR`` and ``HOME`` (libraries that write under the home find a
     writable one, and nothing of the caller's home), and ``build_caches`` (variable to folder)
     overriding any the caller set."""
     environment = dict(WORKER_DEFAULTS)
-    environment.update({name: value for name, value in source.items()
-                        if allowed(name) and name not in build_caches})
+    environment.update(
+        {
+            name: value
+            for name, value in source.items()
+            if allowed(name) and name not in build_caches
+        }
+    )
     environment.update({"TMPDIR": scratch, "HOME": scratch, **build_caches})
     return environment

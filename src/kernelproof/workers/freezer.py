@@ -142,8 +142,7 @@ class Freezer:
         # The baseline is taken once every thread shows stopped, so that what the tree did
         # before the stop landed is not read as work done while frozen.
         self.stop_wait_s = _wait_stopped(self._members, STOP_WAIT_S)
-        self._cpu_s = {pid: cpu for pid in self._members
-                       if (cpu := process_cpu_s(pid)) is not None}
+        self._cpu_s = {pid: cpu for pid in self._members if (cpu := process_cpu_s(pid)) is not None}
         self.baseline_cpu_s = sum(self._cpu_s.values())
         self._since = time.monotonic()
         self.frozen = True
@@ -162,11 +161,14 @@ class Freezer:
                 ran[pid] = max(0.0, now - self._cpu_s.get(pid, 0.0))
         busiest = max(ran, key=ran.__getitem__, default=None)
         interval = FrozenInterval(
-            seconds=seconds, cpu_s=sum(ran.values()),
+            seconds=seconds,
+            cpu_s=sum(ran.values()),
             unstopped=sum(_unstopped_threads(pid) for pid in members),
-            busiest="" if busiest is None else
-            f"{_command(busiest)} ({ran[busiest] * 1e3:.1f} ms, stop waited "
-            f"{self.stop_wait_s * 1e3:.0f} ms)")
+            busiest=""
+            if busiest is None
+            else f"{_command(busiest)} ({ran[busiest] * 1e3:.1f} ms, stop waited "
+            f"{self.stop_wait_s * 1e3:.0f} ms)",
+        )
         self.ledger.record(interval)
         for pid in sorted(members):
             self._signal(pid, signal.SIGCONT)
@@ -228,7 +230,7 @@ def thread_states(pid: int) -> list[str]:
         except OSError:
             continue
         # The command name (in parentheses) may hold spaces and parentheses of its own.
-        states.append(text[text.rfind(")") + 2:][:1])
+        states.append(text[text.rfind(")") + 2 :][:1])
     return states
 
 
@@ -258,7 +260,7 @@ def _parent(pid: int) -> int | None:
             text = handle.read()
     except OSError:
         return None
-    fields = text[text.rfind(")") + 2:].split()
+    fields = text[text.rfind(")") + 2 :].split()
     return int(fields[1]) if len(fields) > 1 else None
 
 
@@ -298,7 +300,7 @@ def _group_members(group: int) -> list[int]:
                 text = handle.read()
         except OSError:
             continue
-        fields = text[text.rfind(")") + 2:].split()
+        fields = text[text.rfind(")") + 2 :].split()
         if len(fields) > 2 and fields[2] == str(group):
             found.append(int(entry))
     return found

@@ -29,9 +29,9 @@ from kernelproof.workers.candidate_environment import (
     WORKER_DEFAULTS,
     candidate_environment,
 )
+from kernelproof.workers.freezer import FreezeLedger
 from kernelproof.workers.process import Response, Submitted, WorkerDeath, WorkerProcess
 from kernelproof.workers.reference_memo import ReferenceReplay, TaskMemo, WarmReference
-from kernelproof.workers.freezer import FreezeLedger
 
 #: Environment every worker starts with (kept under this name for its importers).
 WORKER_ENVIRONMENT = WORKER_DEFAULTS
@@ -58,8 +58,9 @@ def worker_threads(settings: Settings) -> int | None:
     return DEFAULT_CPU_THREADS if settings.device == "cpu" else None
 
 
-def prepare_request(knobs: dict[str, int], init_seed: int,
-                    state_names: list[str] | None = None) -> PrepareRequest:
+def prepare_request(
+    knobs: dict[str, int], init_seed: int, state_names: list[str] | None = None
+) -> PrepareRequest:
     """The request that builds a model at ``knobs`` (the candidate's also carries the names of
     the reference weights sent with it)."""
     return PrepareRequest(knobs=knobs, init_seed=init_seed, state_names=state_names)
@@ -198,7 +199,8 @@ class WorkerPair:
             task_source=self.task.text,
             candidate_path=(
                 str(self.candidate_path.resolve())
-                if role == "candidate" and self.candidate_path is not None else None
+                if role == "candidate" and self.candidate_path is not None
+                else None
             ),
             device=self.settings.device,
             dtype=self.settings.dtype,
@@ -225,9 +227,12 @@ class WorkerPair:
         """The candidate's sandbox plan and the build caches made for it."""
         builds = candidate_build_cache(self.candidate_path)
         environment = candidate_environment(
-            os.environ, scratch=str(workdir),
-            build_caches={variable: str(builds / folder)
-                          for variable, folder in BUILD_CACHE_VARIABLES.items()})
+            os.environ,
+            scratch=str(workdir),
+            build_caches={
+                variable: str(builds / folder) for variable, folder in BUILD_CACHE_VARIABLES.items()
+            },
+        )
         if not self.settings.sandbox:
             return {"environment": environment}
         workdir.mkdir(parents=True, exist_ok=True)
@@ -239,9 +244,13 @@ class WorkerPair:
         readable += [str(p.parent) for p in sources if p.parent != Path(tempfile.gettempdir())]
         own = own_folder(candidate) if candidate is not None else OwnFolder([], [])
         readable += [p.rstrip("/") for p in own.readable]
-        plan = SandboxPlan(scratch=str(workdir), writable=[str(builds)],
-                           readable=grantable(readable), listable=own.listable,
-                           cuda=self.settings.device == "cuda")
+        plan = SandboxPlan(
+            scratch=str(workdir),
+            writable=[str(builds)],
+            readable=grantable(readable),
+            listable=own.listable,
+            cuda=self.settings.device == "cuda",
+        )
         return {"environment": environment, "sandbox": asdict(plan)}
 
     def _start(self, role: str, label: str | None = None) -> WorkerProcess:
@@ -273,7 +282,8 @@ class WorkerPair:
         self._candidate_answered = False
         self.candidate = self._start("candidate")
         response = self.candidate.request(
-            BuildRequest(), timeout_s=self._candidate_timeout(self.settings.build_timeout_s))
+            BuildRequest(), timeout_s=self._candidate_timeout(self.settings.build_timeout_s)
+        )
         self.contained = self.contained and _walls_held(self.candidate)
         if response.reply is not None and response.ok and self.build_s is None:
             self.build_s = response.reply.duration_s
@@ -293,26 +303,28 @@ class WorkerPair:
         if not reference.ok:
             return Handover(reference, None)
         names = list(reference.data.state_names)
-        candidate = self.ask_candidate(prepare_request(knobs, init_seed, names),
-                                       reference.tensors)
+        candidate = self.ask_candidate(prepare_request(knobs, init_seed, names), reference.tensors)
         return Handover(reference, candidate)
 
-    def ask_reference(self, request: Request[ReplyT],
-                      tensors: Sequence[Any] = ()) -> Response[ReplyT]:
+    def ask_reference(
+        self, request: Request[ReplyT], tensors: Sequence[Any] = ()
+    ) -> Response[ReplyT]:
         """Ask the reference worker (restarted first if it died)."""
         assert self.reference is not None
         if self.reference.death is not None:
             self.reference.close()
             self.start_reference()
         if self._replay is not None and self.memo is not None and not self.memo.closed:
-            replayed: Response[ReplyT] = self._replay.ask(self.reference, request, list(tensors),
-                                                          self._timeout(request))
+            replayed: Response[ReplyT] = self._replay.ask(
+                self.reference, request, list(tensors), self._timeout(request)
+            )
             replayed.reply_model = request.reply_model
             return replayed
         return self.reference.request(request, tensors, timeout_s=self._timeout(request))
 
-    def ask_baseline(self, request: Request[ReplyT],
-                     tensors: Sequence[Any] = ()) -> Response[ReplyT]:
+    def ask_baseline(
+        self, request: Request[ReplyT], tensors: Sequence[Any] = ()
+    ) -> Response[ReplyT]:
         """Ask the baseline worker (a reference worker of its own), started on first use and
         restarted if it died."""
         if self.baseline is None or self.baseline.death is not None:
@@ -321,19 +333,26 @@ class WorkerPair:
             self.baseline = self._start("reference", label="baseline")
         return self.baseline.request(request, tensors, timeout_s=self._timeout(request))
 
-    def ask_candidate(self, request: Request[ReplyT],
-                      tensors: Sequence[Any] = ()) -> Response[ReplyT]:
+    def ask_candidate(
+        self, request: Request[ReplyT], tensors: Sequence[Any] = ()
+    ) -> Response[ReplyT]:
         """Ask the candidate worker (a dead one answers with its death)."""
         assert self.candidate is not None
-        return self._answered(request.op, self.candidate.request(
-            request, tensors, timeout_s=self._candidate_timeout(self._candidate_call_timeout())))
+        return self._answered(
+            request.op,
+            self.candidate.request(
+                request, tensors, timeout_s=self._candidate_timeout(self._candidate_call_timeout())
+            ),
+        )
 
-    def submit_candidate(self, request: Request[ReplyT],
-                         tensors: Sequence[Any] = ()) -> Submitted[ReplyT]:
+    def submit_candidate(
+        self, request: Request[ReplyT], tensors: Sequence[Any] = ()
+    ) -> Submitted[ReplyT]:
         """Send the candidate worker a request whose reply :meth:`collect_candidate` waits for."""
         assert self.candidate is not None
         return self.candidate.submit(
-            request, tensors, timeout_s=self._candidate_timeout(self._candidate_call_timeout()))
+            request, tensors, timeout_s=self._candidate_timeout(self._candidate_call_timeout())
+        )
 
     def collect_candidate(self, submitted: Submitted[ReplyT]) -> Response[ReplyT]:
         assert self.candidate is not None
@@ -382,7 +401,7 @@ class WorkerPair:
         self.candidate = self.reference = self.baseline = None
         shutil.rmtree(self.root, ignore_errors=True)
 
-    def __enter__(self) -> "WorkerPair":
+    def __enter__(self) -> WorkerPair:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -17,19 +17,19 @@ import threading
 import time
 import types
 import weakref
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
 from multiprocessing.connection import Connection
-from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, cast
 
-from kernelproof.schedstat import SchedulerSample
-from kernelproof.schedstat import sample as scheduler_sample
 from kernelproof.protocol import transport
 from kernelproof.protocol.messages import WorkerReply
 from kernelproof.protocol.requests import ExitRequest, ReplyData, ReplyT, Request
 from kernelproof.protocol.spec import WorkerSpec, start_worker
+from kernelproof.schedstat import SchedulerSample
+from kernelproof.schedstat import sample as scheduler_sample
 from kernelproof.workers.candidate_environment import trusted_environment
 from kernelproof.workers.freezer import Freezer
 from kernelproof.workers.process_tree import Confinement, ProcessTree
@@ -42,20 +42,34 @@ if TYPE_CHECKING:
 POLL_INTERVAL_S = 0.05
 
 #: Modules the forkserver imports once, so that every worker starts with them loaded.
-PRELOAD = ["torch", "numpy", "kernelproof.harness.warmup", "kernelproof.harness.worker",
-           "kernelproof.protocol.requests", "kernelproof.harness.timed_calls",
-           "kernelproof.harness.input_pool", "kernelproof.harness.block_gather",
-           "kernelproof.harness.tensors", "kernelproof.tasks.inputs", "kernelproof.tasks.planning", "kernelproof.checks.probes",
-           "kernelproof.checks.audit_hooks", "kernelproof.checks.op_recorder",
-           "kernelproof.timing.call_timer", "kernelproof.roofline.work",
-           "kernelproof.protocol.messages", "kernelproof.sandbox", "pyseccomp"]
+PRELOAD = [
+    "torch",
+    "numpy",
+    "kernelproof.harness.warmup",
+    "kernelproof.harness.worker",
+    "kernelproof.protocol.requests",
+    "kernelproof.harness.timed_calls",
+    "kernelproof.harness.input_pool",
+    "kernelproof.harness.block_gather",
+    "kernelproof.harness.tensors",
+    "kernelproof.tasks.inputs",
+    "kernelproof.tasks.planning",
+    "kernelproof.checks.probes",
+    "kernelproof.checks.audit_hooks",
+    "kernelproof.checks.op_recorder",
+    "kernelproof.timing.call_timer",
+    "kernelproof.roofline.work",
+    "kernelproof.protocol.messages",
+    "kernelproof.sandbox",
+    "pyseccomp",
+]
 
 #: Bytes of the worker's log (its stdout and stderr) kept as evidence when it fails.
 LOG_TAIL_BYTES = 3000
 
 _CONTEXT: Any = None
 _MAIN_SWAP = threading.Lock()
-_LIVE: "weakref.WeakSet[WorkerProcess]" = weakref.WeakSet()
+_LIVE: weakref.WeakSet[WorkerProcess] = weakref.WeakSet()
 
 
 @contextmanager
@@ -87,9 +101,14 @@ def _spawn_trusted(path: str, args: list[str], passfds: Any) -> int:
     instead of this process's whole environment: the forkserver's memory and
     ``/proc/<pid>/environ``, and every worker forked from it, then hold no secret of the
     caller's (API keys, tokens, a store URL)."""
-    process = subprocess.Popen(args, executable=path, pass_fds=tuple(sorted(map(int, passfds))),
-                               close_fds=True, env=trusted_environment(os.environ),
-                               restore_signals=False)
+    process = subprocess.Popen(
+        args,
+        executable=path,
+        pass_fds=tuple(sorted(map(int, passfds))),
+        close_fds=True,
+        env=trusted_environment(os.environ),
+        restore_signals=False,
+    )
     _SPAWNED.append(process)
     return process.pid
 
@@ -101,7 +120,7 @@ def _trusted_spawn() -> Iterator[None]:
     import multiprocessing.forkserver
 
     original = multiprocessing.util.spawnv_passfds
-    multiprocessing.util.spawnv_passfds = _spawn_trusted
+    multiprocessing.util.spawnv_passfds = _spawn_trusted  # type: ignore[assignment]  # same call; typeshed's parameters are narrower
     try:
         multiprocessing.forkserver.ensure_running()
         yield
@@ -155,7 +174,7 @@ class Submitted(Generic[ReplyT]):
     op: str
     deadline: float
     timeout_s: float
-    settled: "Response[ReplyT] | None" = None
+    settled: Response[ReplyT] | None = None
     """The answer already known when sending failed (a dead worker)."""
     reply_model: type[ReplyData] = ReplyData
     """The request's reply model, which its response is read as."""
@@ -167,7 +186,7 @@ class Response(Generic[ReplyT]):
     the request's reply model, which :attr:`data` reads the reply as."""
 
     reply: WorkerReply | None = None
-    tensors: list["torch.Tensor"] = field(default_factory=list)
+    tensors: list[torch.Tensor] = field(default_factory=list)
     death: WorkerDeath | None = None
     reply_model: type[ReplyData] = ReplyData
 
@@ -190,7 +209,6 @@ class Response(Generic[ReplyT]):
         if self.reply is not None and self.reply.error is not None:
             return f"{self.reply.error.type}: {self.reply.error.message}"
         return "unknown failure"
-
 
 
 @dataclass(eq=False)
@@ -247,8 +265,13 @@ class WorkerProcess:
         self.tree = ProcessTree(self.process.pid)
         if self.spec.role == "candidate":
             self.freezer = Freezer(self.tree, group=self.process.pid)
-            self.writes = WriteMeter([self.spec.workdir, self.spec.log_path,
-                                      *(self.spec.sandbox or {}).get("writable", [])])
+            self.writes = WriteMeter(
+                [
+                    self.spec.workdir,
+                    self.spec.log_path,
+                    *(self.spec.sandbox or {}).get("writable", []),
+                ]
+            )
 
     @property
     def alive(self) -> bool:
@@ -257,7 +280,7 @@ class WorkerProcess:
     def request(
         self,
         request: Request[ReplyT],
-        tensors: Sequence["torch.Tensor"] = (),
+        tensors: Sequence[torch.Tensor] = (),
         *,
         timeout_s: float,
     ) -> Response[ReplyT]:
@@ -267,16 +290,17 @@ class WorkerProcess:
     def submit(
         self,
         request: Request[ReplyT],
-        tensors: Sequence["torch.Tensor"] = (),
+        tensors: Sequence[torch.Tensor] = (),
         *,
         timeout_s: float,
-    ) -> "Submitted[ReplyT]":
+    ) -> Submitted[ReplyT]:
         """Send one request without waiting: the controller works while the worker does, and
         :meth:`collect` waits for the reply. Every submitted request must be collected before
         the next is sent (replies come in order)."""
         if self.death is not None:
-            return Submitted(request.op, 0.0, timeout_s, Response(death=self.death),
-                             request.reply_model)
+            return Submitted(
+                request.op, 0.0, timeout_s, Response(death=self.death), request.reply_model
+            )
         assert self.conn is not None
         self.thaw()
         self.scheduler_at_reply = self.scheduler_at_freeze = None
@@ -285,10 +309,12 @@ class WorkerProcess:
         try:
             transport.send(self.conn, request.header(), list(tensors))
         except (BrokenPipeError, ConnectionResetError, OSError):
-            return Submitted(request.op, 0.0, timeout_s, Response(death=self._died()),
-                             request.reply_model)
-        return Submitted(request.op, time.monotonic() + timeout_s, timeout_s,
-                         reply_model=request.reply_model)
+            return Submitted(
+                request.op, 0.0, timeout_s, Response(death=self._died()), request.reply_model
+            )
+        return Submitted(
+            request.op, time.monotonic() + timeout_s, timeout_s, reply_model=request.reply_model
+        )
 
     def thaw(self) -> None:
         """Resume a frozen worker (checking from /proc that it stayed frozen)."""
@@ -304,13 +330,13 @@ class WorkerProcess:
             self.freezer.freeze()
             self.scheduler_at_freeze = scheduler_sample(self)
 
-    def collect(self, submitted: "Submitted[ReplyT]") -> Response[ReplyT]:
+    def collect(self, submitted: Submitted[ReplyT]) -> Response[ReplyT]:
         """The reply to a submitted request, the worker's death, or the timeout."""
         response: Response[ReplyT] = self._collect(submitted)
         response.reply_model = submitted.reply_model
         return response
 
-    def _collect(self, submitted: "Submitted[ReplyT]") -> Response[Any]:
+    def _collect(self, submitted: Submitted[ReplyT]) -> Response[Any]:
         if submitted.settled is not None:
             return submitted.settled
         assert self.conn is not None and self.process is not None, "collect before start"
@@ -331,24 +357,35 @@ class WorkerProcess:
             rss = self.tree.resident_bytes() if self.tree else 0
             if rss > self.memory_limit_bytes:
                 self.kill()
-                return Response(death=self._record(WorkerDeath(
-                    DeathCause.OUT_OF_MEMORY,
-                    f"out of memory: the worker used {rss / 2**30:.1f} GiB, over the limit of "
-                    f"{self.memory_limit_bytes / 2**30:.1f} GiB",
-                    log_tail=self.log_tail(),
-                )))
+                return Response(
+                    death=self._record(
+                        WorkerDeath(
+                            DeathCause.OUT_OF_MEMORY,
+                            f"out of memory: the worker used {rss / 2**30:.1f} GiB, over the limit of "
+                            f"{self.memory_limit_bytes / 2**30:.1f} GiB",
+                            log_tail=self.log_tail(),
+                        )
+                    )
+                )
             over = self.writes.over_cap() if self.writes is not None else None
             if over is not None:
                 self.kill()
-                return Response(death=self._record(WorkerDeath(
-                    DeathCause.WRITE_CAP, over, log_tail=self.log_tail())))
+                return Response(
+                    death=self._record(
+                        WorkerDeath(DeathCause.WRITE_CAP, over, log_tail=self.log_tail())
+                    )
+                )
             if time.monotonic() > deadline:
                 self.kill()
-                return Response(death=self._record(WorkerDeath(
-                    DeathCause.TIMEOUT,
-                    f"timed out: no answer within {timeout_s:g} s (request {submitted.op!r})",
-                    log_tail=self.log_tail(),
-                )))
+                return Response(
+                    death=self._record(
+                        WorkerDeath(
+                            DeathCause.TIMEOUT,
+                            f"timed out: no answer within {timeout_s:g} s (request {submitted.op!r})",
+                            log_tail=self.log_tail(),
+                        )
+                    )
+                )
 
     def _receive(self) -> Response | None:
         """The next reply; None after a sandboxed worker's greeting, which comes first."""
@@ -363,19 +400,25 @@ class WorkerProcess:
             return Response(death=self._died())
         except Exception as exc:  # noqa: BLE001 - a hostile worker may send anything
             self.kill()
-            return Response(death=self._record(WorkerDeath(
-                DeathCause.PROTOCOL, f"the worker sent a malformed message: {exc}"[:500],
-                log_tail=self.log_tail(),
-            )))
+            return Response(
+                death=self._record(
+                    WorkerDeath(
+                        DeathCause.PROTOCOL,
+                        f"the worker sent a malformed message: {exc}"[:500],
+                        log_tail=self.log_tail(),
+                    )
+                )
+            )
         return Response(reply=reply, tensors=message.tensors)
 
     def _greeted(self, header: dict[str, Any]) -> None:
         state = header.get("sandbox") if header.get("hello") is True else None
         if not isinstance(state, dict):
             raise transport.ProtocolError("a sandboxed worker must say hello first")
-        self.sandbox = {"enforced": [str(m) for m in state.get("enforced", [])][:50],
-                        "missing": {str(k): str(v)[:300]
-                                    for k, v in dict(state.get("missing", {})).items()}}
+        self.sandbox = {
+            "enforced": [str(m) for m in state.get("enforced", [])][:50],
+            "missing": {str(k): str(v)[:300] for k, v in dict(state.get("missing", {})).items()},
+        }
         assert self.tree is not None
         self.confinement = self.tree.confinement()
 
@@ -420,8 +463,10 @@ class WorkerProcess:
         """Kill the worker and its process group. Safe to call repeatedly."""
         if self.process is None or self.process.pid is None:
             return
-        for kill in (lambda: os.killpg(self.process.pid, signal.SIGKILL),
-                     lambda: self.process.kill()):
+        for kill in (
+            lambda: os.killpg(self.process.pid, signal.SIGKILL),
+            lambda: self.process.kill(),
+        ):
             try:
                 kill()
             except (ProcessLookupError, PermissionError, OSError):

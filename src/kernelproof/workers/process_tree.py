@@ -186,8 +186,10 @@ class ProcessTree:
         own = os.getpid()
         status = _status(server)
         return Confinement(
-            namespaces={kind: (_namespace(server, kind) or "") not in ("", _namespace(own, kind))
-                        for kind in NAMESPACE_KINDS},
+            namespaces={
+                kind: (_namespace(server, kind) or "") not in ("", _namespace(own, kind))
+                for kind in NAMESPACE_KINDS
+            },
             seccomp=status.get("Seccomp", "0").strip() == "2",
             no_new_privs=status.get("NoNewPrivs", "0").strip() == "1",
             capabilities=status.get("CapEff", "").strip(),

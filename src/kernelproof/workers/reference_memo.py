@@ -34,13 +34,14 @@ import json
 import shutil
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from kernelproof.protocol.requests import Request, parse_request
 from kernelproof.store.answer_archive import MAX_MEMO_BYTES, AnswerArchive, Remembered
 from kernelproof.workers.process import Response, WorkerProcess
-from kernelproof.protocol.requests import Request, parse_request
 
 _Value = TypeVar("_Value")
 
@@ -69,7 +70,7 @@ MAX_IDLE_REFERENCES = 2
 MAX_HASHED_ENTRIES = 2000
 
 
-def task_key(task: "TaskSource", readable_paths: list[str], settings: "Settings") -> str:
+def task_key(task: TaskSource, readable_paths: list[str], settings: Settings) -> str:
     """The key of everything task-only: task text and path, the files its wrapper reads, the
     settings other than seeds, torch's version and the machine."""
     import torch
@@ -77,10 +78,13 @@ def task_key(task: "TaskSource", readable_paths: list[str], settings: "Settings"
     from kernelproof.roofline.fingerprint import machine_fingerprint
 
     digest = hashlib.sha256()
-    for part in (str(task.path.resolve()), task.text, torch.__version__,
-                 machine_fingerprint(settings.device),
-                 json.dumps(settings.model_dump(mode="json", exclude=set(SEED_SETTINGS)),
-                            sort_keys=True)):
+    for part in (
+        str(task.path.resolve()),
+        task.text,
+        torch.__version__,
+        machine_fingerprint(settings.device),
+        json.dumps(settings.model_dump(mode="json", exclude=set(SEED_SETTINGS)), sort_keys=True),
+    ):
         digest.update(part.encode())
         digest.update(b"\0")
     for path in sorted(readable_paths):
@@ -124,7 +128,7 @@ class TaskMemo:
     reference_stacks: Any = None
     """The reference's native stack profile, sampled while it ran the default shape once."""
 
-    archive: "AnswerArchive | None" = None
+    archive: AnswerArchive | None = None
     """Where answers are also kept across sessions (the results store), if anywhere."""
 
     derived: dict[str, Any] = field(default_factory=dict)
@@ -256,13 +260,15 @@ class ReferenceReplay:
     actual: list[str] = field(default_factory=list)
     chain: str | None = None
 
-    def ask(self, worker: WorkerProcess, request: Request[Any], tensors: list[Any],
-            timeout_s: float) -> Response:
+    def ask(
+        self, worker: WorkerProcess, request: Request[Any], tensors: list[Any], timeout_s: float
+    ) -> Response:
         header = json.dumps(request.header(), sort_keys=True)
         op = request.op
         if op in HISTORY_FREE_OPS:
-            return self._remembered(_digest(self.memo.key, header), worker, request, tensors,
-                                    timeout_s, history=False)
+            return self._remembered(
+                _digest(self.memo.key, header), worker, request, tensors, timeout_s, history=False
+            )
         if op == "prepare":
             self.logical, self.chain = [], _digest(self.memo.key)
         if op not in REMEMBERED_OPS or self.chain is None:
@@ -271,12 +277,21 @@ class ReferenceReplay:
         key = _digest(self.chain, header)
         self.logical.append(header)
         self.chain = key
-        return self._remembered(key, worker, request, tensors, timeout_s, history=True,
-                                header=header)
+        return self._remembered(
+            key, worker, request, tensors, timeout_s, history=True, header=header
+        )
 
-    def _remembered(self, key: str, worker: WorkerProcess, request: Request[Any],
-                    tensors: list[Any], timeout_s: float, *, history: bool,
-                    header: str = "") -> Response:
+    def _remembered(
+        self,
+        key: str,
+        worker: WorkerProcess,
+        request: Request[Any],
+        tensors: list[Any],
+        timeout_s: float,
+        *,
+        history: bool,
+        header: str = "",
+    ) -> Response:
         found = self.memo.get(key)
         if found is not None:
             return found
@@ -289,8 +304,14 @@ class ReferenceReplay:
             self.memo.put(key, response)
         return response
 
-    def _real(self, worker: WorkerProcess, request: Request[Any], tensors: list[Any],
-              timeout_s: float, header: str) -> Response:
+    def _real(
+        self,
+        worker: WorkerProcess,
+        request: Request[Any],
+        tensors: list[Any],
+        timeout_s: float,
+        header: str,
+    ) -> Response:
         """Send ``request`` to the worker itself, once the worker's history is the logical
         one (a prepare starts a new history, so it needs none)."""
         if request.op == "prepare":
@@ -335,14 +356,13 @@ class TaskMemos:
     """The memos of one session, by task key (the oldest dropped past ``capacity``)."""
 
     capacity: int = 16
-    archive: "AnswerArchive | None" = None
+    archive: AnswerArchive | None = None
     """The results store's table of answers: new memos start from it and add to it."""
 
     memos: dict[str, TaskMemo] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def memo_for(self, task: "TaskSource", readable_paths: list[str],
-                 settings: "Settings") -> TaskMemo:
+    def memo_for(self, task: TaskSource, readable_paths: list[str], settings: Settings) -> TaskMemo:
         key = task_key(task, readable_paths, settings)
         dropped: list[TaskMemo] = []
         with self.lock:
@@ -369,10 +389,13 @@ class TaskMemos:
         """Hits and misses over every memo, for benchmarks and tests."""
         with self.lock:
             memos = list(self.memos.values())
-        return {"hits": sum(m.hits for m in memos), "misses": sum(m.misses for m in memos),
-                "tasks": len(memos), "idle_references": sum(len(m.idle) for m in memos),
-                "derived": sum(len(m.derived) for m in memos)}
-
+        return {
+            "hits": sum(m.hits for m in memos),
+            "misses": sum(m.misses for m in memos),
+            "tasks": len(memos),
+            "idle_references": sum(len(m.idle) for m in memos),
+            "derived": sum(len(m.derived) for m in memos),
+        }
 
 
 def remembered_response(remembered: Remembered) -> Response:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from typing import Mapping
+from collections.abc import Mapping
 
 from kernelproof.workers.candidate_environment import trusted_environment
 
@@ -24,15 +24,17 @@ from kernelproof.workers.candidate_environment import trusted_environment
 MAX_SETTINGS_BYTES = 1 << 20
 
 
-def start_with_settings(argv: list[str], settings: str,
-                        extra_environment: Mapping[str, str] | None = None,
-                        **popen_options: object) -> subprocess.Popen[bytes]:
+def start_with_settings(
+    argv: list[str],
+    settings: str,
+    extra_environment: Mapping[str, str] | None = None,
+    **popen_options: object,
+) -> subprocess.Popen[bytes]:
     """Start ``argv`` with the trusted environment (plus ``extra_environment``, which must
     hold no secret) and write ``settings`` to its stdin, then close it."""
     environment = trusted_environment(os.environ)
     environment.update(extra_environment or {})
-    process = subprocess.Popen(argv, env=environment, stdin=subprocess.PIPE,
-                               **popen_options)  # type: ignore[call-overload]
+    process = subprocess.Popen(argv, env=environment, stdin=subprocess.PIPE, **popen_options)  # type: ignore[call-overload]
     assert process.stdin is not None
     try:
         process.stdin.write(settings.encode())
@@ -56,10 +58,12 @@ def read_settings() -> str:
         chunks.append(chunk)
         size += len(chunk)
     if size > MAX_SETTINGS_BYTES:
-        raise ValueError(f"settings on stdin exceed {MAX_SETTINGS_BYTES} bytes; a worker's "
-                         "settings are a small JSON object")
+        raise ValueError(
+            f"settings on stdin exceed {MAX_SETTINGS_BYTES} bytes; a worker's "
+            "settings are a small JSON object"
+        )
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
-    sys.stdin = open(0, closefd=False)  # noqa: SIM115 - replaces stdin for the process's life
+    sys.stdin = open(0, closefd=False)
     return b"".join(chunks).decode()

@@ -62,9 +62,11 @@ class WriteMeter:
                     for entry in listing:
                         entries += 1
                         if entries > MAX_ENTRIES:
-                            return (f"the candidate made more than {MAX_ENTRIES} files and "
-                                    "folders in its scratch and build folders, over the "
-                                    "sandbox's cap")
+                            return (
+                                f"the candidate made more than {MAX_ENTRIES} files and "
+                                "folders in its scratch and build folders, over the "
+                                "sandbox's cap"
+                            )
                         try:
                             if entry.is_dir(follow_symlinks=False):
                                 stack.append(entry.path)
@@ -75,7 +77,9 @@ class WriteMeter:
             except OSError:
                 continue
             if size > self.cap_bytes:
-                return (f"the candidate wrote over {size / 2**30:.1f} GiB to its scratch and "
-                        f"build folders and its log, over the sandbox's cap of "
-                        f"{self.cap_bytes / 2**30:.1f} GiB")
+                return (
+                    f"the candidate wrote over {size / 2**30:.1f} GiB to its scratch and "
+                    f"build folders and its log, over the sandbox's cap of "
+                    f"{self.cap_bytes / 2**30:.1f} GiB"
+                )
         return None

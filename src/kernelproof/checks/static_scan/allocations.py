@@ -6,7 +6,7 @@ import ast
 from collections import defaultdict
 from collections.abc import Iterator
 
-from kernelproof.checks.static_scan.context import assignment_pairs, Context
+from kernelproof.checks.static_scan.context import Context, assignment_pairs
 from kernelproof.checks.static_scan.findings import StaticCheck
 from kernelproof.checks.static_scan.rules import (
     EMPTY_ALLOCATORS,
@@ -30,7 +30,9 @@ def _may_write(context: Context, name_node: ast.Name) -> bool:
     parent = context.parents.get(name_node)
     if isinstance(parent, ast.Attribute) and parent.value is name_node:
         return parent.attr not in METADATA_ATTRIBUTES
-    if isinstance(parent, (ast.Return, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.IfExp, ast.Assert)):
+    if isinstance(
+        parent, (ast.Return, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.IfExp, ast.Assert)
+    ):
         return False
     if isinstance(parent, (ast.Tuple, ast.List)):
         return not isinstance(context.parents.get(parent), ast.Return)
@@ -59,24 +61,32 @@ def detect_uninitialized(context: Context) -> Iterator[Finding]:
                 if isinstance(target, ast.Name):
                     assignments[target.id].append(value)
         empties = {
-            name for name, values in assignments.items()
+            name
+            for name, values in assignments.items()
             if len(values) == 1 and _is_empty_allocation(context, values[0])
         }
         written = {
-            sub.id for sub in body
-            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id in empties
+            sub.id
+            for sub in body
+            if isinstance(sub, ast.Name)
+            and isinstance(sub.ctx, ast.Load)
+            and sub.id in empties
             and _may_write(context, sub)
         }
         for sub in body:
             if not isinstance(sub, ast.Return) or sub.value is None:
                 continue
-            returned = sub.value.elts if isinstance(sub.value, (ast.Tuple, ast.List)) else [sub.value]
+            returned = (
+                sub.value.elts if isinstance(sub.value, (ast.Tuple, ast.List)) else [sub.value]
+            )
             for item in returned:
                 direct = _is_empty_allocation(context, item)
                 if direct or (isinstance(item, ast.Name) and item.id in empties - written):
                     label = context.snippet(item)
                     yield context.finding(
-                        StaticCheck.UNINITIALIZED, Severity.INFO, sub,
+                        StaticCheck.UNINITIALIZED,
+                        Severity.INFO,
+                        sub,
                         f"`{node.name}` returns an uninitialised allocation (`{label}`) with no "
                         "visible write to it: it may hand back stale memory.",
                         {"function": node.name, "output": label},

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from kernelproof.checks.static_scan.context import assignment_pairs, Context, dotted_name
+from kernelproof.checks.static_scan.context import Context, assignment_pairs, dotted_name
 from kernelproof.checks.static_scan.findings import StaticCheck
 from kernelproof.checks.static_scan.rules import (
     DICT_KEY_METHODS,
@@ -65,14 +65,15 @@ def _persistent_containers(context: Context) -> set[str]:
         for definition in definitions:
             arguments = definition.args
             positional = arguments.posonlyargs + arguments.args
-            with_defaults = positional[len(positional) - len(arguments.defaults):]
+            with_defaults = positional[len(positional) - len(arguments.defaults) :]
             pairs: list[tuple[ast.arg, ast.expr | None]] = [*zip(with_defaults, arguments.defaults)]
             pairs += list(zip(arguments.kwonlyargs, arguments.kw_defaults))
             for argument, default in pairs:
                 if default is None:
                     continue
                 if isinstance(default, (ast.Dict, ast.List, ast.Set)) or (
-                    isinstance(default, ast.Call) and dotted_name(default.func) in {"dict", "list", "set"}
+                    isinstance(default, ast.Call)
+                    and dotted_name(default.func) in {"dict", "list", "set"}
                 ):
                     found.add(argument.arg)
     return found
@@ -112,7 +113,9 @@ def _cache_sites(context: Context, defaults: set[str]) -> Iterator[tuple[ast.AST
             containers = [s for s in sides if _is_persistent(context, s, defaults)]
             keys = [s for s in sides if not _is_persistent(context, s, defaults)]
             membership = any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops)
-            identity = all(isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)) for op in node.ops)
+            identity = all(
+                isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)) for op in node.ops
+            )
             for key in keys:
                 kind = _fingerprint(context, key)
                 keyed = membership or (identity and kind in IDENTITY_FINGERPRINTS)
@@ -138,7 +141,9 @@ def _memoised_by_assignment(context: Context) -> Iterator[Finding]:
             memo = next((r for r in used if r in MEMO_DECORATORS), None)
             if memo is not None:
                 yield context.finding(
-                    StaticCheck.CACHING, Severity.WARN, node,
+                    StaticCheck.CACHING,
+                    Severity.WARN,
+                    node,
                     f"`{name}` is memoised with `{memo}`: repeated inputs get a replayed output.",
                     {"function": name, "decorator": memo},
                 )
@@ -149,9 +154,12 @@ def detect_caching(context: Context) -> Iterator[Finding]:
     defaults = _persistent_containers(context)
     for node, kind, container in _cache_sites(context, defaults):
         yield context.finding(
-            StaticCheck.CACHING, Severity.WARN, node,
+            StaticCheck.CACHING,
+            Severity.WARN,
+            node,
             f"State that outlives the call (`{container}`) is keyed on an input {kind}: outputs "
-            "may be replayed instead of computed.", {"fingerprint": kind, "container": container},
+            "may be replayed instead of computed.",
+            {"fingerprint": kind, "container": container},
         )
     yield from _memoised_by_assignment(context)
     for node in context.nodes:
@@ -165,7 +173,9 @@ def detect_caching(context: Context) -> Iterator[Finding]:
             in_class = isinstance(context.parents.get(node), ast.ClassDef)
             hot = node.name in FORWARD_NAMES or node.name in context.custom_kernels or in_class
             yield context.finding(
-                StaticCheck.CACHING, Severity.WARN if hot else Severity.INFO, decorator,
+                StaticCheck.CACHING,
+                Severity.WARN if hot else Severity.INFO,
+                decorator,
                 f"`{node.name}` is memoised with `{name}`"
                 + (": repeated inputs get a replayed output." if hot else "."),
                 {"function": node.name, "decorator": name},

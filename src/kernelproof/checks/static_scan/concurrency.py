@@ -15,7 +15,9 @@ def detect_native_concurrency(context: Context) -> Iterator[Finding]:
     """Threads, forks and side streams created inside C++/CUDA source strings (HACKS.md #6)."""
     for match in source_matches(context, CPP_CONCURRENCY):
         yield context.finding(
-            StaticCheck.CONCURRENCY, Severity.WARN, match.node,
+            StaticCheck.CONCURRENCY,
+            Severity.WARN,
+            match.node,
             f"C++/CUDA source starts concurrent work: {', '.join(match.tokens)}. Work left "
             "running after the call returns escapes a timer that stops at return.",
             {"tokens": match.tokens, "code": match.code[:MAX_SNIPPET_CHARS]},

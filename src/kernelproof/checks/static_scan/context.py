@@ -15,14 +15,14 @@ from kernelproof.checks.static_scan.rules import (
     DYNAMIC_IMPORTERS,
     EXTENSION_LOADERS,
     KERNEL_DECORATOR_LEAVES,
+    MAX_FOLD_DEPTH,
+    MAX_FOLDED_CHARS,
+    MAX_SNIPPET_CHARS,
     PYTHON_BUILTINS,
     RULES,
     STRING_CASE_METHODS,
     TORCH_OPS_BUILTIN_NAMESPACES,
     WATCHED_ROOTS,
-    MAX_FOLD_DEPTH,
-    MAX_FOLDED_CHARS,
-    MAX_SNIPPET_CHARS,
 )
 from kernelproof.schema.finding import Finding
 from kernelproof.schema.verdict import Severity
@@ -60,7 +60,7 @@ def _canonical(name: str) -> str:
     """Strip the builtins namespace: ``builtins.exec`` and ``__builtins__.exec`` are ``exec``."""
     for prefix in ("builtins.", "__builtins__."):
         if name.startswith(prefix):
-            rest = name[len(prefix):]
+            rest = name[len(prefix) :]
             return f"builtins.{rest}" if rest.startswith("__dict__") else rest
     return "builtins" if name == "__builtins__" else name
 
@@ -81,9 +81,7 @@ def assignment_pairs(node: ast.AST) -> Iterator[tuple[ast.expr, ast.expr]]:
             yield target, value
 
 
-def call_argument(
-    call: ast.Call, name: str, position: int | None = None
-) -> ast.expr | None:
+def call_argument(call: ast.Call, name: str, position: int | None = None) -> ast.expr | None:
     """A call's argument by keyword, or by position when given."""
     for keyword in call.keywords:
         if keyword.arg == name:
@@ -210,8 +208,11 @@ class Context:
             wrapped = dotted_name(call.args[0])  # numba.njit(f) / cuda.jit(f): the kernel is f
             if wrapped:
                 names.append(wrapped.split(".")[-1])
-        elif (isinstance(call.func, ast.Call) and call.args
-              and self._is_kernel_decorator(call.func.func)):
+        elif (
+            isinstance(call.func, ast.Call)
+            and call.args
+            and self._is_kernel_decorator(call.func.func)
+        ):
             wrapped = dotted_name(call.args[0])  # numba.njit(parallel=True)(f)
             if wrapped:
                 names.append(wrapped.split(".")[-1])
@@ -355,9 +356,12 @@ class Context:
                 bounds.append(None)
             elif isinstance(bound, ast.Constant) and isinstance(bound.value, int):
                 bounds.append(bound.value)
-            elif (isinstance(bound, ast.UnaryOp) and isinstance(bound.op, ast.USub)
-                  and isinstance(bound.operand, ast.Constant)
-                  and isinstance(bound.operand.value, int)):
+            elif (
+                isinstance(bound, ast.UnaryOp)
+                and isinstance(bound.op, ast.USub)
+                and isinstance(bound.operand, ast.Constant)
+                and isinstance(bound.operand.value, int)
+            ):
                 bounds.append(-bound.operand.value)
             else:
                 return None
@@ -432,7 +436,11 @@ class Context:
         if key is None:
             return None
         value = node.value
-        if isinstance(value, ast.Call) and len(value.args) == 1 and dotted_name(value.func) == "vars":
+        if (
+            isinstance(value, ast.Call)
+            and len(value.args) == 1
+            and dotted_name(value.func) == "vars"
+        ):
             base = self.resolve(value.args[0])
             return None if base is None else _canonical(f"{base}.{key}")
         base = self.resolve(value)
@@ -486,8 +494,11 @@ class Context:
         """Whether ``name`` is a bare builtin that this file defines for itself."""
         root = _root_name(node)
         return (
-            root is not None and root.id == name and name in self.bound_names
-            and self._alias_of(name) is None and name not in self.import_aliases
+            root is not None
+            and root.id == name
+            and name in self.bound_names
+            and self._alias_of(name) is None
+            and name not in self.import_aliases
         )
 
     def is_custom(self, name: str) -> bool:
@@ -500,7 +511,9 @@ class Context:
         if len(parts) >= 2 and (parts[0] in {"self", "cls"} or parts[0] in self.class_names):
             return parts[1] in self.custom_methods
         return (
-            len(parts) >= 3 and parts[0] == "torch" and parts[1] == "ops"
+            len(parts) >= 3
+            and parts[0] == "torch"
+            and parts[1] == "ops"
             and parts[2] not in TORCH_OPS_BUILTIN_NAMESPACES
         )
 
@@ -600,6 +613,8 @@ def source_matches(context: Context, pattern: re.Pattern[str]) -> Iterator[_Sour
             continue
         line = node.lineno + text[: first.start()].count("\n")
         yield _SourceMatch(
-            node=node, tokens=sorted({match.group(1) for match in pattern.finditer(text)}),
-            line=line, code=source_lines[line - 1].strip() if line <= len(source_lines) else "",
+            node=node,
+            tokens=sorted({match.group(1) for match in pattern.finditer(text)}),
+            line=line,
+            code=source_lines[line - 1].strip() if line <= len(source_lines) else "",
         )

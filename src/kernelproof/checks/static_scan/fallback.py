@@ -14,9 +14,9 @@ from kernelproof.checks.static_scan.rules import (
     EXTENSION_LOADERS,
     FORWARD_NAMES,
     KERNEL_LIBRARIES,
+    REFERENCE_CLASS_NAMES,
     TENSOR_COMPUTE_METHODS,
     TORCH_NON_COMPUTE_PREFIXES,
-    REFERENCE_CLASS_NAMES,
 )
 from kernelproof.schema.finding import Finding
 from kernelproof.schema.verdict import Severity
@@ -144,7 +144,8 @@ def _imports_kernel_library(context: Context, body: list[ast.stmt]) -> list[str]
         elif isinstance(node, ast.ImportFrom) and node.module:
             modules = [node.module]
         found.extend(
-            m for m in modules
+            m
+            for m in modules
             if any(m == lib or m.startswith(lib + ".") for lib in KERNEL_LIBRARIES)
         )
     return found
@@ -159,11 +160,16 @@ def detect_fallback(context: Context) -> Iterator[Finding]:
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:
                 call = item.context_expr
-                if isinstance(call, ast.Call) and context.resolve(call.func) == "contextlib.suppress":
+                if (
+                    isinstance(call, ast.Call)
+                    and context.resolve(call.func) == "contextlib.suppress"
+                ):
                     kernels = analysis.custom_calls(node.body)
                     if kernels:
                         yield context.finding(
-                            StaticCheck.FALLBACK, Severity.WARN, node,
+                            StaticCheck.FALLBACK,
+                            Severity.WARN,
+                            node,
                             "Errors from the custom kernel are suppressed (`contextlib.suppress`): "
                             "a failing kernel goes unnoticed and another path answers.",
                             {"kernels_called": kernels},
@@ -175,7 +181,8 @@ def _fallback_in_try(
 ) -> Iterator[Finding]:
     """One try statement: does it guard a kernel, or does a quiet handler compute with torch?"""
     quiet = [
-        handler for handler in getattr(node, "handlers", [])
+        handler
+        for handler in getattr(node, "handlers", [])
         if not any(isinstance(statement, ast.Raise) for statement in handler.body)
     ]  # a handler that re-raises fails loudly, which is allowed
     if not quiet:
@@ -192,22 +199,31 @@ def _fallback_in_try(
     if kernels:
         action = (
             f"its handler computes with PyTorch ({', '.join(torch_calls)})"
-            if torch_calls else "its handler swallows the error"
+            if torch_calls
+            else "its handler swallows the error"
         )
         yield context.finding(
-            StaticCheck.FALLBACK, Severity.WARN, node,
+            StaticCheck.FALLBACK,
+            Severity.WARN,
+            node,
             f"A try/except guards the custom kernel ({', '.join(kernels)}) and {action}: the "
-            "kernel may silently not run.", evidence,
+            "kernel may silently not run.",
+            evidence,
         )
     elif torch_calls:
         yield context.finding(
-            StaticCheck.FALLBACK, Severity.WARN, node,
+            StaticCheck.FALLBACK,
+            Severity.WARN,
+            node,
             f"An exception handler computes with PyTorch ({', '.join(torch_calls)}): a fallback "
-            "path.", evidence,
+            "path.",
+            evidence,
         )
     elif optional:
         yield context.finding(
-            StaticCheck.FALLBACK, Severity.INFO, node,
+            StaticCheck.FALLBACK,
+            Severity.INFO,
+            node,
             f"The kernel library is optional ({', '.join(optional)} imported under try/except): "
             "look for the PyTorch path taken when it is missing.",
             {"optional_imports": optional, "handler_lines": evidence["handler_lines"]},

@@ -85,7 +85,11 @@ def syntax_finding(error: BaseException, path: str) -> Finding:
     column = getattr(error, "offset", None) or 0
     reason = getattr(error, "msg", None) or str(error) or type(error).__name__
     return make_finding(
-        path, StaticCheck.SYNTAX, Severity.WARN, int(line), int(column),
+        path,
+        StaticCheck.SYNTAX,
+        Severity.WARN,
+        int(line),
+        int(column),
         f"The candidate does not parse ({reason}); it cannot build.",
         {"error": type(error).__name__, "reason": str(reason)},
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Iterator
 
-from kernelproof.checks.static_scan.context import assignment_pairs, Context, dotted_name
+from kernelproof.checks.static_scan.context import Context, assignment_pairs, dotted_name
 from kernelproof.checks.static_scan.findings import StaticCheck
 from kernelproof.checks.static_scan.rules import REFERENCE_CLASS_NAMES
 from kernelproof.schema.finding import Finding
@@ -53,7 +53,10 @@ def detect_inheritance(context: Context) -> Iterator[Finding]:
                     flagged.append((node, target.id, base))
     for node, name, base in flagged:
         yield context.finding(
-            StaticCheck.INHERITANCE, Severity.WARN, node,
+            StaticCheck.INHERITANCE,
+            Severity.WARN,
+            node,
             f"`{name}` is or derives from the reference (`{base}`): it may run the reference's "
-            "forward instead of a kernel.", {"class": name, "base": base},
+            "forward instead of a kernel.",
+            {"class": name, "base": base},
         )

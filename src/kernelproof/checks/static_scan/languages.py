@@ -6,15 +6,15 @@ import ast
 
 from kernelproof.checks.static_scan.context import (
     Context,
-    has_prefix,
     call_argument,
+    has_prefix,
     string_constants,
 )
 from kernelproof.checks.static_scan.rules import (
     CUDA_SOURCE_MARKER,
     LANGUAGE_ROOTS,
-    TORCH_COMPILE_NAMES,
     LANGUAGES,
+    TORCH_COMPILE_NAMES,
 )
 
 

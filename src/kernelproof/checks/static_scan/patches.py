@@ -49,8 +49,18 @@ def _call_patch(context: Context, call: ast.Call) -> Iterator[tuple[ast.AST, str
     base_node: ast.expr | None = None
     names: list[str] = []
     how = function or "call"
-    if function in {"setattr", "delattr", "object.__setattr__", "object.__delattr__",
-                    "type.__setattr__", "type.__delattr__"} and len(call.args) >= 2:
+    if (
+        function
+        in {
+            "setattr",
+            "delattr",
+            "object.__setattr__",
+            "object.__delattr__",
+            "type.__setattr__",
+            "type.__delattr__",
+        }
+        and len(call.args) >= 2
+    ):
         if not context.shadows_builtin(func, function):
             base_node, names = call.args[0], [context.fold(call.args[1]) or "<computed>"]
     elif isinstance(func, ast.Attribute) and func.attr in SETATTR_DUNDERS and call.args:
@@ -99,21 +109,29 @@ def detect_patches(context: Context) -> Iterator[Finding]:
         evidence: dict[str, object] = {"kind": "monkeypatch", "target": target, "how": how}
         if how == "sys.modules":
             yield context.finding(
-                StaticCheck.INTROSPECTION, Severity.WARN, node,
+                StaticCheck.INTROSPECTION,
+                Severity.WARN,
+                node,
                 f"Replaces a module in `{target}`: every later import sees the replacement.",
                 evidence,
             )
         elif parts[0] == "builtins":
             yield context.finding(
-                StaticCheck.INTROSPECTION, Severity.WARN, node,
-                f"Modifies the builtins: `{target}`.", evidence,
+                StaticCheck.INTROSPECTION,
+                Severity.WARN,
+                node,
+                f"Modifies the builtins: `{target}`.",
+                evidence,
             )
         else:
             rule = match_rule(context, node, target)
             timer = rule is not None and rule.check == StaticCheck.TIMER
             what = "a timer or synchronization" if timer else "a library function"
             yield context.finding(
-                StaticCheck.TIMER, Severity.WARN, node,
+                StaticCheck.TIMER,
+                Severity.WARN,
+                node,
                 f"Monkeypatches {what}: `{target}` ({how}). The run-time tamper check compares it "
-                "with the original saved before import.", evidence,
+                "with the original saved before import.",
+                evidence,
             )

@@ -33,8 +33,11 @@ def detect_references(context: Context) -> Iterator[Finding]:
         rule = match_rule(context, reference, name)
         if rule is not None:
             yield context.finding(
-                rule.check, rule.severity, reference, f"References {rule.what}: `{name}`.",
-                {"name": name}
+                rule.check,
+                rule.severity,
+                reference,
+                f"References {rule.what}: `{name}`.",
+                {"name": name},
             )
     for node in context.nodes:
         # Attributes of unnamed objects: ``Path(p).read_text()``, ``e.__traceback__.tb_frame``.
@@ -42,7 +45,10 @@ def detect_references(context: Context) -> Iterator[Finding]:
             if context.resolve(node) is None:
                 rule = ATTRIBUTE_RULES[node.attr]
                 yield context.finding(
-                    rule.check, rule.severity, node, f"References {rule.what}: `.{node.attr}`.",
+                    rule.check,
+                    rule.severity,
+                    node,
+                    f"References {rule.what}: `.{node.attr}`.",
                     {"name": f".{node.attr}"},
                 )
 
@@ -64,14 +70,18 @@ def detect_built_attribute_names(context: Context) -> Iterator[Finding]:
         target = context.resolve(node.args[0])
         if folded is not None:
             yield context.finding(
-                StaticCheck.DYNAMIC_CODE, Severity.WARN, node,
+                StaticCheck.DYNAMIC_CODE,
+                Severity.WARN,
+                node,
                 f"`{function}` with an attribute name built from pieces: `{folded}`"
                 + (f" on `{target}`." if target else "."),
                 {"function": function, "attribute": folded, "object": target},
             )
         else:
             yield context.finding(
-                StaticCheck.DYNAMIC_CODE, Severity.INFO, node,
+                StaticCheck.DYNAMIC_CODE,
+                Severity.INFO,
+                node,
                 f"`{function}` with an attribute name computed at run time.",
                 {"function": function, "attribute": None, "object": target},
             )

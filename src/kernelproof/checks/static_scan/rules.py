@@ -53,93 +53,306 @@ _INFO, _WARN = Severity.INFO, Severity.WARN
 #: Qualified names (and their prefixes: ``threading`` covers ``threading.Lock``) the scan watches.
 #: The longest matching prefix wins, so ``threading.settrace`` is introspection, not concurrency.
 RULES: dict[str, Rule] = {
-    **_rules(StaticCheck.TIMER, _INFO, "a clock the harness may rely on",
-             "time.perf_counter", "time.perf_counter_ns", "time.time", "time.time_ns",
-             "time.monotonic", "time.monotonic_ns", "time.process_time", "time.process_time_ns",
-             "time.thread_time", "time.thread_time_ns", "time.clock_gettime", "timeit",
-             "torch.utils.benchmark", "triton.testing"),
-    **_rules(StaticCheck.TIMER, _INFO, "a timing event or synchronization",
-             "torch.cuda.Event", "torch.Event", "torch.cpu.Event", "torch.cuda.synchronize",
-             "torch.cpu.synchronize", "torch.synchronize", "numba.cuda.synchronize",
-             "numba.cuda.event", "cupy.cuda.Event"),
+    **_rules(
+        StaticCheck.TIMER,
+        _INFO,
+        "a clock the harness may rely on",
+        "time.perf_counter",
+        "time.perf_counter_ns",
+        "time.time",
+        "time.time_ns",
+        "time.monotonic",
+        "time.monotonic_ns",
+        "time.process_time",
+        "time.process_time_ns",
+        "time.thread_time",
+        "time.thread_time_ns",
+        "time.clock_gettime",
+        "timeit",
+        "torch.utils.benchmark",
+        "triton.testing",
+    ),
+    **_rules(
+        StaticCheck.TIMER,
+        _INFO,
+        "a timing event or synchronization",
+        "torch.cuda.Event",
+        "torch.Event",
+        "torch.cpu.Event",
+        "torch.cuda.synchronize",
+        "torch.cpu.synchronize",
+        "torch.synchronize",
+        "numba.cuda.synchronize",
+        "numba.cuda.event",
+        "cupy.cuda.Event",
+    ),
     **_rules(StaticCheck.CONCURRENCY, _INFO, "the threading module", "threading", "_thread"),
-    **_rules(StaticCheck.CONCURRENCY, _WARN, "a thread, process or fork that can outlive the call",
-             "threading.Thread", "threading.Timer", "threading.start_new_thread",
-             "_thread.start_new_thread", "_thread.start_new", "concurrent.futures",
-             "multiprocessing", "torch.multiprocessing", "os.fork", "os.forkpty",
-             "os.register_at_fork", "torch.jit.fork", "torch.futures"),
-    **_rules(StaticCheck.CONCURRENCY, _WARN, "asyncio, which can run work after the call returns",
-             "asyncio"),
-    **_rules(StaticCheck.CONCURRENCY, _WARN, "a side stream a timer on the current stream misses",
-             "torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.ExternalStream",
-             "torch.cuda.set_stream", "torch.cuda.streams", "torch.Stream", "numba.cuda.stream",
-             "cupy.cuda.Stream"),
-    **_builtin_rules(StaticCheck.DYNAMIC_CODE, _WARN, "code built or imported at run time",
-                     "exec", "eval", "compile", "__import__"),
-    **_builtin_rules(StaticCheck.DYNAMIC_CODE, _INFO, "a namespace dictionary",
-                     "globals", "locals", "vars"),
-    **_rules(StaticCheck.DYNAMIC_CODE, _WARN, "code built or imported at run time",
-             "importlib.import_module", "importlib.__import__", "importlib.reload",
-             "importlib.util", "importlib.machinery", "runpy", "types.CodeType",
-             "types.FunctionType", "marshal"),
-    **_rules(StaticCheck.INTROSPECTION, _INFO, "runtime introspection", "gc", "inspect",
-             "faulthandler", "tracemalloc"),
-    **_rules(StaticCheck.INTROSPECTION, _WARN, "object or frame introspection that can find the "
-             "harness's tensors", "gc.get_objects", "gc.get_referrers", "gc.get_referents",
-             "inspect.currentframe", "inspect.stack", "inspect.getouterframes",
-             "inspect.getinnerframes", "inspect.trace", "inspect.getframeinfo",
-             "inspect.getmembers", "sys._getframe", "sys._current_frames", "sys.modules",
-             "sys.settrace", "sys.setprofile", "sys.addaudithook", "threading.settrace",
-             "threading.setprofile", "threading.enumerate"),
+    **_rules(
+        StaticCheck.CONCURRENCY,
+        _WARN,
+        "a thread, process or fork that can outlive the call",
+        "threading.Thread",
+        "threading.Timer",
+        "threading.start_new_thread",
+        "_thread.start_new_thread",
+        "_thread.start_new",
+        "concurrent.futures",
+        "multiprocessing",
+        "torch.multiprocessing",
+        "os.fork",
+        "os.forkpty",
+        "os.register_at_fork",
+        "torch.jit.fork",
+        "torch.futures",
+    ),
+    **_rules(
+        StaticCheck.CONCURRENCY,
+        _WARN,
+        "asyncio, which can run work after the call returns",
+        "asyncio",
+    ),
+    **_rules(
+        StaticCheck.CONCURRENCY,
+        _WARN,
+        "a side stream a timer on the current stream misses",
+        "torch.cuda.Stream",
+        "torch.cuda.stream",
+        "torch.cuda.ExternalStream",
+        "torch.cuda.set_stream",
+        "torch.cuda.streams",
+        "torch.Stream",
+        "numba.cuda.stream",
+        "cupy.cuda.Stream",
+    ),
+    **_builtin_rules(
+        StaticCheck.DYNAMIC_CODE,
+        _WARN,
+        "code built or imported at run time",
+        "exec",
+        "eval",
+        "compile",
+        "__import__",
+    ),
+    **_builtin_rules(
+        StaticCheck.DYNAMIC_CODE, _INFO, "a namespace dictionary", "globals", "locals", "vars"
+    ),
+    **_rules(
+        StaticCheck.DYNAMIC_CODE,
+        _WARN,
+        "code built or imported at run time",
+        "importlib.import_module",
+        "importlib.__import__",
+        "importlib.reload",
+        "importlib.util",
+        "importlib.machinery",
+        "runpy",
+        "types.CodeType",
+        "types.FunctionType",
+        "marshal",
+    ),
+    **_rules(
+        StaticCheck.INTROSPECTION,
+        _INFO,
+        "runtime introspection",
+        "gc",
+        "inspect",
+        "faulthandler",
+        "tracemalloc",
+    ),
+    **_rules(
+        StaticCheck.INTROSPECTION,
+        _WARN,
+        "object or frame introspection that can find the harness's tensors",
+        "gc.get_objects",
+        "gc.get_referrers",
+        "gc.get_referents",
+        "inspect.currentframe",
+        "inspect.stack",
+        "inspect.getouterframes",
+        "inspect.getinnerframes",
+        "inspect.trace",
+        "inspect.getframeinfo",
+        "inspect.getmembers",
+        "sys._getframe",
+        "sys._current_frames",
+        "sys.modules",
+        "sys.settrace",
+        "sys.setprofile",
+        "sys.addaudithook",
+        "threading.settrace",
+        "threading.setprofile",
+        "threading.enumerate",
+    ),
     **_rules(StaticCheck.INTROSPECTION, _WARN, "raw memory access", "ctypes"),
     **_rules(StaticCheck.INTROSPECTION, _INFO, "the builtins namespace", "builtins"),
-    **_rules(StaticCheck.INTROSPECTION, _WARN, "a hard exit or signal handling that can take the "
-             "harness down", "os._exit", "os.kill", "os.abort", "signal"),
+    **_rules(
+        StaticCheck.INTROSPECTION,
+        _WARN,
+        "a hard exit or signal handling that can take the harness down",
+        "os._exit",
+        "os.kill",
+        "os.abort",
+        "signal",
+    ),
     **_builtin_rules(StaticCheck.IO, _WARN, "file access", "open"),
-    **_rules(StaticCheck.IO, _WARN, "file access", "io.open", "io.FileIO", "os.open",
-             "os.fdopen", "os.read", "os.listdir", "os.scandir", "os.walk", "codecs.open",
-             "glob", "shutil", "numpy.load", "numpy.loadtxt", "numpy.fromfile", "numpy.genfromtxt",
-             "numpy.memmap", "torch.load", "torch.from_file", "pickle", "shelve", "mmap"),
-    **_rules(StaticCheck.IO, _INFO, "file system helpers", "pathlib", "tempfile",
-             "os.path.exists", "os.path.isfile", "os.path.isdir", "os.path.getsize",
-             "os.stat", "numpy.save", "numpy.savez", "torch.save"),
-    **_rules(StaticCheck.IO, _WARN, "network access", "socket", "ssl", "urllib", "urllib3",
-             "requests", "http", "httpx", "aiohttp", "ftplib", "smtplib", "xmlrpc"),
-    **_rules(StaticCheck.IO, _WARN, "a subprocess or shell command", "subprocess", "os.system",
-             "os.popen", "os.execv", "os.execve", "os.execl", "os.execle", "os.execlp",
-             "os.execlpe", "os.execvp", "os.execvpe", "os.spawnv", "os.spawnve", "os.spawnl",
-             "os.posix_spawn", "os.posix_spawnp", "pty"),
-    **_rules(StaticCheck.CACHING, _INFO, "a memoisation helper", "functools.lru_cache",
-             "functools.cache"),
-    **_rules(StaticCheck.PRECISION, _INFO, "mixed-precision execution", "torch.autocast",
-             "torch.cuda.amp", "torch.amp", "torch.cpu.amp", "torch.set_float32_matmul_precision"),
+    **_rules(
+        StaticCheck.IO,
+        _WARN,
+        "file access",
+        "io.open",
+        "io.FileIO",
+        "os.open",
+        "os.fdopen",
+        "os.read",
+        "os.listdir",
+        "os.scandir",
+        "os.walk",
+        "codecs.open",
+        "glob",
+        "shutil",
+        "numpy.load",
+        "numpy.loadtxt",
+        "numpy.fromfile",
+        "numpy.genfromtxt",
+        "numpy.memmap",
+        "torch.load",
+        "torch.from_file",
+        "pickle",
+        "shelve",
+        "mmap",
+    ),
+    **_rules(
+        StaticCheck.IO,
+        _INFO,
+        "file system helpers",
+        "pathlib",
+        "tempfile",
+        "os.path.exists",
+        "os.path.isfile",
+        "os.path.isdir",
+        "os.path.getsize",
+        "os.stat",
+        "numpy.save",
+        "numpy.savez",
+        "torch.save",
+    ),
+    **_rules(
+        StaticCheck.IO,
+        _WARN,
+        "network access",
+        "socket",
+        "ssl",
+        "urllib",
+        "urllib3",
+        "requests",
+        "http",
+        "httpx",
+        "aiohttp",
+        "ftplib",
+        "smtplib",
+        "xmlrpc",
+    ),
+    **_rules(
+        StaticCheck.IO,
+        _WARN,
+        "a subprocess or shell command",
+        "subprocess",
+        "os.system",
+        "os.popen",
+        "os.execv",
+        "os.execve",
+        "os.execl",
+        "os.execle",
+        "os.execlp",
+        "os.execlpe",
+        "os.execvp",
+        "os.execvpe",
+        "os.spawnv",
+        "os.spawnve",
+        "os.spawnl",
+        "os.posix_spawn",
+        "os.posix_spawnp",
+        "pty",
+    ),
+    **_rules(
+        StaticCheck.CACHING, _INFO, "a memoisation helper", "functools.lru_cache", "functools.cache"
+    ),
+    **_rules(
+        StaticCheck.PRECISION,
+        _INFO,
+        "mixed-precision execution",
+        "torch.autocast",
+        "torch.cuda.amp",
+        "torch.amp",
+        "torch.cpu.amp",
+        "torch.set_float32_matmul_precision",
+    ),
 }
 
 #: Last components matched on any object (``start.elapsed_time(end)``, ``Path.read_text``) when no
 #: qualified rule applies; these names are specific enough to mean the same thing everywhere.
 ATTRIBUTE_RULES: dict[str, Rule] = {
-    **_rules(StaticCheck.TIMER, _INFO, "a clock the harness may rely on", "perf_counter",
-             "perf_counter_ns", "monotonic", "monotonic_ns", "process_time", "process_time_ns"),
-    **_rules(StaticCheck.TIMER, _INFO, "a timing event or synchronization", "elapsed_time",
-             "synchronize"),
-    **_rules(StaticCheck.IO, _WARN, "file access", "read_text", "read_bytes", "write_text",
-             "write_bytes"),
-    **_rules(StaticCheck.INTROSPECTION, _WARN, "frame or closure internals (frame walking)",
-             "f_back", "f_locals", "f_globals", "f_builtins", "tb_frame", "gi_frame", "cr_frame",
-             "__globals__", "__closure__", "__subclasses__", "_getframe"),
+    **_rules(
+        StaticCheck.TIMER,
+        _INFO,
+        "a clock the harness may rely on",
+        "perf_counter",
+        "perf_counter_ns",
+        "monotonic",
+        "monotonic_ns",
+        "process_time",
+        "process_time_ns",
+    ),
+    **_rules(
+        StaticCheck.TIMER, _INFO, "a timing event or synchronization", "elapsed_time", "synchronize"
+    ),
+    **_rules(
+        StaticCheck.IO, _WARN, "file access", "read_text", "read_bytes", "write_text", "write_bytes"
+    ),
+    **_rules(
+        StaticCheck.INTROSPECTION,
+        _WARN,
+        "frame or closure internals (frame walking)",
+        "f_back",
+        "f_locals",
+        "f_globals",
+        "f_builtins",
+        "tb_frame",
+        "gi_frame",
+        "cr_frame",
+        "__globals__",
+        "__closure__",
+        "__subclasses__",
+        "_getframe",
+    ),
 }
 
 #: Names the scan resolves through: an alias whose value starts here is followed, other local
 #: assignments (``out = x``) are not, so ordinary variables never masquerade as modules.
 WATCHED_ROOTS: frozenset[str] = frozenset(
     {name.split(".")[0] for name, rule in RULES.items() if not rule.builtin}
-    | {"torch", "numpy", "numba", "triton", "cupy", "functools", "contextlib", "importlib",
-       "types", "sys", "os", "time", "builtins"}
+    | {
+        "torch",
+        "numpy",
+        "numba",
+        "triton",
+        "cupy",
+        "functools",
+        "contextlib",
+        "importlib",
+        "types",
+        "sys",
+        "os",
+        "time",
+        "builtins",
+    }
 )
 
 #: (language, module root): importing or referencing the root means the source uses the language.
 LANGUAGE_ROOTS: tuple[tuple[str, str], ...] = (
-    ("pytorch", "torch"), ("numba", "numba"), ("triton", "triton"),
+    ("pytorch", "torch"),
+    ("numba", "numba"),
+    ("triton", "triton"),
 )
 
 #: Names whose use means the candidate goes through torch.compile (Dynamo and Inductor).
@@ -183,18 +396,52 @@ KERNEL_LIBRARIES: frozenset[str] = frozenset(
 
 #: torch namespaces that do no tensor computation; a handler calling them is not a fallback.
 TORCH_NON_COMPUTE_PREFIXES: tuple[str, ...] = (
-    "torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.current_device",
-    "torch.cuda.get_device", "torch.cuda.synchronize", "torch.device", "torch.dtype",
-    "torch.utils", "torch.no_grad", "torch.inference_mode", "torch.is_tensor",
-    "torch.get_default_dtype", "torch.ops", "torch.library", "torch._C", "torch.backends",
-    "torch.version", "torch.manual_seed",
+    "torch.cuda.is_available",
+    "torch.cuda.device_count",
+    "torch.cuda.current_device",
+    "torch.cuda.get_device",
+    "torch.cuda.synchronize",
+    "torch.device",
+    "torch.dtype",
+    "torch.utils",
+    "torch.no_grad",
+    "torch.inference_mode",
+    "torch.is_tensor",
+    "torch.get_default_dtype",
+    "torch.ops",
+    "torch.library",
+    "torch._C",
+    "torch.backends",
+    "torch.version",
+    "torch.manual_seed",
 )
 
 #: Tensor methods that clearly compute (used to spot a torch fallback written as ``x.matmul(w)``).
 TENSOR_COMPUTE_METHODS: frozenset[str] = frozenset(
-    {"matmul", "mm", "bmm", "addmm", "baddbmm", "einsum", "softmax", "log_softmax", "relu",
-     "gelu", "silu", "sigmoid", "tanh", "conv1d", "conv2d", "conv3d", "layer_norm",
-     "group_norm", "batch_norm", "cumsum", "cumprod", "logsumexp"}
+    {
+        "matmul",
+        "mm",
+        "bmm",
+        "addmm",
+        "baddbmm",
+        "einsum",
+        "softmax",
+        "log_softmax",
+        "relu",
+        "gelu",
+        "silu",
+        "sigmoid",
+        "tanh",
+        "conv1d",
+        "conv2d",
+        "conv3d",
+        "layer_norm",
+        "group_norm",
+        "batch_norm",
+        "cumsum",
+        "cumprod",
+        "logsumexp",
+    }
 )
 
 #: ``torch.ops`` namespaces that belong to PyTorch itself; any other one is a registered custom op.
@@ -204,8 +451,17 @@ TORCH_OPS_BUILTIN_NAMESPACES: frozenset[str] = frozenset(
 
 #: Allocators that hand back memory without initialising it.
 EMPTY_ALLOCATORS: frozenset[str] = frozenset(
-    {"torch.empty", "torch.empty_like", "torch.empty_strided", "numpy.empty", "numpy.empty_like",
-     "cupy.empty", "cupy.empty_like", "numba.cuda.device_array", "numba.cuda.device_array_like"}
+    {
+        "torch.empty",
+        "torch.empty_like",
+        "torch.empty_strided",
+        "numpy.empty",
+        "numpy.empty_like",
+        "cupy.empty",
+        "cupy.empty_like",
+        "numba.cuda.device_array",
+        "numba.cuda.device_array_like",
+    }
 )
 
 #: Tensor methods that allocate uninitialised memory.
@@ -213,9 +469,24 @@ EMPTY_METHODS: frozenset[str] = frozenset({"new_empty", "new_empty_strided"})
 
 #: Attribute reads that only inspect a tensor's metadata: using them does not write the tensor.
 METADATA_ATTRIBUTES: frozenset[str] = frozenset(
-    {"shape", "dtype", "device", "size", "numel", "dim", "ndim", "ndimension", "stride",
-     "is_contiguous", "element_size", "nelement", "layout", "is_cuda", "requires_grad",
-     "storage_offset"}
+    {
+        "shape",
+        "dtype",
+        "device",
+        "size",
+        "numel",
+        "dim",
+        "ndim",
+        "ndimension",
+        "stride",
+        "is_contiguous",
+        "element_size",
+        "nelement",
+        "layout",
+        "is_cuda",
+        "requires_grad",
+        "storage_offset",
+    }
 )
 
 #: Last components of reduced-precision dtypes in torch, numpy, triton, numba and cupy.
@@ -231,14 +502,25 @@ DOWNCAST_METHODS: frozenset[str] = frozenset({"half", "bfloat16"})
 
 #: Strings that name a reduced precision in ``.to("...")``, ``.type(...)``, ``dtype="..."``.
 LOW_PRECISION_STRINGS: frozenset[str] = frozenset(
-    {"float16", "half", "bfloat16", "torch.HalfTensor", "torch.BFloat16Tensor",
-     "torch.float16", "torch.bfloat16", "torch.half"}
+    {
+        "float16",
+        "half",
+        "bfloat16",
+        "torch.HalfTensor",
+        "torch.BFloat16Tensor",
+        "torch.float16",
+        "torch.bfloat16",
+        "torch.half",
+    }
 )
 
 #: Backend flags that let matmuls and convolutions drop to TF32 or reduced-precision reductions.
 REDUCED_PRECISION_FLAGS: frozenset[str] = frozenset(
-    {"allow_tf32", "allow_fp16_reduced_precision_reduction",
-     "allow_bf16_reduced_precision_reduction"}
+    {
+        "allow_tf32",
+        "allow_fp16_reduced_precision_reduction",
+        "allow_bf16_reduced_precision_reduction",
+    }
 )
 
 #: Half and bfloat16 types in C++/CUDA source strings.
@@ -265,8 +547,12 @@ SETATTR_DUNDERS: frozenset[str] = frozenset({"__setattr__", "__delattr__"})
 
 #: Calls that fingerprint an input: a cache keyed on them replays outputs (HACKS.md #9).
 FINGERPRINT_METHODS: dict[str, str] = {
-    "data_ptr": "pointer", "untyped_storage": "pointer", "storage": "pointer",
-    "tobytes": "content", "item": "content", "tolist": "content",
+    "data_ptr": "pointer",
+    "untyped_storage": "pointer",
+    "storage": "pointer",
+    "tobytes": "content",
+    "item": "content",
+    "tolist": "content",
 }
 
 #: Builtins that fingerprint an object.
@@ -281,9 +567,7 @@ DICT_KEY_METHODS: frozenset[str] = frozenset(
 )
 
 #: Memoisation decorators; on a forward or kernel they replay outputs.
-MEMO_DECORATORS: frozenset[str] = frozenset(
-    {"functools.lru_cache", "functools.cache", "lru_cache"}
-)
+MEMO_DECORATORS: frozenset[str] = frozenset({"functools.lru_cache", "functools.cache", "lru_cache"})
 
 #: Methods through which a module's ``__call__`` runs; caching them caches outputs.
 FORWARD_NAMES: frozenset[str] = frozenset({"forward", "__call__"})

@@ -8,7 +8,6 @@ from collections.abc import Callable, Iterable
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernelproof import python_ast
-
 from kernelproof.checks.static_scan.allocations import detect_uninitialized
 from kernelproof.checks.static_scan.caching import detect_caching
 from kernelproof.checks.static_scan.concurrency import detect_native_concurrency
@@ -82,7 +81,11 @@ def scan_source(source: str, path: str) -> StaticScan:
         context = Context(source, path, tree)
     except RecursionError:
         finding = make_finding(
-            path, StaticCheck.INCOMPLETE, Severity.INFO, 1, 1,
+            path,
+            StaticCheck.INCOMPLETE,
+            Severity.INFO,
+            1,
+            1,
             "The source nests too deeply for the static scan; no static evidence was gathered.",
             {"detector": "index"},
         )
@@ -93,18 +96,28 @@ def scan_source(source: str, path: str) -> StaticScan:
         try:
             collected.extend(detector(context))
         except RecursionError:
-            collected.append(context.finding(
-                StaticCheck.INCOMPLETE, Severity.INFO, None,
-                f"The {detector.__name__.strip('_')} detector gave up: the source nests too deeply.",
-                {"detector": detector.__name__.strip("_")},
-            ))
+            collected.append(
+                context.finding(
+                    StaticCheck.INCOMPLETE,
+                    Severity.INFO,
+                    None,
+                    f"The {detector.__name__.strip('_')} detector gave up: the source nests too deeply.",
+                    {"detector": detector.__name__.strip("_")},
+                )
+            )
     languages = detect_languages(context)
-    collected.append(context.finding(
-        StaticCheck.LANGUAGES, Severity.INFO, None,
-        "Languages: " + (", ".join(languages) if languages else "none detected") + "; custom "
-        "kernels: " + (", ".join(context.custom_kernels) if context.custom_kernels else "none") + ".",
-        {"languages": languages, "custom_kernels": list(context.custom_kernels)},
-    ))
+    collected.append(
+        context.finding(
+            StaticCheck.LANGUAGES,
+            Severity.INFO,
+            None,
+            "Languages: " + (", ".join(languages) if languages else "none detected") + "; custom "
+            "kernels: "
+            + (", ".join(context.custom_kernels) if context.custom_kernels else "none")
+            + ".",
+            {"languages": languages, "custom_kernels": list(context.custom_kernels)},
+        )
+    )
     return StaticScan(
         findings=deduplicate(collected),
         languages=languages,

@@ -31,25 +31,35 @@ def upgrade() -> None:
         sa.Column("attempts", sa.Integer, nullable=False),
         sa.Column("worker", sa.String(256), nullable=True),
         sa.Column("heartbeat_at", sa.DateTime, nullable=True),
-        sa.Column("duplicate_of", sa.Integer,
-                  sa.ForeignKey("kernelproof_submissions.id"), nullable=True),
+        sa.Column(
+            "duplicate_of", sa.Integer, sa.ForeignKey("kernelproof_submissions.id"), nullable=True
+        ),
         sa.Column("reused", sa.Boolean, nullable=False),
-        sa.Column("verification_id", sa.Integer,
-                  sa.ForeignKey("kernelproof_verifications.id", ondelete="SET NULL"),
-                  nullable=True),
+        sa.Column(
+            "verification_id",
+            sa.Integer,
+            sa.ForeignKey("kernelproof_verifications.id", ondelete="SET NULL"),
+            nullable=True,
+        ),
         sa.Column("reason", sa.Text, nullable=True),
         sa.Column("created_at", sa.DateTime, nullable=False),
         sa.Column("started_at", sa.DateTime, nullable=True),
         sa.Column("finished_at", sa.DateTime, nullable=True),
     )
-    op.create_index("ix_kernelproof_submissions_status", "kernelproof_submissions",
-                    ["status", "id"])
-    op.create_index("ix_kernelproof_submissions_token", "kernelproof_submissions",
-                    ["token_name", "status"])
-    op.create_index("ix_kernelproof_submissions_task", "kernelproof_submissions",
-                    ["task_key", "status"])
-    op.create_index("ix_kernelproof_submissions_identity", "kernelproof_submissions",
-                    ["candidate_sha256", "reference_sha256", "fingerprint", "settings_hash"])
+    op.create_index(
+        "ix_kernelproof_submissions_status", "kernelproof_submissions", ["status", "id"]
+    )
+    op.create_index(
+        "ix_kernelproof_submissions_token", "kernelproof_submissions", ["token_name", "status"]
+    )
+    op.create_index(
+        "ix_kernelproof_submissions_task", "kernelproof_submissions", ["task_key", "status"]
+    )
+    op.create_index(
+        "ix_kernelproof_submissions_identity",
+        "kernelproof_submissions",
+        ["candidate_sha256", "reference_sha256", "fingerprint", "settings_hash"],
+    )
 
 
 def downgrade() -> None:

@@ -8,10 +8,13 @@ from alembic import context
 
 connection = context.config.attributes.get("connection")
 if connection is None:
-    raise RuntimeError("run the server's migrations through kernelproof.serve.database.migrate, "
-                       "which passes the store's connection; `alembic` on the command line has "
-                       "no URL to use")
-context.configure(connection=connection, target_metadata=None,
-                  render_as_batch=connection.dialect.name == "sqlite")
+    raise RuntimeError(
+        "run the server's migrations through kernelproof.serve.database.migrate, "
+        "which passes the store's connection; `alembic` on the command line has "
+        "no URL to use"
+    )
+context.configure(
+    connection=connection, target_metadata=None, render_as_batch=connection.dialect.name == "sqlite"
+)
 with context.begin_transaction():
     context.run_migrations()

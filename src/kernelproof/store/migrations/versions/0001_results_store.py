@@ -41,8 +41,12 @@ def upgrade() -> None:
         op.create_table(
             "kernelproof_verifications",
             sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-            sa.Column("run_id", sa.Integer,
-                      sa.ForeignKey("kernelproof_runs.id", ondelete="CASCADE"), nullable=False),
+            sa.Column(
+                "run_id",
+                sa.Integer,
+                sa.ForeignKey("kernelproof_runs.id", ondelete="CASCADE"),
+                nullable=False,
+            ),
             sa.Column("task_key", sa.String(512), nullable=False),
             sa.Column("level", sa.Integer, nullable=True),
             sa.Column("problem", sa.String(256), nullable=False),
@@ -65,14 +69,22 @@ def upgrade() -> None:
             sa.Column("report_json", sa.Text, nullable=False),
             sa.Column("created_at", sa.DateTime, nullable=False),
         )
-        op.create_index("ix_kernelproof_verifications_run_id", "kernelproof_verifications",
-                        ["run_id"])
-        op.create_index("ix_kernelproof_verifications_resume", "kernelproof_verifications",
-                        ["candidate_sha256", "reference_sha256", "fingerprint", "settings_hash"])
-        op.create_index("ix_kernelproof_verifications_task", "kernelproof_verifications",
-                        ["task_key", "created_at"])
-        op.create_index("ix_kernelproof_verifications_created", "kernelproof_verifications",
-                        ["created_at"])
+        op.create_index(
+            "ix_kernelproof_verifications_run_id", "kernelproof_verifications", ["run_id"]
+        )
+        op.create_index(
+            "ix_kernelproof_verifications_resume",
+            "kernelproof_verifications",
+            ["candidate_sha256", "reference_sha256", "fingerprint", "settings_hash"],
+        )
+        op.create_index(
+            "ix_kernelproof_verifications_task",
+            "kernelproof_verifications",
+            ["task_key", "created_at"],
+        )
+        op.create_index(
+            "ix_kernelproof_verifications_created", "kernelproof_verifications", ["created_at"]
+        )
 
 
 def downgrade() -> None:

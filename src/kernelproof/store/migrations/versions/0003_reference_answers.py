@@ -31,8 +31,12 @@ def upgrade() -> None:
         sa.Column("nbytes", sa.Integer, nullable=False),
         sa.Column("created_at", sa.DateTime, nullable=False),
     )
-    op.create_index("ix_kernelproof_reference_answers_key", "kernelproof_reference_answers",
-                    ["task_key", "code", "answer_key"], unique=True)
+    op.create_index(
+        "ix_kernelproof_reference_answers_key",
+        "kernelproof_reference_answers",
+        ["task_key", "code", "answer_key"],
+        unique=True,
+    )
 
 
 def downgrade() -> None:

@@ -39,23 +39,35 @@ def upgrade() -> None:
         op.create_table(
             "kernelproof_rechecks",
             sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-            sa.Column("run_id", sa.Integer,
-                      sa.ForeignKey("kernelproof_runs.id", ondelete="CASCADE"), nullable=False),
-            sa.Column("original_id", sa.Integer,
-                      sa.ForeignKey("kernelproof_verifications.id", ondelete="CASCADE"),
-                      nullable=False),
-            sa.Column("verification_id", sa.Integer,
-                      sa.ForeignKey("kernelproof_verifications.id", ondelete="CASCADE"),
-                      nullable=False),
+            sa.Column(
+                "run_id",
+                sa.Integer,
+                sa.ForeignKey("kernelproof_runs.id", ondelete="CASCADE"),
+                nullable=False,
+            ),
+            sa.Column(
+                "original_id",
+                sa.Integer,
+                sa.ForeignKey("kernelproof_verifications.id", ondelete="CASCADE"),
+                nullable=False,
+            ),
+            sa.Column(
+                "verification_id",
+                sa.Integer,
+                sa.ForeignKey("kernelproof_verifications.id", ondelete="CASCADE"),
+                nullable=False,
+            ),
             sa.Column("reasons", sa.JSON, nullable=False),
             sa.Column("created_at", sa.DateTime, nullable=False),
         )
         for column in ("run_id", "original_id", "verification_id"):
-            op.create_index(f"ix_kernelproof_rechecks_{column}", "kernelproof_rechecks",
-                            [column])
+            op.create_index(f"ix_kernelproof_rechecks_{column}", "kernelproof_rechecks", [column])
     if META_TABLE not in tables:
-        op.create_table(META_TABLE, sa.Column("name", sa.String(64), primary_key=True),
-                        sa.Column("value", sa.Text, nullable=False))
+        op.create_table(
+            META_TABLE,
+            sa.Column("name", sa.String(64), primary_key=True),
+            sa.Column("value", sa.Text, nullable=False),
+        )
     meta = sa.table(META_TABLE, sa.column("name", sa.String), sa.column("value", sa.Text))
     bind.execute(sa.delete(meta).where(meta.c.name == VERSION_KEY))
     bind.execute(sa.insert(meta).values(name=VERSION_KEY, value=str(STORE_SCHEMA_VERSION)))
