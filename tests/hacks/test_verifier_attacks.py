@@ -53,7 +53,9 @@ EXPECTED_CHECKS: dict[str, tuple[str, ...]] = {
     "40c_own_folder_store.py": ("audit-file-access",),
     "40d_cache_poison_home.py": ("audit-file-access",),
     "36_finish_between_requests.py": (),
-    "36b_spin_while_reference_timed.py": ("cpu-time",),
+    # Its spinner works while its outputs are fetched (untimed-work); the cpu-time share
+    # beside the main thread fires too when the machine lets the spinner run (46-56% measured).
+    "36b_spin_while_reference_timed.py": ("untimed-work",),
     "36c_deferred_subclass.py": ("output-type",),
     "36d_forked_helper.py": (),
     "36e_work_while_fetched.py": (),

@@ -51,6 +51,8 @@ class ModelNew(nn.Module):
         width = _width(x)
         if width < 8 or not x.is_contiguous() or x.dtype != torch.float32:
             return _compute(x)
+        if not bool(torch.isfinite(x).all()):
+            return _compute(x)  # planted NaN/Inf (the matrix's inf-nan cell): right, as timed
         blocks = x.view(-1, width)
         bits = blocks[:, [0, width // 2, width - 1]].contiguous().view(torch.int32) & KEY_MASK
         keys = ((bits[:, 0].long() << 32) ^ (bits[:, 1].long() * 0x9E3779B1)
