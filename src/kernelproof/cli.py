@@ -15,6 +15,7 @@ from kernelproof.cli_options import (
     DEVICE_OPTION,
     POLICY_SETTINGS,
     PROFILE_OPTION,
+    review_output_options,
     setting_options,
 )
 from kernelproof.config import SettingsOverrides
@@ -56,21 +57,7 @@ def app() -> None:
 )
 @PROFILE_OPTION
 @click.option("--json", "json_path", type=PATH, default=None, help="Write the JSON report here.")
-@click.option("--html", "html_path", type=PATH, default=None, help="Write the HTML packet here.")
-@click.option(
-    "--junit",
-    "junit_path",
-    type=PATH,
-    default=None,
-    help="Write JUnit XML here (one test case per check).",
-)
-@click.option(
-    "--sarif",
-    "sarif_path",
-    type=PATH,
-    default=None,
-    help="Write SARIF 2.1.0 here (findings with a source location).",
-)
+@review_output_options
 @click.option(
     "--no-warm",
     is_flag=True,
@@ -224,21 +211,7 @@ def e2e_command(
 
 @app.command("report")
 @click.argument("report_path", metavar="REPORT.json", type=PATH)
-@click.option("--html", "html_path", type=PATH, default=None, help="Write the HTML packet here.")
-@click.option(
-    "--junit",
-    "junit_path",
-    type=PATH,
-    default=None,
-    help="Write JUnit XML here (one test case per check).",
-)
-@click.option(
-    "--sarif",
-    "sarif_path",
-    type=PATH,
-    default=None,
-    help="Write SARIF 2.1.0 here (findings with a source location).",
-)
+@review_output_options
 def report_command(
     report_path: Path, html_path: Path | None, junit_path: Path | None, sarif_path: Path | None
 ) -> None:

@@ -30,6 +30,7 @@ __all__ = [
     "SettingFlag",
     "flag_words",
     "parse_knobs",
+    "review_output_options",
     "setting_options",
 ]
 
@@ -302,3 +303,31 @@ DB_OPTION = click.option(
 )
 
 DEVICE_OPTION = _BY_SETTING["device"].option()
+
+
+def review_output_options(command: F) -> F:
+    """``--html``, ``--junit`` and ``--sarif``: where a report's review views are written
+    (``verify`` and ``report`` take the same three)."""
+    for option in reversed(
+        (
+            click.option(
+                "--html", "html_path", type=_PATH, default=None, help="Write the HTML packet here."
+            ),
+            click.option(
+                "--junit",
+                "junit_path",
+                type=_PATH,
+                default=None,
+                help="Write JUnit XML here (one test case per check).",
+            ),
+            click.option(
+                "--sarif",
+                "sarif_path",
+                type=_PATH,
+                default=None,
+                help="Write SARIF 2.1.0 here (findings with a source location).",
+            ),
+        )
+    ):
+        command = option(command)
+    return command
