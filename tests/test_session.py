@@ -140,7 +140,9 @@ def test_a_results_store_keeps_the_reference_work_for_the_next_session(tmp_path:
     with kernelproof.Session(store=url) as second:  # a new process would see the same rows
         again = second.evaluate(reference, candidate, **options)
         stats = second.stats()
-    assert stats["misses"] == 0 and stats["hits"] > 0  # the reference computed nothing
+    # The reference computed nothing it could keep: only the stress shapes' answers, too
+    # large to store (MAX_ANSWER_BYTES), are computed again, and counted as such.
+    assert stats["misses"] == 0 and stats["hits"] > 0, stats
     assert alone.verdict.value == "verified"  # the task file, under the cache folder, is read
     assert again.verdict == alone.verdict
     assert _outcomes(again) == _outcomes(alone)
@@ -179,3 +181,29 @@ def test_a_row_stored_twice_is_kept_once_and_the_store_stays_in_use(tmp_path: Pa
     assert reader.load("task").values == {"profile": '{"samples": 1}', "other": '{"samples": 3}'}
     for archive in (first, second, reader):
         archive.close()
+
+
+def test_an_answer_too_large_to_keep_is_computed_again_and_counted_as_such(tmp_path: Path):
+    import torch
+
+    from kernelproof.protocol.messages import WorkerReply
+    from kernelproof.store.answer_archive import MAX_ANSWER_BYTES, AnswerArchive
+    from kernelproof.workers.process import Response
+    from kernelproof.workers.reference_memo import TaskMemo
+
+    archive = AnswerArchive(f"sqlite:///{tmp_path / 'results.db'}")
+    reply = WorkerReply(ok=True, phase="call")
+    large = torch.zeros(MAX_ANSWER_BYTES // 4 + 1)
+    small = torch.zeros(16)
+    first = TaskMemo("task", root=tmp_path / "one", archive=archive)
+    first.put("stress", Response(reply=reply, tensors=[large]))
+    first.put("seed", Response(reply=reply, tensors=[small]))
+    assert first.get("stress") is None and first.get("seed") is not None
+    assert (first.misses, first.too_large, first.hits) == (0, 1, 1)
+    # The next session (the same store) knows which answer was too large: not a miss.
+    second = TaskMemo("task", root=tmp_path / "two", archive=archive)
+    second.restore()
+    assert second.get("stress") is None and second.get("seed") is not None
+    assert (second.misses, second.too_large, second.hits) == (0, 1, 1)
+    assert second.get("never-seen") is None and second.misses == 1
+    archive.close()

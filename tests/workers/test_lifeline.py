@@ -34,6 +34,7 @@ def _working_beneath(folder: Path) -> list[int]:
 def test_a_hanging_candidate_dies_with_a_killed_verify(tmp_path):
     scratch = tmp_path / "tmp"
     scratch.mkdir()
+    log = (tmp_path / "verify.log").open("w")
     controller = subprocess.Popen(
         [
             sys.executable,
@@ -48,13 +49,16 @@ def test_a_hanging_candidate_dies_with_a_killed_verify(tmp_path):
         ],
         cwd=ROOT,
         env={**os.environ, "TMPDIR": str(scratch)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     try:
         deadline = time.monotonic() + 180
         while len(_working_beneath(scratch)) < 2:  # the reference's and the candidate's
-            assert controller.poll() is None, "verify ended before its candidate hung"
+            assert controller.poll() is None, (
+                "verify ended before its candidate hung:\n"
+                + (tmp_path / "verify.log").read_text()[-3000:]
+            )
             assert time.monotonic() < deadline, "the candidate never started"
             time.sleep(0.2)
         time.sleep(2)  # the candidate is now spinning in forward
@@ -71,3 +75,4 @@ def test_a_hanging_candidate_dies_with_a_killed_verify(tmp_path):
             controller.kill()
         for pid in _working_beneath(scratch):
             os.kill(pid, signal.SIGKILL)
+        log.close()

@@ -1,7 +1,9 @@
 # kernelproof-reference: reference.py
 # kernelproof-expect: verified
-"""Returns ones without reading its input: right on this degenerate task, which is the point.
-Verified, with a ``warn`` that names the task as degenerate."""
+"""Returns ones whatever the input's finite values: right on this degenerate task, which is the
+point. Verified, with a ``warn`` that names the task as degenerate. ``x * 0`` only carries NaN
+and Inf through as NaN, as a softmax over one element does (a candidate that turns bad input
+into numbers is wrong on the inf-nan cell)."""
 
 import torch
 import torch.nn as nn
@@ -12,4 +14,4 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.ones_like(x)
+        return x * 0 + 1

@@ -126,11 +126,16 @@ def _shape_assumption(
     def knobs(test: CorrectnessTest) -> dict[str, int]:
         return {**default_knobs, **test.variant.knobs}
 
+    # A pass at a stress shape (compared with the reference's own output, at a tolerance
+    # extrapolated from smaller shapes) is weak evidence: a normaliser that drops one term of
+    # 262145 is off by 4e-6, inside what a float32 sum of that length may honestly lose. It
+    # contradicts no rule; a failure there still counts.
     good = [
         knobs(t)
         for t in tests
         if t.outcome is TestOutcome.PASSED
         and t.variant.kind in (VariantKind.SHAPE, VariantKind.SEED)
+        and t.compared_with == "oracle"
     ]
     failing = [knobs(t) for t in bad]
     rules = [r for r in _rules(default_knobs, failing, good) if not any(r.holds(k) for k in good)]

@@ -39,6 +39,11 @@ from kernelproof.store.results import Base, ResultsStore
 #: (they are still served from what is kept): a stress shape's oracle can be hundreds of MiB.
 MAX_MEMO_BYTES = 1 << 30
 
+#: Bytes of one answer past which it is not kept at all: a stress shape's answer (inputs past
+#: 2**24 elements, their outputs and oracle) is cheaper for the reference to compute again than
+#: to store and load, and it would crowd out the many small answers a batch replays.
+MAX_ANSWER_BYTES = 64 << 20
+
 
 @dataclass(frozen=True)
 class Remembered:

@@ -40,7 +40,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from kernelproof.protocol.requests import Request, parse_request
-from kernelproof.store.answer_archive import MAX_MEMO_BYTES, AnswerArchive, Remembered
+from kernelproof.store.answer_archive import (
+    MAX_ANSWER_BYTES,
+    MAX_MEMO_BYTES,
+    AnswerArchive,
+    Remembered,
+)
 from kernelproof.workers.process import Response, WorkerProcess
 
 _Value = TypeVar("_Value")
@@ -62,6 +67,10 @@ SEED_SETTINGS = frozenset({"base_seed", "input_seeds"})
 
 #: The archive's name for the reference's native-stack profile.
 STACKS_VALUE = "reference-stacks"
+
+#: Stored values naming an answer too large to keep (its key follows): the next session counts
+#: its recomputation as such, not as a miss.
+TOO_LARGE_VALUE = "too-large:"
 
 #: Idle reference workers kept per task: one per verification that may run at once here.
 MAX_IDLE_REFERENCES = 2
@@ -125,6 +134,9 @@ class TaskMemo:
     stored_bytes: int = 0
     hits: int = 0
     misses: int = 0
+    too_large: int = 0
+    """Lookups of answers known to be past :data:`MAX_ANSWER_BYTES` (computed every time)."""
+    too_large_keys: set[str] = field(default_factory=set)
     reference_stacks: Any = None
     """The reference's native stack profile, sampled while it ran the default shape once."""
 
@@ -147,7 +159,10 @@ class TaskMemo:
         with self.lock:
             found = self.answers.get(key)
             if found is None:
-                self.misses += 1
+                if key in self.too_large_keys:
+                    self.too_large += 1
+                else:
+                    self.misses += 1
                 return None
             self.hits += 1
             return remembered_response(found)
@@ -156,6 +171,13 @@ class TaskMemo:
         if response.reply is None or response.death is not None:
             return  # a death says nothing about the task
         size = sum(t.numel() * t.element_size() for t in response.tensors)
+        if size > MAX_ANSWER_BYTES:
+            with self.lock:
+                known = key in self.too_large_keys
+                self.too_large_keys.add(key)
+            if self.archive is not None and not known:
+                self.archive.save_value(self.key, TOO_LARGE_VALUE + key, str(size))
+            return
         remembered = Remembered(response.reply, tuple(response.tensors))
         with self.lock:
             if key in self.answers or self.stored_bytes + size > MAX_MEMO_BYTES:
@@ -191,6 +213,11 @@ class TaskMemo:
             except (TypeError, ValueError):
                 pass  # stored by other code: sampled again
         with self.lock:
+            self.too_large_keys.update(
+                name.removeprefix(TOO_LARGE_VALUE)
+                for name in stored.values
+                if name.startswith(TOO_LARGE_VALUE)
+            )
             for key, remembered in stored.answers.items():
                 size = sum(t.numel() * t.element_size() for t in remembered.tensors)
                 if key not in self.answers and self.stored_bytes + size <= MAX_MEMO_BYTES:
@@ -386,12 +413,14 @@ class TaskMemos:
             memo.close()
 
     def counts(self) -> dict[str, int]:
-        """Hits and misses over every memo, for benchmarks and tests."""
+        """Hits, misses and lookups of answers too large to keep, over every memo, for
+        benchmarks and tests."""
         with self.lock:
             memos = list(self.memos.values())
         return {
             "hits": sum(m.hits for m in memos),
             "misses": sum(m.misses for m in memos),
+            "too_large": sum(m.too_large for m in memos),
             "tasks": len(memos),
             "idle_references": sum(len(m.idle) for m in memos),
             "derived": sum(len(m.derived) for m in memos),
