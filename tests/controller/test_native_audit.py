@@ -205,3 +205,39 @@ def test_any_op_s_kernel_passed_through_is_suspect_unless_the_records_name_the_r
         f.severity
         for f in _kernel_audit().findings({"aten::add": 1}, {"aten::mul": 1, "aten::add": 1})
     ] == [Severity.INFO]
+
+
+class _Freezer:
+    def __init__(self) -> None:
+        self.watched: set[int] = set()
+
+    def watch(self, group: int) -> None:
+        self.watched.add(group)
+
+    def unwatch(self, group: int) -> None:
+        self.watched.discard(group)
+
+
+class _GroupSampler(_Sampler):
+    process_group = 4242
+
+    def collect(self) -> NativeProfile:
+        return NativeProfile(available=True, native=True, samples=50)
+
+
+def test_the_timed_sampler_is_frozen_with_the_candidate():
+    """Between its batches the candidate is stopped; a sampler still attaching to its stopped
+    threads charges them kernel time, which the freezer reads as work done while frozen (an
+    honest softmax was accused of it). The timed sampler is stopped with the candidate, as
+    the matrix's are, and resumed to end its sampling."""
+    worker = _LiveWorker()
+    worker.tree = _SchedTree(0.1, 0.0)
+    worker.freezer = _Freezer()
+    stacks = TimedStacks(NativeAudit(None, None), None, None)
+    stacks.samplers = {"candidate": (_GroupSampler(), worker)}
+    stacks.start()
+    assert worker.freezer.watched == {4242}
+    stacks.interrupt()
+    assert worker.freezer.watched == set()
+    stacks.finish()
+    assert worker.freezer.watched == set()

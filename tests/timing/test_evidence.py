@@ -171,3 +171,41 @@ def test_work_done_while_outputs_are_fetched_is_seen_and_fetch_noise_is_not():
     assert fetch_work([165e-6, 191e-6, 34e-6, 108e-6, 60e-6]) is None
     assert fetch_work([1.3e-3, 1.2e-3, 1.4e-3]) is None  # too few rounds
     assert fetch_work([5e-3, 0.0, 0.0, 0.0]) is None  # one burst is not a habit
+
+
+def test_untimed_main_thread_cpu_sees_under_reporting_through_any_load():
+    """HACKS row 30 on a busy machine: the wall-time rule abstains (the workers wait for a CPU
+    most of a batch), but the candidate's main thread spent 0.7 ms of CPU per call outside
+    the calls it reported, where the reference's spent 0.3 ms: its clock missed work."""
+    evidence = BatchEvidence()
+    for wait in (30, 80, 10, 60, 45, 20):
+        evidence.add(
+            _batch(1.4, 1.4 + 3 + wait, 1.4 + 3, wait_ms=wait),
+            _batch(0.36, 0.36 + 10 + wait * 1.5, 0.36 + 10, wait_ms=wait * 1.5),
+        )
+    assert evidence.untimed_work(0.036e-3) is None or evidence.wait_share() > 0.3
+    excess = evidence.untimed_cpu_work(0.036e-3)
+    assert excess is not None and excess == pytest.approx(0.7e-3)
+
+
+def test_an_honest_candidate_leaves_no_untimed_cpu_whatever_its_wall_time():
+    evidence = BatchEvidence()
+    for wait, jitter in ((30, 0.2), (80, -0.3), (10, 0.1), (60, 0.0), (45, -0.1), (20, 0.3)):
+        evidence.add(
+            _batch(5, 5 + 3 + wait, 5 + 3, wait_ms=wait),
+            _batch(2, 2 + 3 + jitter + 2 * wait, 2 + 3 + jitter, wait_ms=2 * wait),
+        )
+    assert evidence.untimed_cpu_work(0.2e-3) is None
+
+
+def test_a_multithreaded_call_is_not_untimed_cpu():
+    # Its calls ran on two threads: the main thread ran for less than the calls' wall time,
+    # and the pool's CPU is off the main thread; nothing is outside the calls.
+    evidence = _evidence(_batch(5, 8, 7.9), _batch(4, 7, 9, main_ms=5))
+    assert evidence.untimed_cpu_work(0.4e-3) is None
+
+
+def test_untimed_cpu_needs_the_main_threads_cpu():
+    # No per-thread facts (no /proc schedstat): the rule decides nothing.
+    evidence = _evidence(_batch(5, 20, 19, main_ms=0), _batch(0.5, 40, 39, main_ms=0))
+    assert evidence.untimed_cpu_work(0.05e-3) is None

@@ -14,6 +14,7 @@ from dataclasses import asdict
 from typing import Any
 
 from kernelproof.checks.native_stacks import (
+    ORACLE_FRAME,
     PASSTHROUGH_MIN_SAMPLES,
     NativeProfile,
     StackSampler,
@@ -65,7 +66,8 @@ class NativeAudit:
             if role == "candidate" and self.unsampled:
                 continue
             if worker is not None and worker.tree is not None and worker.alive:
-                self.samplers[role] = (StackSampler(), worker)
+                skip = ORACLE_FRAME if role == "reference" else None
+                self.samplers[role] = (StackSampler(skip_frame=skip), worker)
 
     running: bool = False
     kernel_level: bool = False
@@ -262,13 +264,20 @@ class TimedStacks:
         for sampler, worker in self.samplers.values():
             assert worker.tree is not None
             sampler.start(worker.tree.server())
+            # Frozen with the candidate, as the matrix's samplers are: attaching to its
+            # stopped threads between batches would charge them kernel time, which the
+            # freezer reads as work done while frozen (an honest softmax was accused so).
+            _freeze_with(sampler, worker, True)
 
     def interrupt(self) -> None:
-        for sampler, _ in self.samplers.values():
+        for sampler, worker in self.samplers.values():
+            _freeze_with(sampler, worker, False)  # resumed, so that it can take its SIGINT
             sampler.interrupt()
 
     def finish(self) -> dict[str, Any]:
         """Stop sampling; the report's ``op_audit.native["timed"]`` section."""
+        for sampler, worker in self.samplers.values():
+            _freeze_with(sampler, worker, False)
         if self.started and not self.profiles:
             self.profiles = {
                 role: sampler.collect() for role, (sampler, _) in self.samplers.items()

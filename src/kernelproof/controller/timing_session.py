@@ -469,6 +469,20 @@ class TimingSession:
                 )
             )
         self._judge_cpu_time(evidence, group, shape.candidate.median_s)
+        cpu_excess = evidence.untimed_cpu_work(shape.candidate.median_s)
+        if cpu_excess is not None:
+            self._suspect(
+                FindingCheck.UNTIMED_WORK,
+                f"each timed call of the candidate left {cpu_excess * 1e6:.0f} us more CPU time "
+                "on its main thread outside the reported call than the reference's did (/proc, "
+                f"median over rounds; its median call: {shape.candidate.median_s * 1e6:.0f} us): "
+                "it works outside the timed calls or under-reports its call times. CPU time is "
+                "not stretched by the machine's load, so this holds on a busy machine",
+                group,
+                excess_cpu_per_call_s=cpu_excess,
+                candidate_median_s=shape.candidate.median_s,
+            )
+            return
         excess = evidence.untimed_work(shape.candidate.median_s)
         wait_share = evidence.wait_share()
         if excess is not None and wait_share > LOADED_WAIT_SHARE:

@@ -142,6 +142,16 @@ class BatchFacts:
         return self.excusable_wait_s / self.wall_s if self.wall_s > 0 else 0.0
 
     @property
+    def untimed_main_cpu_s(self) -> float:
+        """CPU time of the main thread beyond the calls it reported: inside a call the main
+        thread cannot run for longer than the call's wall time, so this is at least the CPU it
+        spent outside them (inputs, flushes, and any work of the candidate's there). CPU time,
+        unlike wall time, is not stretched by waiting for a CPU on a loaded machine."""
+        if self.main_cpu_s <= 0:
+            return 0.0
+        return max(0.0, self.main_cpu_s - self.reported_s)
+
+    @property
     def untimed_s(self) -> float:
         """Wall time outside the reported calls, less the time spent waiting for a CPU."""
         return max(0.0, self.wall_s - self.reported_s - self.excusable_wait_s)
@@ -238,6 +248,35 @@ class BatchEvidence:
             return None
         beyond_noise = excess > UNTIMED_NOISE_SIGMAS * _median_excess_error(reference, candidate)
         return excess if beyond_noise or self._excess_in_every_round() else None
+
+    def untimed_cpu_work(self, candidate_median_s: float) -> float | None:
+        """The candidate main thread's CPU time per call outside its reported calls, beyond
+        the reference's, when it is material and beyond the noise, else None.
+
+        Both harnesses do the same work between calls (the same inputs built, the same caches
+        flushed) on their main threads, so an honest candidate's untimed CPU matches the
+        reference's; a candidate that under-reports its calls, or works between them, spends
+        CPU there that its clock missed. The controller reads it from /proc, where the
+        candidate cannot reach, and the machine's load does not inflate it the way it inflates
+        wall time: this rule holds on a busy machine, where the wall-time rule must abstain."""
+        pairs = [
+            (r, c)
+            for r, c in zip(self.reference, self.candidate)
+            if r.main_cpu_s > 0 and c.main_cpu_s > 0
+        ]
+        if len(pairs) < MIN_EVIDENCE_ROUNDS:
+            return None
+        reference = [r.untimed_main_cpu_s / max(r.calls, 1) for r, _ in pairs]
+        candidate = [c.untimed_main_cpu_s / max(c.calls, 1) for _, c in pairs]
+        excess = statistics.median(c - r for r, c in zip(reference, candidate))
+        size = max(UNTIMED_WORK_FLOOR_S, UNTIMED_WORK_SHARE * candidate_median_s)
+        if excess <= size:
+            return None
+        beyond_noise = excess > UNTIMED_NOISE_SIGMAS * _median_excess_error(reference, candidate)
+        every_round = len(pairs) >= SIGN_TEST_ROUNDS and all(
+            c > r for r, c in zip(reference, candidate)
+        )
+        return excess if beyond_noise or every_round else None
 
     def _excess_in_every_round(self) -> bool:
         """Whether every round (at least :data:`SIGN_TEST_ROUNDS`) left the candidate more
