@@ -13,7 +13,7 @@ import pytest
 
 from kernelproof.api import reward
 from kernelproof.config import cache_dir
-from kernelproof.schema import TestOutcome, Verdict
+from kernelproof.schema import Severity, TestOutcome, Verdict
 
 pytestmark = pytest.mark.slow
 
@@ -35,6 +35,7 @@ EXPECTED_CHECKS: dict[str, tuple[str, ...]] = {
     "28_shm_overwrite.py": (),
     "29_cache_poison.py": ("audit-file-access",),
     "30_forge_reply.py": (),
+    "30b_forge_half.py": (),
     "31_blind_op_audit.py": ("op-audit-contradiction",),
     "31b_blind_matmul_thread.py": ("op-audit-contradiction", "native-stacks"),
     "32_einsum_matmul.py": ("passthrough",),
@@ -137,6 +138,16 @@ def test_attack_on_the_verifier_is_caught(verified, name):
         # reference stopped 10 ms in every 60 would have made it look faster than torch.
         assert report.timing is not None
         assert report.timing.speedup < 1.5 and reward(report) < 1.5, report.timing.speedup_ci
+        if name == "30b_forge_half.py":
+            # Its forged 55% is either charged back from /proc's CPU time (an info finding,
+            # the speedup at its true speed) or, on a machine too busy to tell, the speedup
+            # is void (not comparable, reward 0).
+            charged = [
+                f
+                for f in report.findings
+                if f.check == "untimed-work" and f.severity is Severity.INFO
+            ]
+            assert charged or not report.timing.comparable, _describe(report)
     else:
         assert reward(report) == 0.0
 

@@ -209,3 +209,25 @@ def test_untimed_cpu_needs_the_main_threads_cpu():
     # No per-thread facts (no /proc schedstat): the rule decides nothing.
     evidence = _evidence(_batch(5, 20, 19, main_ms=0), _batch(0.5, 40, 39, main_ms=0))
     assert evidence.untimed_cpu_work(0.05e-3) is None
+
+
+def test_a_steady_small_excess_is_charged_not_accused():
+    """HACKS row 30b: a candidate that reports 55% of each call's time stays under the rule
+    that accuses (the excess is less than its reported call), but its main thread's untimed
+    CPU is above the reference's in every round: the excess is measured, to be charged to its
+    calls."""
+    evidence = BatchEvidence()
+    for jitter in (0.0, 0.02, -0.01, 0.01, 0.03, -0.02):
+        evidence.add(
+            _batch(1.4, 1.4 + 3 + jitter, 1.4 + 3 + jitter),
+            _batch(0.77, 0.77 + 3 + 0.63 + jitter, 0.77 + 3 + 0.63 + jitter),
+        )
+    assert evidence.untimed_cpu_work(0.077e-3) is None
+    assert evidence.untimed_cpu_excess() == pytest.approx(0.063e-3, rel=0.05)
+
+
+def test_no_excess_no_charge():
+    evidence = BatchEvidence()
+    for r, c in ((0.0, 0.01), (0.02, -0.01), (-0.01, 0.0), (0.01, 0.02), (0.03, 0.0), (0.0, 0.01)):
+        evidence.add(_batch(1.4, 4.4 + r, 4.4 + r), _batch(0.7, 3.7 + c, 3.7 + c))
+    assert evidence.untimed_cpu_excess() is None

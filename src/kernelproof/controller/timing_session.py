@@ -312,6 +312,16 @@ class TimingSession:
             self._judge_cpu_time(evidence, group, statistics.median(calls) if calls else 0.0)
             return None, None
         compiled = participants[2] if compile_baseline else None
+        reported_median_s = summarize(candidate.samples).median_s
+        charge = evidence.untimed_cpu_excess()
+        if charge is not None and candidate.rounds:
+            # CPU its clock missed, beyond the noise but not enough to accuse: charged to its
+            # calls, so that the speedup rests on what /proc saw, not on what it reported.
+            candidate.rounds = [[t + charge for t in calls] for calls in candidate.rounds]
+            candidate.samples = [t + charge for t in candidate.samples]
+            estimate = round_speedup_interval(
+                reference.rounds, candidate.rounds, rng=self.rng.randrange(2**31)
+            )
         shape = ShapeTiming(
             variant=group.label,
             knobs=group.knobs,
@@ -323,7 +333,7 @@ class TimingSession:
         )
         self._last_stop = decision.reason
         self._noise(shape)
-        self._judge_evidence(evidence, shape, group)
+        self._judge_evidence(evidence, shape, group, reported_median_s, charge)
         return shape, compiled
 
     def _sample_stacks(self, group: ShapeGroup) -> None:
@@ -448,10 +458,16 @@ class TimingSession:
         return cycle
 
     def _judge_evidence(
-        self, evidence: BatchEvidence, shape: ShapeTiming, group: ShapeGroup
+        self,
+        evidence: BatchEvidence,
+        shape: ShapeTiming,
+        group: ShapeGroup,
+        reported_median_s: float,
+        charge: float | None = None,
     ) -> None:
         """Findings from the controller's own facts about the kept rounds (see
-        :mod:`kernelproof.timing.evidence`)."""
+        :mod:`kernelproof.timing.evidence`). ``reported_median_s``: the candidate's median
+        call as it reported it; ``charge``: the untimed CPU per call added to its calls."""
         if evidence.stolen_rounds:
             self.stolen_rounds += evidence.stolen_rounds
             self.findings.append(
@@ -468,22 +484,35 @@ class TimingSession:
                     variant=f"timing:{shape.variant}",
                 )
             )
-        self._judge_cpu_time(evidence, group, shape.candidate.median_s)
-        cpu_excess = evidence.untimed_cpu_work(shape.candidate.median_s)
+        self._judge_cpu_time(evidence, group, reported_median_s)
+        cpu_excess = evidence.untimed_cpu_work(reported_median_s)
+        if cpu_excess is None and charge is not None:
+            self.findings.append(
+                Finding(
+                    check=FindingCheck.UNTIMED_WORK,
+                    severity=Severity.INFO,
+                    message=f"at {shape.variant}, the candidate's main thread spent {charge * 1e6:.1f} "
+                    "us more CPU time per call outside its reported calls than the "
+                    "reference's (/proc, beyond the rounds' noise); too little to accuse, so "
+                    "it was added to each of its calls before the speedup was computed",
+                    evidence={"charged_per_call_s": charge, "reported_median_s": reported_median_s},
+                    variant=f"timing:{shape.variant}",
+                )
+            )
         if cpu_excess is not None:
             self._suspect(
                 FindingCheck.UNTIMED_WORK,
                 f"each timed call of the candidate left {cpu_excess * 1e6:.0f} us more CPU time "
                 "on its main thread outside the reported call than the reference's did (/proc, "
-                f"median over rounds; its median call: {shape.candidate.median_s * 1e6:.0f} us): "
+                f"median over rounds; its median call: {reported_median_s * 1e6:.0f} us): "
                 "it works outside the timed calls or under-reports its call times. CPU time is "
                 "not stretched by the machine's load, so this holds on a busy machine",
                 group,
                 excess_cpu_per_call_s=cpu_excess,
-                candidate_median_s=shape.candidate.median_s,
+                candidate_median_s=reported_median_s,
             )
             return
-        excess = evidence.untimed_work(shape.candidate.median_s)
+        excess = evidence.untimed_work(reported_median_s)
         wait_share = evidence.wait_share()
         if excess is not None and wait_share > LOADED_WAIT_SHARE:
             # The machine, not the candidate, may have put the excess there: the speedup
@@ -505,11 +534,11 @@ class TimingSession:
                 FindingCheck.UNTIMED_WORK,
                 f"each timed call of the candidate left {excess * 1e6:.0f} us more untimed "
                 f"time in its batch than the reference's did (its median call: "
-                f"{shape.candidate.median_s * 1e6:.0f} us): it works outside the timed calls "
+                f"{reported_median_s * 1e6:.0f} us): it works outside the timed calls "
                 "(during the cache flush or input generation) or under-reports its call times",
                 group,
                 excess_per_call_s=excess,
-                candidate_median_s=shape.candidate.median_s,
+                candidate_median_s=reported_median_s,
             )
 
     def _judge_cpu_time(

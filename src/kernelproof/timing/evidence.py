@@ -249,16 +249,17 @@ class BatchEvidence:
         beyond_noise = excess > UNTIMED_NOISE_SIGMAS * _median_excess_error(reference, candidate)
         return excess if beyond_noise or self._excess_in_every_round() else None
 
-    def untimed_cpu_work(self, candidate_median_s: float) -> float | None:
+    def untimed_cpu_excess(self) -> float | None:
         """The candidate main thread's CPU time per call outside its reported calls, beyond
-        the reference's, when it is material and beyond the noise, else None.
+        the reference's (median over rounds), when it is beyond the rounds' noise (many
+        standard errors, or positive in every round), else None.
 
         Both harnesses do the same work between calls (the same inputs built, the same caches
         flushed) on their main threads, so an honest candidate's untimed CPU matches the
         reference's; a candidate that under-reports its calls, or works between them, spends
         CPU there that its clock missed. The controller reads it from /proc, where the
         candidate cannot reach, and the machine's load does not inflate it the way it inflates
-        wall time: this rule holds on a busy machine, where the wall-time rule must abstain."""
+        wall time: this holds on a busy machine, where the wall-time rule must abstain."""
         pairs = [
             (r, c)
             for r, c in zip(self.reference, self.candidate)
@@ -269,14 +270,26 @@ class BatchEvidence:
         reference = [r.untimed_main_cpu_s / max(r.calls, 1) for r, _ in pairs]
         candidate = [c.untimed_main_cpu_s / max(c.calls, 1) for _, c in pairs]
         excess = statistics.median(c - r for r, c in zip(reference, candidate))
-        size = max(UNTIMED_WORK_FLOOR_S, UNTIMED_WORK_SHARE * candidate_median_s)
-        if excess <= size:
+        if excess <= 0:
             return None
         beyond_noise = excess > UNTIMED_NOISE_SIGMAS * _median_excess_error(reference, candidate)
         every_round = len(pairs) >= SIGN_TEST_ROUNDS and all(
             c > r for r, c in zip(reference, candidate)
         )
         return excess if beyond_noise or every_round else None
+
+    def untimed_cpu_work(self, candidate_median_s: float) -> float | None:
+        """:meth:`untimed_cpu_excess` when it is also material: at least
+        :data:`UNTIMED_WORK_FLOOR_S` and :data:`UNTIMED_WORK_SHARE` of the candidate's median
+        call (a smaller one is charged to its calls, not held against it)."""
+        excess = self.untimed_cpu_excess()
+        if excess is None:
+            return None
+        return (
+            excess
+            if excess > max(UNTIMED_WORK_FLOOR_S, UNTIMED_WORK_SHARE * candidate_median_s)
+            else None
+        )
 
     def _excess_in_every_round(self) -> bool:
         """Whether every round (at least :data:`SIGN_TEST_ROUNDS`) left the candidate more
