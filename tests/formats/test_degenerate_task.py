@@ -51,3 +51,13 @@ def test_outputs_that_vary_with_the_seed_under_the_oracle_tolerance_pass():
         _call(s, torch.randn(64, generator=torch.Generator().manual_seed(s))) for s in (1, 2, 3)
     ]
     assert degenerate_findings(calls, policy, "sound.py") == []
+
+
+def test_one_seed_run_twice_is_not_a_constant_output():
+    """``--seeds 1``: the matrix runs the first seed's inputs again (another thread count);
+    the same inputs giving the same outputs says nothing about the task."""
+    policy = TolerancePolicy.from_settings(resolve_settings())
+    value = torch.randn(64, generator=torch.Generator().manual_seed(1))
+    assert degenerate_findings([_call(7, value), _call(7, value)], policy, "t.py") == []
+    found = degenerate_findings([_call(7, value), _call(8, value)], policy, "t.py")
+    assert any("does not depend on its inputs" in f.message for f in found)

@@ -135,8 +135,9 @@ def test_a_server_book_takes_suite_keys_only():
     assert ref.source is not None and ref.entry_point == "ModelNew"
     with pytest.raises(UnknownTask, match="task names, not reference source"):
         book.resolve(REFERENCE)
-    with pytest.raises(UnknownTask, match="a key of the suite"):
+    with pytest.raises(UnknownTask, match="a key of the suite 'tasks'") as refused:
         book.resolve(str(EXAMPLES / "softmax" / "reference.py"))
+    assert str(EXAMPLES.parent / "tasks") not in str(refused.value)  # the server keeps its paths
 
 
 def test_a_gpumode_task_asks_for_its_own_entry_point():

@@ -43,6 +43,9 @@ def degenerate_findings(
 ) -> list[Finding]:
     """``warn`` findings for a task whose checks prove little (none for a sound task)."""
     findings: list[Finding] = []
+    # One call per seed: the matrix repeats a seed's inputs (a second run, one thread), and
+    # the same inputs giving the same outputs says nothing about the task (``--seeds 1``).
+    calls = list({call.seed: call for call in reversed(calls)}.values())[::-1]
     if _ignores_inputs(calls):
         findings.append(
             Finding(

@@ -96,7 +96,9 @@ class TaskBook:
             if path.exists():
                 return self._path_ref(str(path), path.resolve())
         accepted = [
-            f"a key of the suite {self.suite}"
+            # The suite's folder name, never its path: a server's client has no business
+            # knowing where the server keeps its files.
+            f"a key of the suite {self.suite.name!r}"
             if self.suite
             else "one of the named tasks"
             if self._keys
