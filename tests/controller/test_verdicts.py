@@ -59,7 +59,9 @@ def test_shape_hardcoded_is_incorrect_yet_passes_the_default_shape(verified, exa
     ],
 )
 def test_misbehaving_candidates_are_broken_with_their_reason(verified, examples, name, reason):
-    report = verified(examples / "broken" / name, call_timeout_s=5.0)
+    # A candidate's first call gets the build timeout (it may compile lazily): 20 s, not
+    # the default 600, is how long the hang takes to be called one.
+    report = verified(examples / "broken" / name, call_timeout_s=5.0, build_timeout_s=20.0)
     assert report.verdict is Verdict.BROKEN, report.summary
     assert report.verdict.exit_code == 3
     assert any(reason in f.message for f in report.findings), [f.message for f in report.findings]

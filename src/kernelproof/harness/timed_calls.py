@@ -1,22 +1,31 @@
 """The timed-call half of the harness: ``time`` (one batch of timed calls on fresh inputs)
 and ``fetch`` (the outputs of chosen calls of the last batch), and what checks them inside the
-worker."""
+worker. A collaborator of :class:`~kernelproof.harness.worker.Harness`: it owns the timer and
+the last batch's outputs, and reads the harness's prepared model."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-import torch as _torch
+import torch
 
+from kernelproof.checks.probes import observation
+from kernelproof.harness.allocator import reserve_heap
+from kernelproof.harness.input_pool import InputPool
 from kernelproof.harness.tensors import describe, plain_tensor
 from kernelproof.harness.threads import thread_count
 from kernelproof.protocol.requests import FetchReply, FetchRequest, TimeReply, TimeRequest
+from kernelproof.schema import FindingCheck
+from kernelproof.schema.variant import InputVariant, VariantKind
+from kernelproof.tasks.inputs import build_inputs
+from kernelproof.timing.cache_eviction import reachable_tensors
+from kernelproof.timing.call_timer import CallTimer, GraphReplay
 
 #: The exact class every output must be, bound when the harness is imported (in the forkserver,
 #: before any candidate): a candidate that rebinds ``torch.Tensor`` does not change it.
-_PLAIN_TENSOR = _torch.Tensor
+_PLAIN_TENSOR = torch.Tensor
 
 #: Devices whose tensors hold no values yet: shapes only (meta) or a trace to run later (lazy).
 UNMATERIALISED_DEVICES = frozenset({"meta", "lazy"})
@@ -26,16 +35,30 @@ if TYPE_CHECKING:
     from kernelproof.protocol.spec import WorkerSpec
 
 
-class TimedCalls:
-    """The ``time`` and ``fetch`` operations, mixed into :class:`~kernelproof.harness.worker.
-    Harness` (whose state they use)."""
+class HarnessState(Protocol):
+    """What the timed calls read of the harness they serve."""
 
-    if TYPE_CHECKING:
-        spec: WorkerSpec
-        prepared: Prepared | None
-        pending: list[dict[str, Any]]
-        timer: Any
-        timed_outputs: dict[str, list[list[Any]]]
+    spec: WorkerSpec
+    prepared: Prepared | None
+    pending: list[dict[str, Any]]
+
+
+@dataclass
+class TimedCalls:
+    """The ``time`` and ``fetch`` operations of one harness."""
+
+    harness: HarnessState
+    timer: Any = None
+    timed_outputs: dict[str, list[list[Any]]] = field(default_factory=dict)
+    """The outputs of the last timed batch, per baseline (eager, compile, graph)."""
+
+    @property
+    def spec(self) -> WorkerSpec:
+        return self.harness.spec
+
+    @property
+    def prepared(self) -> Prepared | None:
+        return self.harness.prepared
 
     def op_time(self, request: TimeRequest, tensors: list[Any]) -> tuple[TimeReply, list[Any]]:
         """Time one call per seed, each on freshly built inputs, and keep the outputs until
@@ -47,12 +70,6 @@ class TimedCalls:
             return self._time_batch(request)
 
     def _time_batch(self, request: TimeRequest) -> tuple[TimeReply, list[Any]]:
-        import torch
-
-        from kernelproof.harness.allocator import reserve_heap
-        from kernelproof.timing.cache_eviction import reachable_tensors
-        from kernelproof.timing.call_timer import CallTimer, GraphReplay
-
         assert self.prepared is not None, "time before prepare"
         # The last batch's outputs were verified (or passed over) before this round began:
         # freed first, their memory holds this batch's, instead of the heap growing past both.
@@ -111,7 +128,7 @@ class TimedCalls:
                     unmaterialised = unmaterialised_output(outputs[-1], self.spec.device, position)
             del inputs, first
         if unmaterialised is not None and self.spec.role == "candidate":
-            self.pending.append(unmaterialised)
+            self.harness.pending.append(unmaterialised)
         finished = self.timer.clock_s()
         self.prepared.output_bytes = max(
             (
@@ -122,7 +139,7 @@ class TimedCalls:
         )
         self.timed_outputs[request.baseline] = outputs
         if self.spec.role == "candidate":
-            self.pending += shared_storage_observations(outputs)
+            self.harness.pending.extend(shared_storage_observations(outputs))
         return TimeReply(
             times=times,
             generation_s=generation_s,
@@ -135,10 +152,6 @@ class TimedCalls:
     def _inputs_source(self, request: TimeRequest) -> TimedInputs:
         """Each timed call's inputs: built from the seed, or from the baseline's input pool
         when the request says so."""
-        from kernelproof.harness.input_pool import InputPool
-        from kernelproof.schema.variant import InputVariant, VariantKind
-        from kernelproof.tasks.inputs import build_inputs
-
         assert self.prepared is not None
         prepared = self.prepared
 
@@ -170,8 +183,6 @@ class TimedCalls:
             return self._fetch(request)
 
     def _fetch(self, request: FetchRequest) -> tuple[FetchReply, list[Any]]:
-        import torch
-
         batch = self.timed_outputs.get(request.baseline, [])
         chosen = request.indices
         sendable: list[Any] = []
@@ -185,10 +196,6 @@ class TimedCalls:
         ), sendable
 
     def _timed_callable(self, baseline: str, example: list[Any]) -> Any:
-        import torch
-
-        from kernelproof.timing.call_timer import GraphReplay
-
         assert self.prepared is not None
         if baseline == "compile":
             if self.prepared.compiled is None:
@@ -228,8 +235,6 @@ class TimedInputs:
 
 def _owned(raw: Any, inputs: list[Any]) -> Any:
     """``raw`` with every output that shares storage with an input replaced by a copy."""
-    import torch
-
     pointers = {x.untyped_storage().data_ptr() for x in inputs if isinstance(x, torch.Tensor)}
 
     def own(o: Any) -> Any:
@@ -243,8 +248,6 @@ def _owned(raw: Any, inputs: list[Any]) -> Any:
 
 def clone_outputs(raw: Any) -> Any:
     """A graph replay's outputs live in the graph's pool: copies, to keep past the next replay."""
-    import torch
-
     if isinstance(raw, (tuple, list)):
         return [o.clone() if isinstance(o, torch.Tensor) else o for o in raw]
     return raw.clone() if isinstance(raw, torch.Tensor) else raw
@@ -258,9 +261,6 @@ def unmaterialised_output(
     touches it after the clock, and ``__torch_function__`` runs candidate code on every use),
     a tensor without real storage (meta, fake, lazy) or on another device. Checked with
     ``type()`` and attributes that no subclass method intercepts, on every timed call."""
-    from kernelproof.checks.probes import observation
-    from kernelproof.schema import FindingCheck
-
     for index, out in enumerate(call_outputs):
         kind = type(out)
         if kind is not _PLAIN_TENSOR and isinstance(out, _PLAIN_TENSOR):
@@ -289,10 +289,6 @@ def unmaterialised_output(
 
 def shared_storage_observations(outputs: list[list[Any]]) -> list[dict[str, Any]]:
     """Timed calls on distinct inputs must not hand back the same buffer (a replayed cache)."""
-    import torch
-
-    from kernelproof.checks.probes import observation
-
     seen: dict[int, int] = {}
     for index, call_outputs in enumerate(outputs):
         for out in call_outputs:

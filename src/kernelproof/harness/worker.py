@@ -1,7 +1,7 @@
 """The code that runs inside a worker process: builds models, runs calls, answers requests.
 
 This module is the request loop (parse, dispatch through :data:`HANDLERS`, reply) and the
-operations that build and run models; the timed calls are in :mod:`kernelproof.workers.
+operations that build and run models; the timed calls are in :mod:`kernelproof.harness.
 timed_calls`, the tensor helpers in :mod:`kernelproof.harness.tensors`, the messages in
 :mod:`kernelproof.protocol.requests`. The same harness serves both roles. As the reference worker it also computes the float64
 oracle and plans shapes. As the candidate worker it snapshots every function it relies on
@@ -18,9 +18,16 @@ import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
+import torch
+
+from kernelproof.checks.forward_error import forward_bounds
+from kernelproof.checks.op_recorder import OpRecorder
 from kernelproof.checks.oracle import oracle_model
+from kernelproof.checks.probes import CallableSnapshot, CallProbe
+from kernelproof.harness import block_gather, input_pool, timed_calls
 from kernelproof.harness.prepared import Prepared
 from kernelproof.harness.tensors import (
     apply_mode,
@@ -35,6 +42,8 @@ from kernelproof.harness.tensors import (
 )
 from kernelproof.harness.threads import thread_count
 from kernelproof.harness.timed_calls import TimedCalls
+from kernelproof.protocol import transport
+from kernelproof.protocol.messages import CapturedError, Phase, WorkerReply
 from kernelproof.protocol.requests import (
     BuildReply,
     BuildRequest,
@@ -52,10 +61,19 @@ from kernelproof.protocol.requests import (
     parse_request,
 )
 from kernelproof.protocol.spec import WorkerSpec
+from kernelproof.roofline.work import count_work
+from kernelproof.schema.variant import InputVariant, VariantKind
+from kernelproof.tasks.candidate_knobs import rendered_for_construction, shared_knobs
+from kernelproof.tasks.inputs import build_inputs, oracle_inputs, seed_everything
+from kernelproof.tasks.module import import_file, module_from_source
+from kernelproof.tasks.planning import estimate_call
+from kernelproof.tasks.saved_inputs import rebuild
+from kernelproof.tasks.source import parse_task
+from kernelproof.timing import call_timer
 
 
 @dataclass
-class Harness(TimedCalls):
+class Harness:
     spec: WorkerSpec
     conn: Connection
     candidate: types.ModuleType | None = None
@@ -71,21 +89,20 @@ class Harness(TimedCalls):
     settling: Any = None
     """The deferred probes of the last call (:attr:`RunRequest.defer_probes`): a
     ``(variant name, Settling)`` pair that runs after its reply is sent."""
-    timer: Any = None
-    timed_outputs: dict[str, list[list[Any]]] = field(default_factory=dict)
-    """The outputs of the last timed batch, per baseline (eager, compile, graph)."""
     warm_ups: int = 0
     """Unrecorded warm-up calls made so far (one per prepared model that may need it)."""
     compiles_lazily: bool = False
     """Whether a recorded call of the candidate ran compiled or custom kernels (a graph
     ``torch.compile`` made, a Triton launch, a numba or extension function)."""
+    timed: TimedCalls = field(init=False)
+    """The ``time`` and ``fetch`` operations, with the timer and the last batch's outputs."""
+
+    def __post_init__(self) -> None:
+        self.timed = TimedCalls(self)
 
     # -- the loop --------------------------------------------------------------------------
 
     def serve(self) -> None:
-        from kernelproof.protocol import transport
-        from kernelproof.protocol.messages import CapturedError, Phase, WorkerReply
-
         send, receive = transport.send, transport.receive  # saved before any candidate import
         while True:
             try:
@@ -201,10 +218,6 @@ class Harness(TimedCalls):
             return BuildReply(), []
         if not self.spec.probes:
             return self._import_candidate(), []
-        from kernelproof.checks.probes import CallableSnapshot, CallProbe
-        from kernelproof.harness import block_gather, input_pool, timed_calls
-        from kernelproof.protocol import transport
-        from kernelproof.timing import call_timer
 
         self.snapshot = CallableSnapshot.take(
             {
@@ -231,8 +244,6 @@ class Harness(TimedCalls):
         return self._import_candidate(), []
 
     def _import_candidate(self) -> BuildReply:
-        from kernelproof.tasks.module import import_file
-
         assert self.spec.candidate_path is not None
         started = time.perf_counter()
         self.candidate = import_file(self.spec.candidate_path, "kernelproof_candidate")
@@ -242,10 +253,6 @@ class Harness(TimedCalls):
         return BuildReply(import_s=time.perf_counter() - started)
 
     def _find_candidate_knobs(self) -> None:
-        from pathlib import Path
-
-        from kernelproof.tasks.candidate_knobs import shared_knobs
-        from kernelproof.tasks.source import parse_task
 
         assert self.spec.candidate_path is not None
         try:
@@ -265,8 +272,6 @@ class Harness(TimedCalls):
         assert self.candidate is not None
         if self.candidate_knobs is None:
             return self.candidate.ModelNew(*init_inputs)
-        from kernelproof.tasks.candidate_knobs import rendered_for_construction
-        from kernelproof.tasks.inputs import seed_everything
 
         source, shared = self.candidate_knobs
         with rendered_for_construction(self.candidate, source, knobs, shared):
@@ -285,9 +290,6 @@ class Harness(TimedCalls):
     def _prepare(
         self, request: PrepareRequest, tensors: list[Any]
     ) -> tuple[PrepareReply, list[Any]]:
-        import torch
-
-        from kernelproof.tasks.inputs import seed_everything
 
         knobs = dict(request.knobs)
         task = self._task_module(knobs)
@@ -329,9 +331,6 @@ class Harness(TimedCalls):
     def _call(
         self, request: RunRequest, tensors: list[Any], inputs: list[Any]
     ) -> tuple[RunReply, list[Any]]:
-        import torch
-
-        from kernelproof.checks.op_recorder import OpRecorder
 
         assert self.prepared is not None
         data = RunReply()
@@ -416,13 +415,9 @@ class Harness(TimedCalls):
         """The float64 oracle's outputs; with ``forward_bound``, their forward error bounds
         appended to ``bounds``. A failure of the bound alone (an op its dispatch mode trips on)
         costs only the bound: the oracle runs again without it."""
-        from kernelproof.tasks.inputs import oracle_inputs
-
         assert self.prepared is not None
         oracle = self.prepared.oracle
         if request.forward_bound:
-            from kernelproof.checks.forward_error import forward_bounds
-
             try:
                 raw64, found = forward_bounds(lambda: oracle(*oracle_inputs(inputs)))
                 bounds += found
@@ -437,10 +432,6 @@ class Harness(TimedCalls):
 
     def op_work(self, request: WorkRequest, tensors: list[Any]) -> tuple[WorkReply, list[Any]]:
         """FLOPs and compulsory bytes of one reference call, for the speed-of-light floor."""
-        from kernelproof.roofline.work import count_work
-        from kernelproof.schema.variant import InputVariant, VariantKind
-        from kernelproof.tasks.inputs import build_inputs
-
         assert self.prepared is not None, "work before prepare"
         variant = InputVariant(name="work", kind=VariantKind.SEED, seed=request.seed)
         inputs = build_inputs(
@@ -456,13 +447,9 @@ class Harness(TimedCalls):
 
     def op_plan(self, request: PlanRequest, tensors: list[Any]) -> tuple[PlanReply, list[Any]]:
         """Estimate bytes and FLOPs of one call at the given knobs without allocating."""
-        from kernelproof.tasks.planning import estimate_call
-
         task = self._task_module(dict(request.knobs))
         estimate = estimate_call(task, torch_dtype(self.spec.dtype))
         if self.spec.device == "cuda":
-            import torch
-
             estimate["device_free_bytes"] = float(torch.cuda.mem_get_info()[0])
         return PlanReply.model_validate(estimate), []
 
@@ -471,9 +458,6 @@ class Harness(TimedCalls):
     def _inputs(self, request: RunRequest, tensors: list[Any]) -> list[Any]:
         """A run's inputs: the saved arguments sent with the request, else the variant's,
         built from its seed."""
-        from kernelproof.tasks.inputs import build_inputs
-        from kernelproof.tasks.saved_inputs import rebuild
-
         assert self.prepared is not None
         if request.given is not None:
             return rebuild(request.given, tensors, self.spec.device)
@@ -498,9 +482,6 @@ class Harness(TimedCalls):
             return True
 
     def _task_module(self, knobs: dict[str, int]) -> types.ModuleType:
-        from kernelproof.tasks.module import module_from_source
-        from kernelproof.tasks.source import parse_task
-
         key = repr(sorted(knobs.items()))
         if key not in self.render_cache:
             source = parse_task(self.spec.task_source, self.spec.task_path)
@@ -520,8 +501,8 @@ HANDLERS: dict[str, Callable[[Harness, Any, list[Any]], tuple[ReplyData, list[An
     "build": Harness.op_build,
     "prepare": Harness.op_prepare,
     "run": Harness.op_run,
-    "time": Harness.op_time,
-    "fetch": Harness.op_fetch,
+    "time": lambda harness, request, tensors: harness.timed.op_time(request, tensors),
+    "fetch": lambda harness, request, tensors: harness.timed.op_fetch(request, tensors),
     "work": Harness.op_work,
     "plan": Harness.op_plan,
     "settle": Harness.op_settle,
