@@ -36,6 +36,7 @@ EXPECTED_CHECKS: dict[str, tuple[str, ...]] = {
     "29_cache_poison.py": ("audit-file-access",),
     "30_forge_reply.py": (),
     "30b_forge_half.py": (),
+    "30c_forge_half_in_a_helper.py": ("op-audit-contradiction",),
     "31_blind_op_audit.py": ("op-audit-contradiction",),
     "31b_blind_matmul_thread.py": ("op-audit-contradiction", "native-stacks"),
     "32_einsum_matmul.py": ("passthrough",),

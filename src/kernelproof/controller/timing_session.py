@@ -313,7 +313,8 @@ class TimingSession:
             return None, None
         compiled = participants[2] if compile_baseline else None
         reported_median_s = summarize(candidate.samples).median_s
-        charge = evidence.untimed_cpu_excess()
+        allowed = worker_threads(self.settings) if self.settings.device == "cpu" else None
+        charge = evidence.untimed_cpu_excess(allowed)
         if charge is not None and candidate.rounds:
             # CPU its clock missed, beyond the noise but not enough to accuse: charged to its
             # calls, so that the speedup rests on what /proc saw, not on what it reported.
@@ -485,7 +486,8 @@ class TimingSession:
                 )
             )
         self._judge_cpu_time(evidence, group, reported_median_s)
-        cpu_excess = evidence.untimed_cpu_work(reported_median_s)
+        allowed = worker_threads(self.settings) if self.settings.device == "cpu" else None
+        cpu_excess = evidence.untimed_cpu_work(reported_median_s, allowed)
         if cpu_excess is None and charge is not None:
             self.findings.append(
                 Finding(

@@ -141,15 +141,20 @@ class BatchFacts:
     def wait_share(self) -> float:
         return self.excusable_wait_s / self.wall_s if self.wall_s > 0 else 0.0
 
-    @property
-    def untimed_main_cpu_s(self) -> float:
-        """CPU time of the main thread beyond the calls it reported: inside a call the main
-        thread cannot run for longer than the call's wall time, so this is at least the CPU it
-        spent outside them (inputs, flushes, and any work of the candidate's there). CPU time,
-        unlike wall time, is not stretched by waiting for a CPU on a loaded machine."""
+    def untimed_cpu_s(self, allowed: int | None) -> float:
+        """CPU time beyond the calls it reported: at least what the worker ran outside them.
+
+        Two bounds, the larger taken: inside a call the main thread cannot run for longer than
+        the call's wall time (``main_cpu_s`` less the reported calls), and with ``allowed``
+        threads no process of the worker can run for more than that many times it (``cpu_s``
+        less ``allowed`` times the reported calls: work handed to a helper thread while the
+        main thread waits for it is seen here). CPU time, unlike wall time, is not stretched
+        by waiting for a CPU on a loaded machine."""
         if self.main_cpu_s <= 0:
             return 0.0
-        return max(0.0, self.main_cpu_s - self.reported_s)
+        main = self.main_cpu_s - self.reported_s
+        every = self.cpu_s - allowed * self.reported_s if allowed else main
+        return max(0.0, main, every)
 
     @property
     def untimed_s(self) -> float:
@@ -249,7 +254,7 @@ class BatchEvidence:
         beyond_noise = excess > UNTIMED_NOISE_SIGMAS * _median_excess_error(reference, candidate)
         return excess if beyond_noise or self._excess_in_every_round() else None
 
-    def untimed_cpu_excess(self) -> float | None:
+    def untimed_cpu_excess(self, allowed: int | None = None) -> float | None:
         """The candidate main thread's CPU time per call outside its reported calls, beyond
         the reference's (median over rounds), when it is beyond the rounds' noise (many
         standard errors, or positive in every round), else None.
@@ -267,8 +272,8 @@ class BatchEvidence:
         ]
         if len(pairs) < MIN_EVIDENCE_ROUNDS:
             return None
-        reference = [r.untimed_main_cpu_s / max(r.calls, 1) for r, _ in pairs]
-        candidate = [c.untimed_main_cpu_s / max(c.calls, 1) for _, c in pairs]
+        reference = [r.untimed_cpu_s(allowed) / max(r.calls, 1) for r, _ in pairs]
+        candidate = [c.untimed_cpu_s(allowed) / max(c.calls, 1) for _, c in pairs]
         excess = statistics.median(c - r for r, c in zip(reference, candidate))
         if excess <= 0:
             return None
@@ -278,11 +283,13 @@ class BatchEvidence:
         )
         return excess if beyond_noise or every_round else None
 
-    def untimed_cpu_work(self, candidate_median_s: float) -> float | None:
+    def untimed_cpu_work(
+        self, candidate_median_s: float, allowed: int | None = None
+    ) -> float | None:
         """:meth:`untimed_cpu_excess` when it is also material: at least
         :data:`UNTIMED_WORK_FLOOR_S` and :data:`UNTIMED_WORK_SHARE` of the candidate's median
         call (a smaller one is charged to its calls, not held against it)."""
-        excess = self.untimed_cpu_excess()
+        excess = self.untimed_cpu_excess(allowed)
         if excess is None:
             return None
         return (
