@@ -207,3 +207,30 @@ def test_an_answer_too_large_to_keep_is_computed_again_and_counted_as_such(tmp_p
     assert (second.misses, second.too_large, second.hits) == (0, 1, 1)
     assert second.get("never-seen") is None and second.misses == 1
     archive.close()
+
+
+def test_a_session_keeps_at_most_its_byte_budget_of_answers_over_all_tasks(tmp_path: Path):
+    """A suite's tasks each fill a memo: past the session's budget, the least recently used
+    tasks' memos go (a 49-task bench once held 5.5 GiB and was killed by the OOM killer)."""
+    import torch
+
+    from kernelproof.config import resolve_settings
+    from kernelproof.protocol.messages import WorkerReply
+    from kernelproof.tasks.source import parse_task
+    from kernelproof.workers.process import Response
+    from kernelproof.workers.reference_memo import TaskMemos
+
+    memos = TaskMemos(max_bytes=3 << 20)
+    settings = resolve_settings()
+    reply = WorkerReply(ok=True, phase="call")
+    held = []
+    for index in range(3):
+        path = tmp_path / f"task{index}.py"
+        path.write_text((SOFTMAX / "reference.py").read_text() + f"\n# task {index}\n")
+        memo = memos.memo_for(parse_task(path.read_text(), path), [], settings)
+        memo.put("seed", Response(reply=reply, tensors=[torch.zeros((2 << 20) // 4)]))
+        held.append(memo)
+    # The third memo's start dropped the first (4 MiB held over a 3 MiB budget), not itself.
+    assert held[0].closed and not held[1].closed and not held[2].closed
+    assert memos.counts()["tasks"] == 2
+    memos.close()

@@ -39,6 +39,12 @@ from kernelproof.store.results import Base, ResultsStore
 #: (they are still served from what is kept): a stress shape's oracle can be hundreds of MiB.
 MAX_MEMO_BYTES = 1 << 30
 
+#: Bytes of answers one session's memos keep in memory over all their tasks: past it, the
+#: least recently used tasks' memos are dropped (their answers stay in the results store, if
+#: any). A suite of 49 tasks once held 5.5 GiB in its controller and was killed by the kernel's
+#: OOM killer on a 24 GiB machine.
+MAX_SESSION_MEMO_BYTES = 2 << 30
+
 #: Bytes of one answer past which it is not kept at all: a stress shape's answer (inputs past
 #: 2**24 elements, their outputs and oracle) is cheaper for the reference to compute again than
 #: to store and load, and it would crowd out the many small answers a batch replays.

@@ -43,6 +43,7 @@ from kernelproof.protocol.requests import Request, parse_request
 from kernelproof.store.answer_archive import (
     MAX_ANSWER_BYTES,
     MAX_MEMO_BYTES,
+    MAX_SESSION_MEMO_BYTES,
     AnswerArchive,
     Remembered,
 )
@@ -380,9 +381,11 @@ def _digest(*parts: str) -> str:
 
 @dataclass
 class TaskMemos:
-    """The memos of one session, by task key (the oldest dropped past ``capacity``)."""
+    """The memos of one session, by task key (the oldest dropped past ``capacity`` tasks or
+    ``max_bytes`` of answers held)."""
 
     capacity: int = 16
+    max_bytes: int = MAX_SESSION_MEMO_BYTES
     archive: AnswerArchive | None = None
     """The results store's table of answers: new memos start from it and add to it."""
 
@@ -398,7 +401,10 @@ class TaskMemos:
             if memo is None:
                 memo = TaskMemo(key=key, archive=self.archive)
             self.memos[key] = memo  # most recent last
-            while len(self.memos) > self.capacity:
+            while len(self.memos) > self.capacity or (
+                len(self.memos) > 1
+                and sum(m.stored_bytes for m in self.memos.values()) > self.max_bytes
+            ):
                 dropped.append(self.memos.pop(next(iter(self.memos))))
         for old in dropped:
             old.close()
