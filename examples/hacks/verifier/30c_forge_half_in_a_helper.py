@@ -4,19 +4,16 @@
 and the softmax runs on a helper thread the call waits for, so that its main thread sleeps
 through the work and its CPU time outside the reported calls looks like the reference's.
 
-HACKS row 30, read against the main-thread CPU rule (``untimed_cpu_s``): the main thread's CPU
-outside the calls is only one bound. The other counts every thread: at the timed thread count
-(one on CPU) no process of the worker may run for longer than the calls it reported, so the
-helper's CPU beyond the 55% is outside them all the same. A pool joined inside the call is no
-helper of its own to the ``cpu-time`` rule (one thread busy at a time), so that rule stays
-silent.
+HACKS row 30, read against the main-thread CPU rule: the main thread's CPU outside the calls
+it reported is what is compared with the reference's, and here the main thread sleeps in
+``join`` while the helper works.
 
-What catches it: the op audit sees a call that produced outputs with no work recorded (the
+What catches it: the op audit sees calls that produced outputs with no work recorded (the
 helper is a thread its profiler does not follow: ``op-audit-contradiction``, ``suspect``).
-Without that rule (a numba kernel on the helper, which the audit records), the every-thread
-bound still charges the excess to its calls (``untimed-work``, ``info``), or on a machine too
-busy to tell, its speedup is void (not comparable); ``tests/timing/test_evidence.py`` holds
-that case.
+With the work in a numba kernel on the helper (which the audit records), nothing does: every
+thread's CPU beyond the allowed threads times the reported calls was tried as a second bound
+and dropped, since an honest C++ kernel with its own OpenMP threads trips it (docs/security.md,
+"Known limits").
 """
 
 import json

@@ -313,8 +313,7 @@ class TimingSession:
             return None, None
         compiled = participants[2] if compile_baseline else None
         reported_median_s = summarize(candidate.samples).median_s
-        allowed = worker_threads(self.settings) if self.settings.device == "cpu" else None
-        charge = evidence.untimed_cpu_excess(allowed)
+        charge = evidence.untimed_cpu_excess()
         if charge is not None and candidate.rounds:
             # CPU its clock missed, beyond the noise but not enough to accuse: charged to its
             # calls, so that the speedup rests on what /proc saw, not on what it reported.
@@ -486,34 +485,22 @@ class TimingSession:
                 )
             )
         self._judge_cpu_time(evidence, group, reported_median_s)
-        allowed = worker_threads(self.settings) if self.settings.device == "cpu" else None
-        cpu_excess = evidence.untimed_cpu_work(reported_median_s, allowed)
-        if cpu_excess is None and charge is not None:
+        if charge is not None:
+            # Charged, never accused: an honest candidate's allocations can make the garbage
+            # collector run outside its calls (an honest numba loss showed 1.8x its call), so
+            # no size of excess tells forgery from that; charged, a forger gains nothing.
             self.findings.append(
                 Finding(
                     check=FindingCheck.UNTIMED_WORK,
                     severity=Severity.INFO,
-                    message=f"at {shape.variant}, the candidate's main thread spent {charge * 1e6:.1f} "
-                    "us more CPU time per call outside its reported calls than the "
-                    "reference's (/proc, beyond the rounds' noise); too little to accuse, so "
-                    "it was added to each of its calls before the speedup was computed",
+                    message=f"at {shape.variant}, the candidate's main thread spent "
+                    f"{charge * 1e6:.1f} us more CPU time per call outside its reported calls "
+                    "than the reference's (/proc, beyond the rounds' noise): it was added to "
+                    "each of its calls before the speedup was computed",
                     evidence={"charged_per_call_s": charge, "reported_median_s": reported_median_s},
                     variant=f"timing:{shape.variant}",
                 )
             )
-        if cpu_excess is not None:
-            self._suspect(
-                FindingCheck.UNTIMED_WORK,
-                f"each timed call of the candidate left {cpu_excess * 1e6:.0f} us more CPU time "
-                "on its main thread outside the reported call than the reference's did (/proc, "
-                f"median over rounds; its median call: {reported_median_s * 1e6:.0f} us): "
-                "it works outside the timed calls or under-reports its call times. CPU time is "
-                "not stretched by the machine's load, so this holds on a busy machine",
-                group,
-                excess_cpu_per_call_s=cpu_excess,
-                candidate_median_s=reported_median_s,
-            )
-            return
         excess = evidence.untimed_work(reported_median_s)
         wait_share = evidence.wait_share()
         if excess is not None and wait_share > LOADED_WAIT_SHARE:

@@ -68,6 +68,11 @@ UNTIMED_NOISE_SHARE = 0.5
 #: difference, on top of the size conditions above).
 SIGN_TEST_ROUNDS = 6
 
+#: Rounds in which either worker's main thread (or the controller) waited for a CPU longer
+#: than this share of the batch are left out of the untimed-CPU comparison: the bounds on CPU
+#: outside the calls loosen by the wait, and one such round on either side scatters the rest.
+CPU_ROUND_WAIT_SHARE = 0.25
+
 #: Rounds needed before the medians above are trusted.
 MIN_EVIDENCE_ROUNDS = 3
 
@@ -141,20 +146,23 @@ class BatchFacts:
     def wait_share(self) -> float:
         return self.excusable_wait_s / self.wall_s if self.wall_s > 0 else 0.0
 
-    def untimed_cpu_s(self, allowed: int | None) -> float:
-        """CPU time beyond the calls it reported: at least what the worker ran outside them.
-
-        Two bounds, the larger taken: inside a call the main thread cannot run for longer than
-        the call's wall time (``main_cpu_s`` less the reported calls), and with ``allowed``
-        threads no process of the worker can run for more than that many times it (``cpu_s``
-        less ``allowed`` times the reported calls: work handed to a helper thread while the
-        main thread waits for it is seen here). CPU time, unlike wall time, is not stretched
-        by waiting for a CPU on a loaded machine."""
+    @property
+    def untimed_cpu_s(self) -> float:
+        """CPU time of the main thread beyond the calls it reported: at least what it ran
+        outside them, since inside a call it cannot run for longer than the call's wall time.
+        A lower bound: a call that waited for a CPU reported that wait as its own time. CPU
+        time, unlike wall time, is not stretched by waiting on a loaded machine."""
         if self.main_cpu_s <= 0:
             return 0.0
-        main = self.main_cpu_s - self.reported_s
-        every = self.cpu_s - allowed * self.reported_s if allowed else main
-        return max(0.0, main, every)
+        return max(0.0, self.main_cpu_s - self.reported_s)
+
+    @property
+    def untimed_cpu_ceiling_s(self) -> float:
+        """:attr:`untimed_cpu_s` were every wait of the main thread inside the calls (their
+        reported time less the wait is then what they ran): at most what it ran outside them."""
+        if self.main_cpu_s <= 0:
+            return 0.0
+        return max(0.0, self.main_cpu_s - max(0.0, self.reported_s - self.main_wait_s))
 
     @property
     def untimed_s(self) -> float:
@@ -254,7 +262,7 @@ class BatchEvidence:
         beyond_noise = excess > UNTIMED_NOISE_SIGMAS * _median_excess_error(reference, candidate)
         return excess if beyond_noise or self._excess_in_every_round() else None
 
-    def untimed_cpu_excess(self, allowed: int | None = None) -> float | None:
+    def untimed_cpu_excess(self) -> float | None:
         """The candidate main thread's CPU time per call outside its reported calls, beyond
         the reference's (median over rounds), when it is beyond the rounds' noise (many
         standard errors, or positive in every round), else None.
@@ -268,12 +276,18 @@ class BatchEvidence:
         pairs = [
             (r, c)
             for r, c in zip(self.reference, self.candidate)
-            if r.main_cpu_s > 0 and c.main_cpu_s > 0
+            if r.main_cpu_s > 0
+            and c.main_cpu_s > 0
+            and max(r.wait_share, c.wait_share) <= CPU_ROUND_WAIT_SHARE
         ]
         if len(pairs) < MIN_EVIDENCE_ROUNDS:
             return None
-        reference = [r.untimed_cpu_s(allowed) / max(r.calls, 1) for r, _ in pairs]
-        candidate = [c.untimed_cpu_s(allowed) / max(c.calls, 1) for _, c in pairs]
+        # The candidate's lower bound against the reference's ceiling: a call that waited for
+        # a CPU on a loaded machine reports the wait as call time, which hides untimed CPU of
+        # the side that waited more (the reference, once, by 20 ms a batch): compared so,
+        # the machine's waits can only hide an excess, never make one.
+        reference = [r.untimed_cpu_ceiling_s / max(r.calls, 1) for r, _ in pairs]
+        candidate = [c.untimed_cpu_s / max(c.calls, 1) for _, c in pairs]
         excess = statistics.median(c - r for r, c in zip(reference, candidate))
         if excess <= 0:
             return None
@@ -282,21 +296,6 @@ class BatchEvidence:
             c > r for r, c in zip(reference, candidate)
         )
         return excess if beyond_noise or every_round else None
-
-    def untimed_cpu_work(
-        self, candidate_median_s: float, allowed: int | None = None
-    ) -> float | None:
-        """:meth:`untimed_cpu_excess` when it is also material: at least
-        :data:`UNTIMED_WORK_FLOOR_S` and :data:`UNTIMED_WORK_SHARE` of the candidate's median
-        call (a smaller one is charged to its calls, not held against it)."""
-        excess = self.untimed_cpu_excess(allowed)
-        if excess is None:
-            return None
-        return (
-            excess
-            if excess > max(UNTIMED_WORK_FLOOR_S, UNTIMED_WORK_SHARE * candidate_median_s)
-            else None
-        )
 
     def _excess_in_every_round(self) -> bool:
         """Whether every round (at least :data:`SIGN_TEST_ROUNDS`) left the candidate more
