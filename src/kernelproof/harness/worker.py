@@ -138,8 +138,12 @@ class Harness:
             # candidate's network use.
             with self.audit.quiet() if self.audit is not None else contextlib.nullcontext():
                 send(self.conn, reply.model_dump(mode="json"), tensors_out)
+            # At least THAWED_REQUEST_WAIT_S: the controller freezes this process between
+            # requests, so the probe's wait can run out while it is stopped, and on waking
+            # (just before the next request is written) the request is not there yet; settled
+            # then, a write into this call's outputs during the next call went unseen.
             if deferred and not self.conn.poll(
-                max(0.0, self.settling[1].deadline - time.monotonic())
+                max(THAWED_REQUEST_WAIT_S, self.settling[1].deadline - time.monotonic())
             ):
                 # The probe's wait ran out before the next request came: settle now. When
                 # the request comes first, the wait passes while it runs (op_run).
@@ -491,6 +495,10 @@ class Harness:
             )
         return self.render_cache[key]
 
+
+#: How long a harness waits for the next request after its reply before it settles the last
+#: call's deferred probes, at least (see :meth:`Harness.serve`).
+THAWED_REQUEST_WAIT_S = 0.25
 
 #: Requests that settle the last call's deferred probes around themselves
 #: (:meth:`Harness._settling_around`); any other settles them first.
