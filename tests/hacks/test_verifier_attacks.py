@@ -114,6 +114,13 @@ EITHER: dict[str, set[Verdict]] = {
 }
 
 
+#: Caught by time-based rules that abstain on a machine too busy to tell (issue 25, class 6):
+#: there they may be ``verified``, but with their speed void (reward 0: they gain nothing).
+#: Seen in CI beside another verification: 33 with every reference round starved, 36b with
+#: its fetch-time work called inconclusive at a 58% wait share.
+LOAD_ABSTAINS = {"33_numba_threads.py", "36b_spin_while_reference_timed.py"}
+
+
 def _expected(path: Path) -> Verdict:
     line = path.read_text().splitlines()[1]
     return Verdict(line.split(":", 1)[1].strip())
@@ -133,6 +140,12 @@ def test_every_attack_file_has_its_checks_listed():
 def test_attack_on_the_verifier_is_caught(verified, name):
     path = ATTACKS / name
     report = verified(path, **SETTINGS)
+    if name in LOAD_ABSTAINS and report.verdict is Verdict.VERIFIED:
+        assert reward(report) == 0.0, _describe(report)
+        assert any(f.check == "timing-inconclusive" for f in report.findings) or (
+            report.timing is None or not report.timing.comparable or report.timing.discarded_rounds
+        ), _describe(report)
+        return
     assert report.verdict in EITHER.get(name, {_expected(path)}), _describe(report)
     found = {f.check for f in report.findings}
     missing = [c for c in EXPECTED_CHECKS[name] if c not in found]
