@@ -16,6 +16,7 @@ from typing import Any
 from kernelproof.config import Settings, cache_dir
 from kernelproof.protocol.requests import (
     BuildRequest,
+    PlanRequest,
     PrepareReply,
     PrepareRequest,
     ReplyT,
@@ -30,8 +31,21 @@ from kernelproof.workers.candidate_environment import (
     candidate_environment,
 )
 from kernelproof.workers.freezer import FreezeLedger
-from kernelproof.workers.process import Response, Submitted, WorkerDeath, WorkerProcess
+from kernelproof.workers.process import (
+    DeathCause,
+    Response,
+    Submitted,
+    WorkerDeath,
+    WorkerProcess,
+)
 from kernelproof.workers.reference_memo import ReferenceReplay, TaskMemo, WarmReference
+
+#: Seconds a meta-device size estimate (a ``plan`` request) may take (see ``_timeout``).
+PLAN_TIMEOUT_S = 10.0
+
+#: Size estimates of one verification that may run out of time before no more are asked: a
+#: task that builds Python objects per unit of a knob is slow to size at every large size.
+MAX_PLAN_TIMEOUTS = 2
 
 #: Environment every worker starts with (kept under this name for its importers).
 WORKER_ENVIRONMENT = WORKER_DEFAULTS
@@ -179,6 +193,8 @@ class WorkerPair:
 
     _replay: ReferenceReplay | None = None
     _candidate_answered: bool = False
+    _plan_timeouts: int = 0
+    """Size estimates that ran out of time: past :data:`MAX_PLAN_TIMEOUTS`, no more are asked."""
     """Whether the current candidate worker has answered a call (its first call may compile)."""
 
     def __post_init__(self) -> None:
@@ -311,6 +327,27 @@ class WorkerPair:
     ) -> Response[ReplyT]:
         """Ask the reference worker (restarted first if it died)."""
         assert self.reference is not None
+        if isinstance(request, PlanRequest) and self._plan_timeouts >= MAX_PLAN_TIMEOUTS:
+            return Response(
+                death=WorkerDeath(
+                    DeathCause.TIMEOUT,
+                    f"not sized: {self._plan_timeouts} size estimates of this task ran past "
+                    f"{PLAN_TIMEOUT_S:g} s already",
+                )
+            )
+        response = self._ask_reference(request, tensors)
+        if (
+            isinstance(request, PlanRequest)
+            and response.death is not None
+            and response.death.cause is DeathCause.TIMEOUT
+        ):
+            self._plan_timeouts += 1
+        return response
+
+    def _ask_reference(
+        self, request: Request[ReplyT], tensors: Sequence[Any] = ()
+    ) -> Response[ReplyT]:
+        assert self.reference is not None
         if self.reference.death is not None:
             self.reference.close()
             self.start_reference()
@@ -373,6 +410,12 @@ class WorkerPair:
         return response
 
     def _timeout(self, request: Request[Any]) -> float:
+        if isinstance(request, PlanRequest):
+            # A meta-device estimate allocates nothing and takes well under a second; one
+            # that runs on builds a model whose knob counts Python objects (an MoE's experts
+            # past 2**31 rows: 100 s each, 413 s for one task's sizing). Past this the knob
+            # is not sized, so not run.
+            return min(self.settings.call_timeout_s, PLAN_TIMEOUT_S)
         return self.settings.call_timeout_s
 
     def _candidate_timeout(self, timeout_s: float) -> float:
