@@ -315,8 +315,8 @@ class TimingSession:
         reported_median_s = summarize(candidate.samples).median_s
         charge = evidence.untimed_cpu_excess()
         if charge is not None and candidate.rounds:
-            # CPU its clock missed, beyond the noise but not enough to accuse: charged to its
-            # calls, so that the speedup rests on what /proc saw, not on what it reported.
+            # CPU its clock missed, beyond the rounds' noise: charged to its calls, so that the
+            # speedup rests on what /proc saw, not on what it reported.
             candidate.rounds = [[t + charge for t in calls] for calls in candidate.rounds]
             candidate.samples = [t + charge for t in candidate.samples]
             estimate = round_speedup_interval(
