@@ -271,8 +271,9 @@ class BatchEvidence:
         flushed) on their main threads, so an honest candidate's untimed CPU matches the
         reference's; a candidate that under-reports its calls, or works between them, spends
         CPU there that its clock missed. The controller reads it from /proc, where the
-        candidate cannot reach, and the machine's load does not inflate it the way it inflates
-        wall time: this holds on a busy machine, where the wall-time rule must abstain."""
+        candidate cannot reach, and waiting for a CPU does not inflate it the way it inflates
+        wall time; rounds in which either side waited long are still left out, since a wait
+        inside a call loosens the bounds (:data:`CPU_ROUND_WAIT_SHARE`)."""
         pairs = [
             (r, c)
             for r, c in zip(self.reference, self.candidate)
@@ -284,7 +285,8 @@ class BatchEvidence:
             return None
         # The candidate's lower bound against the reference's ceiling: a call that waited for
         # a CPU on a loaded machine reports the wait as call time, which hides untimed CPU of
-        # the side that waited more (the reference, once, by 20 ms a batch): compared so,
+        # the side that waited more (the reference, in a run of the suite's smooth-L1 loss):
+        # compared so,
         # the machine's waits can only hide an excess, never make one.
         reference = [r.untimed_cpu_ceiling_s / max(r.calls, 1) for r, _ in pairs]
         candidate = [c.untimed_cpu_s / max(c.calls, 1) for _, c in pairs]
