@@ -253,19 +253,3 @@ def test_a_checked_window_starved_of_kernel_samples_accuses_nothing() -> None:
     assert timed_passthrough(reference, starved, _canned(SOFTMAX_CALLS)) is None
     gemm = timed_passthrough(_canned(GEMM_REFERENCE), starved, _canned(GEMM_CALLS))
     assert gemm is not None and gemm.checked_share is None and not gemm.only_while_timed
-
-
-def test_the_reference_s_oracle_is_left_out_of_its_profile() -> None:
-    """The reference worker computes the float64 oracle too: its dgemm samples are not the
-    reference's calls and would bury the sgemm a passthrough goes to (HACKS row 31b)."""
-    from kernelproof.checks.native_stacks import ORACLE_FRAME
-
-    call = "thread (1): Harness.serve (kernelproof/harness/worker.py:123);"
-    raw = (
-        f"{call}Harness._oracle_outputs (kernelproof/harness/worker.py:427);"
-        "Module._call_impl (torch/nn/modules/module.py:1);mkl_blas_dgemm_kernel (libtorch_cpu.so) 80\n"
-        f"{call}Module._call_impl (torch/nn/modules/module.py:1);mkl_blas_sgemm_kernel (libtorch_cpu.so) 20\n"
-    )
-    kept = parse_raw(raw, skip_frame=ORACLE_FRAME)
-    assert kept.samples == 20 and kept.heavy_functions == {"mkl_blas_sgemm_kernel": 20}
-    assert parse_raw(raw).samples == 100  # the candidate's profile skips nothing

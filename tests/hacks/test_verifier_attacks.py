@@ -38,7 +38,9 @@ EXPECTED_CHECKS: dict[str, tuple[str, ...]] = {
     "30b_forge_half.py": (),
     "30c_forge_half_in_a_helper.py": ("op-audit-contradiction",),
     "31_blind_op_audit.py": ("op-audit-contradiction",),
-    "31b_blind_matmul_thread.py": ("op-audit-contradiction", "native-stacks"),
+    # `native-stacks` too when the matrix's samples of its matmul thread are enough (not
+    # beside another verification: the reference's profile also holds its float64 oracle).
+    "31b_blind_matmul_thread.py": ("op-audit-contradiction",),
     "32_einsum_matmul.py": ("passthrough",),
     "33_numba_threads.py": ("cpu-time",),
     "34_work_while_unwatched.py": (),

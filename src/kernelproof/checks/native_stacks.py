@@ -108,12 +108,6 @@ CUSTOM_SHARE_MAX = 0.05
 MODULE_CALL = ("_call_impl", "_wrapped_call_impl")
 MODULE_FILE = "torch/nn/modules/module.py"
 
-#: The reference worker's float64 oracle (``Harness._oracle_outputs``): its samples are not the
-#: reference's own calls (float64 GEMMs where the reference runs float32 ones) and would bury
-#: the kernel a passthrough goes to. Skipped in the reference's profile only: a candidate could
-#: name a frame of its own so.
-ORACLE_FRAME = ("_oracle_outputs", "kernelproof/harness/worker.py")
-
 _PY_LOCATION = re.compile(r"\.pyx?(:\d+)?$|^<.*>(:\d+)?$")
 _THREAD_FRAME = re.compile(r"^thread \((0x[0-9a-fA-F]+|\d+)\)")
 _ADDRESS = re.compile(r"^0x[0-9a-fA-F]+$")
@@ -182,16 +176,11 @@ def _is_custom(library: str, paths: dict[str, str]) -> bool:
     return bool(CUSTOM_LIBRARY.search(library) or (path and CUSTOM_PATH.search(path)))
 
 
-def parse_raw(
-    text: str,
-    library_paths: dict[str, str] | None = None,
-    skip_frame: tuple[str, str] | None = None,
-) -> NativeProfile:
+def parse_raw(text: str, library_paths: dict[str, str] | None = None) -> NativeProfile:
     """Aggregate py-spy ``--format raw`` output (collapsed stacks, root first, one per line).
 
     ``library_paths`` maps library basenames to full paths (from ``/proc/PID/maps``) so that
-    libraries built by the candidate are recognised by where they live. ``skip_frame`` (a
-    Python function's name and a part of its file's path): stacks through it are left out.
+    libraries built by the candidate are recognised by where they live.
     """
     paths = library_paths or {}
     libraries: Counter[str] = Counter()
@@ -207,8 +196,6 @@ def parse_raw(
         if not stack or not count_text.isdigit():
             continue
         count = int(count_text)
-        if skip_frame is not None and _passes_through(stack, skip_frame):
-            continue
         samples += count
         leaf_library, leaf_function, heavy_function = PYTHON_LIBRARY, "", ""
         has_custom = False
@@ -265,15 +252,6 @@ def parse_raw(
         native=native,
         call_functions=_top(in_calls),
     )
-
-
-def _passes_through(stack: str, frame: tuple[str, str]) -> bool:
-    function, path = frame
-    for entry in stack.split(";"):
-        name, location = _split_frame(entry)
-        if name.rsplit(".", 1)[-1] == function and path in location:
-            return True
-    return False
 
 
 def _namespace_tids(pid: int) -> dict[int, int]:
@@ -361,16 +339,10 @@ class StackSampler:
     """
 
     def __init__(
-        self,
-        rate_hz: int = DEFAULT_RATE_HZ,
-        native: bool = True,
-        py_spy: str | None = None,
-        skip_frame: tuple[str, str] | None = None,
+        self, rate_hz: int = DEFAULT_RATE_HZ, native: bool = True, py_spy: str | None = None
     ) -> None:
-        """``native=False`` (or a target in another pid namespace) samples Python stacks only;
-        ``skip_frame``: see :func:`parse_raw`."""
+        """``native=False`` (or a target in another pid namespace) samples Python stacks only."""
         self.rate_hz = rate_hz
-        self.skip_frame = skip_frame
         self.native = native
         self.py_spy = py_spy
         self._proc: subprocess.Popen[bytes] | None = None
@@ -520,7 +492,7 @@ class StackSampler:
         if self._reader is not None:
             self._reader.join(timeout=STOP_TIMEOUT_S)
         text = b"".join(self._output).decode(errors="replace")
-        profile = parse_raw(text, paths, self.skip_frame)
+        profile = parse_raw(text, paths)
         profile.wall_s = wall
         if not profile.available:
             lines = [

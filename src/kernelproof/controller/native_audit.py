@@ -14,7 +14,6 @@ from dataclasses import asdict
 from typing import Any
 
 from kernelproof.checks.native_stacks import (
-    ORACLE_FRAME,
     PASSTHROUGH_MIN_SAMPLES,
     NativeProfile,
     StackSampler,
@@ -66,8 +65,7 @@ class NativeAudit:
             if role == "candidate" and self.unsampled:
                 continue
             if worker is not None and worker.tree is not None and worker.alive:
-                skip = ORACLE_FRAME if role == "reference" else None
-                self.samplers[role] = (StackSampler(skip_frame=skip), worker)
+                self.samplers[role] = (StackSampler(), worker)
 
     running: bool = False
     kernel_level: bool = False

@@ -53,6 +53,7 @@ from kernelproof.timing.bootstrap import MIN_BOOTSTRAP_ROUNDS
 from kernelproof.timing.cross_check import MIN_CROSS_CHECK_WALL_S
 from kernelproof.timing.device_lock import device_timing_lock
 from kernelproof.timing.evidence import (
+    MIN_EVIDENCE_ROUNDS,
     STOLEN_CPU_SHARE,
     BatchEvidence,
     BatchFacts,
@@ -518,6 +519,21 @@ class TimingSession:
                 excess_per_call_s=excess,
                 wait_share=wait_share,
             )
+        elif excess is not None and self._cpu_saw_nothing(evidence, charge):
+            # The candidate's main thread spent no more CPU outside its calls than the
+            # reference's (/proc): the untimed wall time was not its work but the machine's
+            # (an honest blocked sum showed 221 us a call beside another verification).
+            self.comparable = False
+            self._inconclusive(
+                group,
+                "untimed-work",
+                f"each timed call of the candidate left {excess * 1e6:.0f} us more untimed "
+                "time in its batch than the reference's did, but its main thread spent no more "
+                "CPU time outside its calls than the reference's (/proc): the time was the "
+                "machine's, not work of the candidate's, so the check is inconclusive and the "
+                "speedup not comparable",
+                excess_per_call_s=excess,
+            )
         elif excess is not None:
             self._suspect(
                 FindingCheck.UNTIMED_WORK,
@@ -529,6 +545,14 @@ class TimingSession:
                 excess_per_call_s=excess,
                 candidate_median_s=reported_median_s,
             )
+
+    def _cpu_saw_nothing(self, evidence: BatchEvidence, charge: float | None) -> bool:
+        """Whether, on CPU, /proc's accounting of the rounds shows no untimed CPU excess
+        (a GPU's work outside the calls is not CPU time, so there it says nothing)."""
+        if self.settings.device != "cpu" or charge is not None:
+            return False
+        usable = [c for c in evidence.candidate if c.main_cpu_s > 0]
+        return len(usable) >= MIN_EVIDENCE_ROUNDS
 
     def _judge_cpu_time(
         self, evidence: BatchEvidence, group: ShapeGroup, candidate_median_s: float
