@@ -193,9 +193,9 @@ class WorkerPair:
 
     _replay: ReferenceReplay | None = None
     _candidate_answered: bool = False
+    """Whether the current candidate worker has answered a call (its first call may compile)."""
     _plan_timeouts: int = 0
     """Size estimates that ran out of time: past :data:`MAX_PLAN_TIMEOUTS`, no more are asked."""
-    """Whether the current candidate worker has answered a call (its first call may compile)."""
 
     def __post_init__(self) -> None:
         if self.memo is not None:
