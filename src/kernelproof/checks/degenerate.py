@@ -45,7 +45,10 @@ def degenerate_findings(
     findings: list[Finding] = []
     # One call per seed: the matrix repeats a seed's inputs (a second run, one thread), and
     # the same inputs giving the same outputs says nothing about the task (``--seeds 1``).
-    calls = list({call.seed: call for call in reversed(calls)}.values())[::-1]
+    first: dict[int, DefaultCall] = {}
+    for call in calls:
+        first.setdefault(call.seed, call)
+    calls = list(first.values())
     if _ignores_inputs(calls):
         findings.append(
             Finding(
