@@ -14,6 +14,22 @@ import threading
 from dataclasses import dataclass
 
 
+def process_busy_s(pid: int) -> float:
+    """Seconds every thread of process ``pid`` ran on a CPU or waited for one (0 when gone)."""
+    import os
+
+    total = 0.0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0.0
+    for tid in tids:
+        stats = thread_schedstat_s(pid, int(tid))
+        if stats is not None:
+            total += stats[0] + stats[1]
+    return total
+
+
 def thread_schedstat_s(pid: int, tid: int) -> tuple[float, float] | None:
     """(seconds on a CPU, seconds runnable but waiting) of one thread; None when unreadable."""
     try:
@@ -49,6 +65,12 @@ class SchedulerSample:
     controller_wait_s: float
     """Seconds the controller's thread waited for a CPU."""
 
+    sampler_busy_s: float = 0.0
+    """Seconds the controller's stack samplers of this worker ran or waited for a CPU. A
+    native sample pauses every thread of the worker while the sampler reads its stacks, so
+    this is about how long the worker was held stopped: neither running, nor waiting for a
+    CPU, nor asleep by its own doing."""
+
     @property
     def side_cpu_s(self) -> float:
         """CPU seconds of every thread and process but the main thread."""
@@ -59,8 +81,20 @@ class SchedulerSample:
             *(
                 max(0.0, a - b)
                 for a, b in zip(
-                    (self.cpu_s, self.main_run_s, self.main_wait_s, self.controller_wait_s),
-                    (start.cpu_s, start.main_run_s, start.main_wait_s, start.controller_wait_s),
+                    (
+                        self.cpu_s,
+                        self.main_run_s,
+                        self.main_wait_s,
+                        self.controller_wait_s,
+                        self.sampler_busy_s,
+                    ),
+                    (
+                        start.cpu_s,
+                        start.main_run_s,
+                        start.main_wait_s,
+                        start.controller_wait_s,
+                        start.sampler_busy_s,
+                    ),
                 )
             )
         )
@@ -73,4 +107,6 @@ def sample(worker: object | None) -> SchedulerSample:
         return SchedulerSample(0.0, 0.0, 0.0, own_wait_s())
     cpu_s, _ = tree.cpu_split_s()
     running, waiting = tree.main_schedstat_s()
-    return SchedulerSample(cpu_s, running, waiting, own_wait_s())
+    freezer = getattr(worker, "freezer", None)
+    busy = freezer.companions_busy_s() if freezer is not None else 0.0
+    return SchedulerSample(cpu_s, running, waiting, own_wait_s(), busy)

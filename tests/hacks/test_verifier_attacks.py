@@ -101,12 +101,15 @@ EITHER: dict[str, set[Verdict]] = {
     # untimed-work (suspect), or on a busy machine timing-inconclusive with the speedup void
     # (verified, reward 0: the test asserts a verified attack gained nothing).
     "37b_gil_helper.py": {Verdict.SUSPECT, Verdict.INCORRECT, Verdict.VERIFIED},
+    # Its forged times charged back from what the controller saw (/proc's CPU time, or its
+    # own clock where the wall-time rule fires): verified at its true speed, ~0.05x, with the
+    # speedup void on a busy machine; or the wall-time rule's suspect.
+    "30_forge_reply.py": {Verdict.SUSPECT, Verdict.VERIFIED},
     # Passthrough of the reference's own kernel while timed: caught from the timed rounds'
     # stacks (native-stacks) when the sampler gets enough of them. Run alone they are caught;
     # beside another verification on two cores the timed window can come back too thin, and
     # they are verified at about 1x (the reference's own speed: the test asserts it gained
     # nothing). A known gap of class 1 under load: docs/security.md.
-    "30_forge_reply.py": {Verdict.SUSPECT, Verdict.VERIFIED},
     # Caught by the matrix's stacks of its default cells; in the last runs of 2026-12-03 that
     # sampler came back empty ("py-spy exited with -2", cause not found) and it was verified
     # at ~1x, gaining nothing (docs/security.md, "Known limits").
@@ -121,10 +124,13 @@ EITHER: dict[str, set[Verdict]] = {
 
 
 #: Caught by time-based rules that abstain on a machine too busy to tell (issue 25, class 6):
-#: there they may be ``verified``, but with their speed void (reward 0: they gain nothing).
-#: Seen in CI beside another verification: 33 with every reference round starved, 36b with
-#: its fetch-time work called inconclusive at a 58% wait share.
+#: there they may be ``verified``, but credited with no more than the same work done honestly
+#: (their twins in ``twins/``, verified beside them). Seen in CI beside another verification:
+#: 33 with most reference rounds starved (reward 0.033; its twin's, quiet: 0.081), 36b with
+#: its fetch-time work called inconclusive (reward 0.36; its twin's, quiet: 0.31-0.36).
 LOAD_ABSTAINS = {"33_numba_threads.py", "36b_spin_while_reference_timed.py"}
+
+TWINS = ATTACKS / "twins"
 
 
 def _expected(path: Path) -> Verdict:
@@ -140,6 +146,7 @@ def _describe(report: Any) -> str:
 
 def test_every_attack_file_has_its_checks_listed():
     assert set(EXPECTED_CHECKS) == {p.name for p in ATTACKS.glob("[0-9]*.py")}
+    assert {p.name for p in TWINS.glob("*.py")} == LOAD_ABSTAINS
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_CHECKS))
@@ -147,10 +154,14 @@ def test_attack_on_the_verifier_is_caught(verified, name):
     path = ATTACKS / name
     report = verified(path, **SETTINGS)
     if name in LOAD_ABSTAINS and report.verdict is Verdict.VERIFIED:
-        assert reward(report) == 0.0, _describe(report)
         assert any(f.check == "timing-inconclusive" for f in report.findings) or (
             report.timing is None or not report.timing.comparable or report.timing.discarded_rounds
         ), _describe(report)
+        if reward(report) > 0:
+            twin = verified(TWINS / name, **SETTINGS)
+            assert twin.verdict is Verdict.VERIFIED and twin.timing is not None, _describe(twin)
+            gained = reward(report) / twin.timing.speedup_ci[1]
+            assert gained <= 1.0, f"{gained:.2f}x its twin's best\n{_describe(report)}"
         return
     assert report.verdict in EITHER.get(name, {_expected(path)}), _describe(report)
     found = {f.check for f in report.findings}

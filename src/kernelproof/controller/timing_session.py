@@ -315,11 +315,16 @@ class TimingSession:
         compiled = participants[2] if compile_baseline else None
         reported_median_s = summarize(candidate.samples).median_s
         charge = evidence.untimed_cpu_excess()
-        if charge is not None and candidate.rounds:
-            # CPU its clock missed, beyond the rounds' noise: charged to its calls, so that the
-            # speedup rests on what /proc saw, not on what it reported.
-            candidate.rounds = [[t + charge for t in calls] for calls in candidate.rounds]
-            candidate.samples = [t + charge for t in candidate.samples]
+        # Time its clock missed, beyond the rounds' noise, is charged to its calls, so that the
+        # speedup shown rests on what the controller saw, not on what the candidate reported:
+        # CPU time from /proc, or, where the wall-time rule fires (suspect, or inconclusive on
+        # a busy machine, where the speedup is void anyway), the controller's own clock. A
+        # forger reported at 1.63x on a busy machine, its speedup void, is shown near its true
+        # 0.08x.
+        charged = evidence.charge(reported_median_s)
+        if charged is not None and candidate.rounds:
+            candidate.rounds = [[t + charged for t in calls] for calls in candidate.rounds]
+            candidate.samples = [t + charged for t in candidate.samples]
             estimate = round_speedup_interval(
                 reference.rounds, candidate.rounds, rng=self.rng.randrange(2**31)
             )
@@ -417,6 +422,7 @@ class TimingSession:
             main_cpu_s=sched.main_run_s,
             main_wait_s=sched.main_wait_s,
             controller_wait_s=sched.controller_wait_s,
+            paused_s=min(sched.sampler_busy_s, wall_s),
         )
         self._cross_check(participant, data, facts, group)
         self._account(participant, data, wall_s)
@@ -486,7 +492,9 @@ class TimingSession:
                 )
             )
         self._judge_cpu_time(evidence, group, reported_median_s)
+        excess = evidence.untimed_work(reported_median_s)
         if charge is not None:
+            larger = excess is not None and excess > charge
             # Charged, never accused: an honest candidate's allocations can make the garbage
             # collector run outside its calls (an honest numba loss showed 1.8x its call), so
             # no size of excess tells forgery from that; charged, a forger gains nothing.
@@ -496,14 +504,28 @@ class TimingSession:
                     severity=Severity.INFO,
                     message=f"at {shape.variant}, the candidate's main thread spent "
                     f"{charge * 1e6:.1f} us more CPU time per call outside its reported calls "
-                    "than the reference's (/proc, beyond the rounds' noise): it was added to "
-                    "each of its calls before the speedup was computed",
-                    evidence={"charged_per_call_s": charge, "reported_median_s": reported_median_s},
+                    "than the reference's (/proc, beyond the rounds' noise): "
+                    + (
+                        "the larger untimed time of the controller's clock (untimed-work) was "
+                        "added to each of its calls instead"
+                        if larger
+                        else "it was added to each of its calls before the speedup was computed"
+                    ),
+                    evidence={
+                        "charged_per_call_s": excess if larger else charge,
+                        "reported_median_s": reported_median_s,
+                    },
                     variant=f"timing:{shape.variant}",
                 )
             )
-        excess = evidence.untimed_work(reported_median_s)
         wait_share = evidence.wait_share()
+        if excess is not None and (charge is None or excess >= charge):
+            shown = (
+                f"; {excess * 1e6:.0f} us was added to each of its calls before the speedup "
+                "was computed (the controller's clock, not the candidate's)"
+            )
+        else:
+            shown = ""
         if excess is not None and wait_share > LOADED_WAIT_SHARE:
             # The machine, not the candidate, may have put the excess there: the speedup
             # goes, the accusation does not come.
@@ -515,7 +537,7 @@ class TimingSession:
                 f"time in its batch than the reference's did, but the workers waited for a CPU "
                 f"{wait_share:.0%} of a batch's wall time (median, /proc schedstat): the "
                 "machine is too busy to tell work outside the timed calls from load, so the "
-                "check is inconclusive and the speedup not comparable",
+                f"check is inconclusive and the speedup not comparable{shown}",
                 excess_per_call_s=excess,
                 wait_share=wait_share,
             )
@@ -531,7 +553,7 @@ class TimingSession:
                 "time in its batch than the reference's did, but its main thread spent no more "
                 "CPU time outside its calls than the reference's (/proc): the time was the "
                 "machine's, not work of the candidate's, so the check is inconclusive and the "
-                "speedup not comparable",
+                f"speedup not comparable{shown}",
                 excess_per_call_s=excess,
             )
         elif excess is not None:
@@ -540,7 +562,7 @@ class TimingSession:
                 f"each timed call of the candidate left {excess * 1e6:.0f} us more untimed "
                 f"time in its batch than the reference's did (its median call: "
                 f"{reported_median_s * 1e6:.0f} us): it works outside the timed calls "
-                "(during the cache flush or input generation) or under-reports its call times",
+                f"(during the cache flush or input generation) or under-reports its call times{shown}",
                 group,
                 excess_per_call_s=excess,
                 candidate_median_s=reported_median_s,

@@ -100,6 +100,10 @@ class BatchFacts:
     controller_wait_s: float = 0.0
     """Seconds the controller's thread waited for a CPU during the request."""
 
+    paused_s: float = 0.0
+    """Seconds the controller's stack sampler held the worker paused during the request
+    (its own time on or waiting for a CPU, as it reads a sample's stacks)."""
+
     @property
     def side_cpu_s(self) -> float:
         """CPU seconds of every thread and process but the main thread."""
@@ -118,8 +122,11 @@ class BatchFacts:
     def main_sleep_s(self) -> float:
         """Seconds of the batch's window the main thread neither ran nor waited for a CPU: it
         slept (in a pool's ``join``, for one). The window ends when the controller read the
-        reply, late by its own wait for a CPU."""
-        window = self.wall_s - self.controller_wait_s
+        reply, late by its own wait for a CPU; the time our stack sampler held it paused is
+        not its sleep (a pause stops every thread, so it explains none of their CPU): with
+        it, a numba ``prange`` on two cores at one allowed thread, paused most of its timed
+        window, looked like a caller asleep in ``join``."""
+        window = self.wall_s - self.controller_wait_s - self.paused_s
         return max(0.0, window - self.main_cpu_s - self.main_wait_s)
 
     def overlap_share(self, allowed: int) -> float:
@@ -291,13 +298,25 @@ class BatchEvidence:
         reference = [r.untimed_cpu_ceiling_s / max(r.calls, 1) for r, _ in pairs]
         candidate = [c.untimed_cpu_s / max(c.calls, 1) for _, c in pairs]
         excess = statistics.median(c - r for r, c in zip(reference, candidate))
-        if excess <= 0:
+        if excess <= 1e-9:  # a nanosecond: below /proc's resolution, a rounding error
             return None
         beyond_noise = excess > UNTIMED_NOISE_SIGMAS * _median_excess_error(reference, candidate)
         every_round = len(pairs) >= SIGN_TEST_ROUNDS and all(
             c > r for r, c in zip(reference, candidate)
         )
         return excess if beyond_noise or every_round else None
+
+    def charge(self, candidate_median_s: float) -> float | None:
+        """Seconds to add to each of the candidate's reported calls, so that its speedup rests
+        on what the controller saw rather than on what it reported: the larger of its untimed
+        CPU excess (/proc) and its untimed wall-time excess (the controller's clock), each
+        only when beyond the rounds' noise; None when neither is."""
+        found = [
+            c
+            for c in (self.untimed_cpu_excess(), self.untimed_work(candidate_median_s))
+            if c is not None
+        ]
+        return max(found, default=None)
 
     def _excess_in_every_round(self) -> bool:
         """Whether every round (at least :data:`SIGN_TEST_ROUNDS`) left the candidate more

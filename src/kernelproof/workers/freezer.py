@@ -107,6 +107,8 @@ class Freezer:
     with it, so that none wakes the stopped tree to sample it (each ptrace attach of a
     stopped thread costs it kernel time, which would read as work done while frozen)."""
 
+    _companion_members: dict[frozenset[int], list[int]] = field(default_factory=dict)
+
     frozen: bool = False
     stop_wait_s: float = 0.0
     """How long the last freeze waited for its stops to land."""
@@ -186,6 +188,21 @@ class Freezer:
         self.companions.add(group)
         if self.frozen:
             _signal_group(group, signal.SIGSTOP)
+
+    def companions_busy_s(self) -> float:
+        """Seconds the watched groups' threads (the controller's stack samplers) have run or
+        waited for a CPU so far: the time they held this tree paused, about (see
+        :attr:`kernelproof.schedstat.SchedulerSample.sampler_busy_s`)."""
+        from kernelproof.schedstat import process_busy_s
+
+        if not self.companions:
+            return 0.0
+        members = self._companion_members.get(frozenset(self.companions))
+        if members is None:
+            # Scanned once per set of groups: a sampler's processes do not change while it runs.
+            members = [pid for g in sorted(self.companions) for pid in _group_members(g)]
+            self._companion_members = {frozenset(self.companions): members}
+        return sum(process_busy_s(pid) for pid in members)
 
     def unwatch(self, group: int) -> None:
         """Stop freezing ``group``, and resume it if it is stopped now."""
