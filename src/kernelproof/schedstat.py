@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 
 def process_busy_s(pid: int) -> float:
-    """Seconds every thread of process ``pid`` ran on a CPU or waited for one (0 when gone)."""
+    """Seconds every thread of process ``pid`` ran on a CPU (0 when gone)."""
     import os
 
     total = 0.0
@@ -26,7 +26,7 @@ def process_busy_s(pid: int) -> float:
     for tid in tids:
         stats = thread_schedstat_s(pid, int(tid))
         if stats is not None:
-            total += stats[0] + stats[1]
+            total += stats[0]
     return total
 
 
@@ -66,10 +66,12 @@ class SchedulerSample:
     """Seconds the controller's thread waited for a CPU."""
 
     sampler_busy_s: float = 0.0
-    """Seconds the controller's stack samplers of this worker ran or waited for a CPU. A
-    native sample pauses every thread of the worker while the sampler reads its stacks, so
-    this is about how long the worker was held stopped: neither running, nor waiting for a
-    CPU, nor asleep by its own doing."""
+    """Seconds the controller's stack samplers of this worker ran on a CPU. A native sample
+    pauses every thread of the worker while the sampler reads its stacks, so this is about
+    how long the worker was held stopped (neither running, nor waiting for a CPU, nor asleep
+    by its own doing). Their waits for a CPU are left out: on a busy machine a sampler waits
+    mostly before it attaches, while its target runs, and a pause overstated would turn a
+    joined pool's sleep into a second thread's work (an honest relu pool was called so)."""
 
     @property
     def side_cpu_s(self) -> float:

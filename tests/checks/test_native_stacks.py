@@ -203,15 +203,35 @@ WRITTEN_OUT = (
 
 def test_the_reference_s_own_kernel_only_while_timed_is_seen_for_any_op() -> None:
     """Beyond library routines: a softmax written out while checked and ``torch.softmax``
-    while timed spends its timed samples in the reference's own kernel. Reported only when
-    the checked calls show the change: honest torch code shares such kernels."""
+    while timed spends its timed samples in the reference's own kernel. A change is said only
+    when the checked calls show it; where they cannot say, the timed calls are evidence
+    (``checked_share`` None) for the caller to weigh against the op audit (attack 35c)."""
     reference = _canned(SOFTMAX_REFERENCE)
     switched = timed_passthrough(reference, _canned(WRITTEN_OUT), _canned(SOFTMAX_CALLS))
     assert switched is not None and switched.only_while_timed
     assert "softmax_lastdim_kernel<float>" in switched.routine
     assert timed_passthrough(reference, _canned(SOFTMAX_CALLS), _canned(SOFTMAX_CALLS)) is None
     assert timed_passthrough(reference, _canned(WRITTEN_OUT), _canned(WRITTEN_OUT)) is None
-    assert timed_passthrough(reference, None, _canned(SOFTMAX_CALLS)) is None
+    unchecked = timed_passthrough(reference, None, _canned(SOFTMAX_CALLS))
+    assert unchecked is not None and unchecked.checked_share is None
+    assert not unchecked.only_while_timed
+    # An honest rewrite runs kernels of its own: nothing, even with no checked calls to compare.
+    assert timed_passthrough(reference, None, _canned(WRITTEN_OUT)) is None
+
+
+def test_a_vectorised_math_routine_is_no_op_s_dominant_kernel() -> None:
+    """Softmax's kernel calls Sleef's exp, as ``exp`` does: were that leaf the reference's
+    dominant kernel, an honest softmax written out in PyTorch (its ``exp``) would share it."""
+    from kernelproof.checks.native_stacks import dominant_kernel
+
+    sleef = f"{IN_CALL}at::native::softmax_lastdim_kernel<float> (libtorch_cpu.so);"
+    reference = _canned(
+        f"{sleef}_ZGVeN16v_Sleef_expf_u10 (libtorch_cpu.so) 50\n"
+        f"{IN_CALL}at::native::softmax_lastdim_kernel<float> (libtorch_cpu.so) 40\n"
+    )
+    assert dominant_kernel(reference) == "at::native::softmax_lastdim_kernel<float>"
+    only_math = _canned(f"{IN_CALL}_ZGVeN16v_Sleef_expf_u10 (libtorch_cpu.so) 90\n")
+    assert dominant_kernel(only_math) is None
 
 
 def test_a_passthrough_of_any_op_s_kernel_is_evidence_but_data_movement_never_is() -> None:
@@ -250,6 +270,7 @@ def test_a_checked_window_starved_of_kernel_samples_accuses_nothing() -> None:
         "thread (1): harness (h.py:1);read (libc.so.6) 300\n"
         f"{IN_CALL}at::native::softmax_lastdim_kernel<float> (libtorch_cpu.so) 3\n"
     )
-    assert timed_passthrough(reference, starved, _canned(SOFTMAX_CALLS)) is None
+    same = timed_passthrough(reference, starved, _canned(SOFTMAX_CALLS))
+    assert same is not None and same.checked_share is None and not same.only_while_timed
     gemm = timed_passthrough(_canned(GEMM_REFERENCE), starved, _canned(GEMM_CALLS))
     assert gemm is not None and gemm.checked_share is None and not gemm.only_while_timed

@@ -121,8 +121,8 @@ def test_a_watching_process_group_is_stopped_with_the_tree(spinner):
 
 
 def test_a_watching_process_groups_busy_time_is_counted_and_a_frozen_one_adds_none(spinner):
-    """The time a stack sampler runs (or waits for a CPU) is the time it holds its target
-    paused: counted while it runs, not while the tree, and so the sampler, is frozen."""
+    """The time a stack sampler runs is about the time it holds its target paused: counted
+    while it runs, not while the tree, and so the sampler, is frozen."""
     watcher = subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
     try:
         freezer = Freezer(ProcessTree(spinner.pid), group=spinner.pid)
@@ -131,7 +131,7 @@ def test_a_watching_process_groups_busy_time_is_counted_and_a_frozen_one_adds_no
         start = freezer.companions_busy_s()
         time.sleep(0.3)
         running = freezer.companions_busy_s() - start
-        assert running > 0.2, running  # busy on a CPU or waiting for one, all the while
+        assert running > 0.1, running  # on a CPU most of the while (two cores, a busy test run)
         freezer.freeze()
         time.sleep(0.05)
         start = freezer.companions_busy_s()

@@ -241,18 +241,24 @@ class TimedStacks:
         candidate: WorkerProcess | None,
     ) -> TimedStacks | None:
         """Sampling for the timing phase that follows ``audit``'s matrix, or None where no
-        timed profile could be passthrough evidence: no audit, a candidate not sampled in
-        the matrix (a session's reference profile named no library routine), or a reference
-        whose profile names neither a library routine nor a dominant kernel to pass work
-        through to."""
-        if audit is None or audit.unsampled or audit.reference_stacks is None:
-            return None
-        if (
-            not passthrough_targets(audit.reference_stacks)
-            and dominant_kernel(audit.reference_stacks) is None
-        ):
+        timed profile could be passthrough evidence: no audit, or a candidate not sampled in
+        the matrix (a session's reference profile named no library routine). A reference
+        whose matrix profile names no dominant kernel is sampled anyway: that profile also
+        holds the float64 oracle's kernels, and on a fast op (softmax) few samples of the
+        reference's own; its timed calls, sampled here, name the kernel (attack 35c passed
+        its softmax through unseen when they were not)."""
+        if audit is None or audit.unsampled:
             return None
         return cls(audit, reference, candidate)
+
+    def reference_profile(self) -> NativeProfile | None:
+        """The reference's profile the timed calls are compared with: its own timed calls
+        (the op at the timed shape, without the oracle) when they carry kernel evidence,
+        else the matrix's."""
+        timed = self.profiles.get("reference")
+        if timed is not None and dominant_kernel(timed) is not None:
+            return timed
+        return self.audit.reference_stacks
 
     def start(self) -> None:
         """Begin sampling (once: the default shape's rounds, not later shapes')."""
@@ -294,7 +300,7 @@ class TimedStacks:
         audit saw no op that runs such a kernel; ``info`` otherwise (the matrix's own rule
         then decides, as for a partial replacement that keeps torch's GEMM)."""
         timed = self.profiles.get("candidate")
-        reference = self.audit.reference_stacks
+        reference = self.reference_profile()
         if timed is None or reference is None:
             return []
         found = timed_passthrough(reference, self.audit.candidate_stacks, timed)

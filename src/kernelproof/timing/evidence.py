@@ -102,7 +102,7 @@ class BatchFacts:
 
     paused_s: float = 0.0
     """Seconds the controller's stack sampler held the worker paused during the request
-    (its own time on or waiting for a CPU, as it reads a sample's stacks)."""
+    (its own time on a CPU, as it reads a sample's stacks)."""
 
     @property
     def side_cpu_s(self) -> float:

@@ -190,8 +190,8 @@ class Freezer:
             _signal_group(group, signal.SIGSTOP)
 
     def companions_busy_s(self) -> float:
-        """Seconds the watched groups' threads (the controller's stack samplers) have run or
-        waited for a CPU so far: the time they held this tree paused, about (see
+        """Seconds the watched groups' threads (the controller's stack samplers) have run on
+        a CPU so far: the time they held this tree paused, about (see
         :attr:`kernelproof.schedstat.SchedulerSample.sampler_busy_s`)."""
         from kernelproof.schedstat import process_busy_s
 
