@@ -198,8 +198,10 @@ class Freezer:
         if not self.companions:
             return 0.0
         members = self._companion_members.get(frozenset(self.companions))
-        if members is None:
-            # Scanned once per set of groups: a sampler's processes do not change while it runs.
+        if members is None or len(members) < 2 * len(self.companions):
+            # Kept per set of groups once each has its two processes (nsenter and the py-spy it
+            # forks): read before the fork, the list would miss py-spy for the whole window.
+            # A sampler run without nsenter is one process, rescanned each time (a /proc walk).
             members = [pid for g in sorted(self.companions) for pid in _group_members(g)]
             self._companion_members = {frozenset(self.companions): members}
         return sum(process_busy_s(pid) for pid in members)
