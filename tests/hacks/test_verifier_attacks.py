@@ -29,7 +29,7 @@ SETTINGS: dict[str, Any] = {
     "native_audit": True,
 }
 
-#: Check ids that must appear among the findings (the reason it was caught).
+#: Check ids that must appear among the findings (the reason it was caught); ``a|b``: either.
 EXPECTED_CHECKS: dict[str, tuple[str, ...]] = {
     "27_signal_reference.py": (),
     "28_shm_overwrite.py": (),
@@ -57,9 +57,11 @@ EXPECTED_CHECKS: dict[str, tuple[str, ...]] = {
     "40c_own_folder_store.py": ("audit-file-access",),
     "40d_cache_poison_home.py": ("audit-file-access",),
     "36_finish_between_requests.py": (),
-    # Its spinner works while its outputs are fetched (untimed-work); the cpu-time share
-    # beside the main thread fires too when the machine lets the spinner run (46-56% measured).
-    "36b_spin_while_reference_timed.py": ("untimed-work",),
+    # Its spinner works while its outputs are fetched (untimed-work), and the cpu-time share
+    # beside the main thread fires when the machine lets the spinner run (46-56% measured);
+    # beside another verification on a loaded machine the wall-time rule abstains and only
+    # the CPU rule is left.
+    "36b_spin_while_reference_timed.py": ("untimed-work|cpu-time",),
     "36c_deferred_subclass.py": ("output-type",),
     "36d_forked_helper.py": (),
     "36e_work_while_fetched.py": (),
@@ -125,8 +127,15 @@ EITHER: dict[str, set[Verdict]] = {
 #: there they may be ``verified``, but credited with no more than the same work done honestly
 #: (their twins in ``twins/``, verified beside them). Seen in CI beside another verification:
 #: 33 with most reference rounds starved (reward 0.033; its twin's, quiet: 0.081), 36b with
-#: its fetch-time work called inconclusive (reward 0.36; its twin's, quiet: 0.31-0.36).
-LOAD_ABSTAINS = {"33_numba_threads.py", "36b_spin_while_reference_timed.py"}
+#: its fetch-time work called inconclusive (reward 0.36; its twin's, quiet: 0.31-0.36), 36
+#: with its helper's share of the CPU at 15-29% of batches diluted by the harness's CPU (the
+#: CPU its helper ran beside the calls is charged to them: ``cpu-time`` info).
+LOAD_ABSTAINS: dict[str, str] = {
+    "33_numba_threads.py": "33_numba_threads.py",
+    "36b_spin_while_reference_timed.py": "36b_spin_while_reference_timed.py",
+    # The same softmax, half of it on a helper thread: the same honest twin.
+    "36_finish_between_requests.py": "36b_spin_while_reference_timed.py",
+}
 
 TWINS = ATTACKS / "twins"
 
@@ -144,7 +153,7 @@ def _describe(report: Any) -> str:
 
 def test_every_attack_file_has_its_checks_listed():
     assert set(EXPECTED_CHECKS) == {p.name for p in ATTACKS.glob("[0-9]*.py")}
-    assert {p.name for p in TWINS.glob("*.py")} == LOAD_ABSTAINS
+    assert {p.name for p in TWINS.glob("*.py")} == set(LOAD_ABSTAINS.values())
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_CHECKS))
@@ -156,14 +165,14 @@ def test_attack_on_the_verifier_is_caught(verified, name):
             report.timing is None or not report.timing.comparable or report.timing.discarded_rounds
         ), _describe(report)
         if reward(report) > 0:
-            twin = verified(TWINS / name, **SETTINGS)
+            twin = verified(TWINS / LOAD_ABSTAINS[name], **SETTINGS)
             assert twin.verdict is Verdict.VERIFIED and twin.timing is not None, _describe(twin)
             gained = reward(report) / twin.timing.speedup_ci[1]
             assert gained <= 1.0, f"{gained:.2f}x its twin's best\n{_describe(report)}"
         return
     assert report.verdict in EITHER.get(name, {_expected(path)}), _describe(report)
     found = {f.check for f in report.findings}
-    missing = [c for c in EXPECTED_CHECKS[name] if c not in found]
+    missing = [c for c in EXPECTED_CHECKS[name] if not found & set(c.split("|"))]
     assert not missing, f"missing {missing}\n{_describe(report)}"
     assert report.sandbox is not None and not report.sandbox.missing, report.sandbox
     if report.verdict is Verdict.VERIFIED:

@@ -276,3 +276,47 @@ def test_the_charge_is_the_larger_excess_the_controller_saw():
 
 def test_an_honest_pair_is_charged_nothing():
     assert _evidence(_batch(5, 20, 19), _batch(2, 17, 16)).charge(0.2e-3) is None
+
+
+def test_a_helper_beside_the_calls_is_charged_below_the_cpu_time_rule():
+    """Attack 36 beside another verification: a helper does half of each call's rows while
+    the next calls run. The harness's own CPU dilutes its share (22% of the batch's CPU,
+    under the cpu-time rule's 25%), so no finding; but its CPU beside the calls is work one
+    allowed thread would have done inside them, and is charged to them."""
+    reference = _batch(3.0, 9.0, 9.5, main_ms=9.0, calls=10)
+    helper = _batch(2.5, 9.5, 11.0, main_ms=8.5, calls=10, wait_ms=1.0)
+    evidence = _evidence(reference, helper)
+    assert evidence.too_many_cores(1) is None
+    beside = evidence.beside_cpu_excess(1, 0.25e-3)
+    # 2.5 ms off the main thread, 0.5 ms of it the reference's bookkeeping too: 0.2 ms a call.
+    assert beside == pytest.approx(0.2e-3)
+    assert evidence.charge(0.25e-3, allowed=1) == pytest.approx(0.2e-3)
+    # With two allowed threads the helper is the allowed one: nothing to charge.
+    assert evidence.beside_cpu_excess(2, 0.25e-3) is None
+    assert evidence.charge(0.25e-3) is None  # no thread count known (CUDA): not charged
+
+
+def test_a_joined_pool_and_bookkeeping_threads_are_charged_nothing():
+    # A per-call pool whose caller sleeps in join: its threads ran in the caller's place.
+    pool = _batch(12, 20, 13, main_ms=5, calls=10)
+    assert _evidence(_batch(5, 20, 19), pool).beside_cpu_excess(1, 1.2e-3) is None
+    # The same bookkeeping threads on both sides, give or take the rounds' noise.
+    evidence = BatchEvidence()
+    for r, c in ((0.3, 0.35), (0.4, 0.3), (0.35, 0.4), (0.3, 0.3), (0.45, 0.4), (0.3, 0.5)):
+        evidence.add(_batch(5, 20, 19 + r, main_ms=19), _batch(2, 17, 16 + c, main_ms=16))
+    assert evidence.beside_cpu_excess(1, 0.2e-3) is None
+
+
+def test_a_small_steady_difference_below_a_tenth_of_the_call_is_not_charged():
+    # 10 us a call of steady extra bookkeeping on a 1 ms call: under the floor.
+    reference = _batch(10, 20, 18.0, main_ms=17.9, calls=10)
+    candidate = _batch(10, 20, 18.1, main_ms=17.9, calls=10)
+    assert _evidence(reference, candidate).beside_cpu_excess(1, 1e-3) is None
+
+
+def test_the_candidates_time_in_its_calls_is_what_both_it_and_proc_allow():
+    evidence = BatchEvidence()
+    evidence.add(_batch(5, 20, 19), _batch(4, 20, 12, main_ms=10))  # reported 4 of 10 ms CPU
+    evidence.add(_batch(5, 20, 19), _batch(30, 40, 12, main_ms=10))  # claims more than it ran
+    evidence.add(_batch(5, 20, 19), _batch(3, 20, 0, main_ms=0))  # no /proc: its report
+    assert evidence.candidate_calls_s() == pytest.approx((4 + 10 + 3) / 1e3)

@@ -73,6 +73,12 @@ SIGN_TEST_ROUNDS = 6
 #: outside the calls loosen by the wait, and one such round on either side scatters the rest.
 CPU_ROUND_WAIT_SHARE = 0.25
 
+#: CPU per call beside the main thread (beyond the reference's) below this share of the
+#: candidate's median call is not charged to its calls: the bookkeeping threads of the two
+#: workers differ by a little from round to round, and a quiet machine's tiny spread would
+#: otherwise turn that into a few percent on an honest call.
+BESIDE_CPU_FLOOR_SHARE = 0.1
+
 #: Rounds needed before the medians above are trusted.
 MIN_EVIDENCE_ROUNDS = 3
 
@@ -138,9 +144,14 @@ class BatchFacts:
         stretches the wall time, does not dilute it."""
         if self.cpu_s <= 0:
             return 0.0
+        return self.beside_cpu_s(allowed) / self.cpu_s
+
+    def beside_cpu_s(self, allowed: int) -> float:
+        """CPU seconds off the main thread that ran beside it beyond the ``allowed - 1``
+        extra threads (see :meth:`overlap_share`): work done in parallel with the timed
+        calls that one allowed thread would have had to do in them."""
         window = max(0.0, self.wall_s - self.controller_wait_s)
-        beside = self.side_cpu_s - self.main_sleep_s - (allowed - 1) * window
-        return max(0.0, beside) / self.cpu_s
+        return max(0.0, self.side_cpu_s - self.main_sleep_s - (allowed - 1) * window)
 
     @property
     def excusable_wait_s(self) -> float:
@@ -201,6 +212,15 @@ class BatchEvidence:
             self.stolen_rounds += 1
             return False
         return True
+
+    def candidate_calls_s(self) -> float:
+        """Seconds the candidate's calls ran over every round, at most: the lesser of what it
+        reported and what /proc saw its main thread run (it cannot stretch it by reporting
+        longer calls, and a forger's short reports only make it smaller)."""
+        return sum(
+            min(c.reported_s, c.main_cpu_s) if c.main_cpu_s > 0 else c.reported_s
+            for c in self.candidate
+        )
 
     def cores_used(self) -> float | None:
         """The candidate's median cores in use over its batches (CPU time / wall time)."""
@@ -306,17 +326,48 @@ class BatchEvidence:
         )
         return excess if beyond_noise or every_round else None
 
-    def charge(self, candidate_median_s: float) -> float | None:
+    def beside_cpu_excess(self, allowed: int | None, candidate_median_s: float) -> float | None:
+        """CPU seconds per call that the candidate's other threads ran beside its main thread
+        (:meth:`BatchFacts.beside_cpu_s`) beyond the reference's (median over rounds), when
+        beyond the rounds' noise, else None.
+
+        Below the ``cpu-time`` rule's share it is no accusation, but it is work: a helper
+        that does half of each call's rows while the next calls run (attack 36, beside
+        another verification: 15-29% of its CPU, under the rule's 25% by the harness's own
+        CPU that dilutes a short call's) makes the calls look twice as fast. Charged to the
+        calls, it is timed as one allowed thread would have done it. Both workers run the same
+        harness with the same bookkeeping threads, so an honest candidate's matches the
+        reference's; a per-call pool whose caller sleeps in ``join`` has none."""
+        if allowed is None or len(self.candidate) < MIN_EVIDENCE_ROUNDS:
+            return None
+        pairs = list(zip(self.reference, self.candidate))
+        reference = [r.beside_cpu_s(allowed) / max(r.calls, 1) for r, _ in pairs]
+        candidate = [c.beside_cpu_s(allowed) / max(c.calls, 1) for _, c in pairs]
+        excess = statistics.median(c - r for r, c in zip(reference, candidate))
+        if excess <= max(1e-9, BESIDE_CPU_FLOOR_SHARE * candidate_median_s):
+            return None
+        beyond_noise = excess > UNTIMED_NOISE_SIGMAS * _median_excess_error(reference, candidate)
+        every_round = len(pairs) >= SIGN_TEST_ROUNDS and all(
+            c > r for r, c in zip(reference, candidate)
+        )
+        return excess if beyond_noise or every_round else None
+
+    def charge(self, candidate_median_s: float, allowed: int | None = None) -> float | None:
         """Seconds to add to each of the candidate's reported calls, so that its speedup rests
         on what the controller saw rather than on what it reported: the larger of its untimed
-        CPU excess (/proc) and its untimed wall-time excess (the controller's clock), each
-        only when beyond the rounds' noise; None when neither is."""
+        CPU excess (/proc) and its untimed wall-time excess (the controller's clock), plus the
+        CPU its other threads ran beside the calls (:meth:`beside_cpu_excess`: parallel work,
+        which no wall time shows), each only when beyond the rounds' noise; None when none
+        is."""
         found = [
             c
             for c in (self.untimed_cpu_excess(), self.untimed_work(candidate_median_s))
             if c is not None
         ]
-        return max(found, default=None)
+        beside = self.beside_cpu_excess(allowed, candidate_median_s)
+        if not found and beside is None:
+            return None
+        return max(found, default=0.0) + (beside or 0.0)
 
     def _excess_in_every_round(self) -> bool:
         """Whether every round (at least :data:`SIGN_TEST_ROUNDS`) left the candidate more
