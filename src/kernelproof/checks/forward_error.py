@@ -27,7 +27,8 @@ over the terms (at most ``M``) plus the drift towards the result (``sqrt(K) |out
 quadrature over ``K`` steps). ``lam`` = :data:`ELEMENT_LAMBDA` for one element (a tail);
 :data:`NORM_LAMBDA` for the RMS over all of them (an average). Not covered: an order that
 sorts the terms by sign before summing cancelling data (its partial sums reach ``M / 2``).
-Ops the rules below do not know (a layer norm, a fused attention) make their outputs
+A fused kernel the rules know by its decomposition (the CPU's fused attention) is bounded
+as that decomposition. Ops the rules below do not know (a layer norm) make their outputs
 unbounded: those outputs are judged by the reference's own error alone, as before.
 """
 
@@ -165,7 +166,10 @@ class _BoundMode(TorchDispatchMode):
         if not isinstance(target, torch.Tensor) or not target.is_floating_point():
             return out
         try:
-            err = self._rule(base, func, args, kwargs, target)
+            if base in _DECOMPOSED:
+                err = self._decomposed(base, args, kwargs)
+            else:
+                err = self._rule(base, func, args, kwargs, target)
         except Exception:  # noqa: BLE001 - an op the rules cannot follow leaves it unbounded
             err = _UNBOUNDED
         self.known[target] = err
@@ -190,6 +194,15 @@ class _BoundMode(TorchDispatchMode):
         if rule is None:
             return _UNBOUNDED
         return rule(self, args, kwargs, out)
+
+    def _decomposed(self, base: str, args: Any, kwargs: dict[str, Any]) -> _Err | object:
+        """A fused kernel's bound: its math decomposition run again under this mode (the
+        bound of any honest evaluation of the same operations, of which the fused kernel is
+        one). The replay's values are discarded."""
+        with self:
+            replay = _DECOMPOSED[base](*args, **kwargs)
+        first = replay[0] if isinstance(replay, (tuple, list)) else replay
+        return self.known.get(first, _UNBOUNDED)
 
     def _moved(self, func: Any, args: Any, kwargs: dict[str, Any], errs: list[Any]) -> _Err:
         """An op that only moves, copies or selects elements: apply it to S and M."""
@@ -417,8 +430,11 @@ def _softmax(mode: _BoundMode, args: Any, kwargs: dict[str, Any], out: torch.Ten
     x, dim = args[0], args[1]
     a = mode.e(x)
     n = x.shape[dim] if x.dim() else 1
-    s_in = a.s.expand(x.shape).amax(dim, keepdim=True)
-    m_in = a.m.expand(x.shape).amax(dim, keepdim=True)
+    # A masked score (-inf, an attention mask's) has weight exactly 0 in any order: its own
+    # (infinite) error reaches no output.
+    masked = x == float("-inf")
+    s_in = a.s.expand(x.shape).masked_fill(masked, 0).amax(dim, keepdim=True)
+    m_in = a.m.expand(x.shape).masked_fill(masked, 0).amax(dim, keepdim=True)
     o = out.abs()
     extra = n + UNARY_ROUNDINGS
     return _Err(2 * o * s_in + extra * o, 2 * o * m_in + o, a.k + extra)
@@ -537,8 +553,44 @@ _RULES: dict[str, Callable[..., _Err]] = {
     "silu": _unary(lambda x, o: torch.full_like(o, 1.1)),
     "erf": _unary(lambda x, o: torch.full_like(o, 1.13)),
     "_softmax": _softmax,
+    "_safe_softmax": _softmax,
+    "softmax": _softmax,
     "convolution": _convolution,
     "pow": _pow,
+}
+
+
+def _attention_math(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    *,
+    attn_mask: torch.Tensor | None = None,
+    scale: float | None = None,
+) -> torch.Tensor:
+    """Attention as its math path computes it, op by op (called inside the mode's handler,
+    where a composite op reaches the mode whole rather than decomposed)."""
+    if dropout_p:
+        raise ValueError("dropout is random: no bound")
+    factor = scale if scale is not None else 1.0 / math.sqrt(q.shape[-1])
+    scores = torch.matmul(q, k.transpose(-2, -1)) * factor
+    if is_causal:
+        keep = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool, device=q.device).tril()
+        scores = scores.masked_fill(~keep, float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype == torch.bool:
+            scores = scores.masked_fill(~attn_mask, float("-inf"))
+        else:
+            scores = scores + attn_mask
+    return torch.matmul(torch.softmax(scores, dim=-1), v)
+
+
+#: Fused kernels bounded through their math decomposition (see ``_BoundMode._decomposed``):
+#: the CPU's fused attention, which ``scaled_dot_product_attention`` dispatches to in float64.
+_DECOMPOSED: dict[str, Callable[..., Any]] = {
+    "_scaled_dot_product_flash_attention_for_cpu": _attention_math,
 }
 
 
@@ -548,7 +600,7 @@ def describe_rules() -> dict[str, Any]:
         "element_lambda": ELEMENT_LAMBDA,
         "norm_lambda": NORM_LAMBDA,
         "unary_roundings": UNARY_ROUNDINGS,
-        "ops": sorted(set(_RULES) | _MOVES),
+        "ops": sorted(set(_RULES) | _MOVES | set(_DECOMPOSED)),
     }
 
 
