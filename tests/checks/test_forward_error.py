@@ -156,7 +156,7 @@ def test_the_fused_attention_is_bounded_through_its_math_and_covers_an_honest_or
     for scale in (1.0, 1e3):
         q, k, v = (torch.randn(2, 3, 33, 16, generator=g) * scale for _ in range(3))
         oracle, bounds = forward_bounds(
-            lambda: sdpa(q.double(), k.double(), v.double(), is_causal=True)
+            lambda q=q, k=k, v=v: sdpa(q.double(), k.double(), v.double(), is_causal=True)
         )
         bound = bounds[0]
         assert bound is not None, scale
