@@ -179,7 +179,7 @@ def test_a_helper_beside_a_starved_main_thread_is_seen_at_any_load():
 
 
 def test_work_done_while_outputs_are_fetched_is_seen_and_fetch_noise_is_not():
-    from kernelproof.controller.timing_session import fetch_work
+    from kernelproof.timing.judgement import fetch_work
 
     # Attack 36e at a load of ~20 on 2 cores: 0.8-2.1 ms per fetch on its helper thread.
     assert fetch_work([1.26e-3, 1.23e-3, 1.32e-3, 0.79e-3, 2.08e-3]) is not None

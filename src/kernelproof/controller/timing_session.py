@@ -53,11 +53,10 @@ from kernelproof.timing.bootstrap import MIN_BOOTSTRAP_ROUNDS
 from kernelproof.timing.cross_check import MIN_CROSS_CHECK_WALL_S
 from kernelproof.timing.device_lock import device_timing_lock
 from kernelproof.timing.evidence import (
-    MIN_EVIDENCE_ROUNDS,
-    STOLEN_CPU_SHARE,
     BatchEvidence,
     BatchFacts,
 )
+from kernelproof.timing.judgement import EvidenceJudgement, judge_cpu_time, judge_evidence
 from kernelproof.workers.pair import WorkerPair, prepare_request, worker_threads
 from kernelproof.workers.process import Response
 
@@ -94,21 +93,6 @@ MAX_VERIFIED_BYTES_PER_ROUND = 32 << 20
 #: share, each round is verified with a probability that keeps to it, drawn after the round's
 #: batches have run, so a candidate never knows whether its outputs will be checked.
 VERIFY_SHARE = 0.25
-
-#: A batch whose workers waited for a CPU this share of its wall time (median over the
-#: rounds, /proc schedstat) ran on a machine too busy for the untimed-work comparison: at a
-#: load of 3.5 on 2 cores an honest triple row sum left 767 us more untimed time per call than
-#: the reference in 2 runs of 4.
-LOADED_WAIT_SHARE = 0.25
-
-#: Verified rounds needed before the fetches' CPU time is judged.
-MIN_FETCH_ROUNDS = 4
-
-#: CPU seconds per fetch the candidate's threads besides the main one may take while its
-#: outputs are fetched. Measured at a load of about 20 on 2 cores: an honest softmax's
-#: fetches took 34-191 us there (the sandbox's waiting processes, woken by the thaw), attack
-#: 36e's 0.8-2.1 ms.
-FETCH_WORK_FLOOR_S = 1e-3
 
 #: What a calibration's source says when it was taken on a busy machine and not cached
 #: (roofline/calibration.py): its ceilings read low.
@@ -321,7 +305,10 @@ class TimingSession:
         if estimate is None:
             self._suspect_rounds(evidence, group)
             calls = [b.reported_s / b.calls for b in evidence.candidate if b.calls]
-            self._judge_cpu_time(evidence, group, statistics.median(calls) if calls else 0.0)
+            judgement = EvidenceJudgement(f"timing:{group.label}")
+            median_s = statistics.median(calls) if calls else 0.0
+            judge_cpu_time(evidence, judgement, median_s, self._allowed(), self._fetch_excess)
+            self._take(judgement)
             return None, None
         compiled = participants[2] if compile_baseline else None
         reported_median_s = summarize(candidate.samples).median_s
@@ -332,8 +319,7 @@ class TimingSession:
         # a busy machine, where the speedup is void anyway), the controller's own clock. A
         # forger reported at 1.63x on a busy machine, its speedup void, is shown near its true
         # 0.08x.
-        allowed = worker_threads(self.settings) if self.settings.device == "cpu" else None
-        charged = evidence.charge(reported_median_s, allowed)
+        charged = evidence.charge(reported_median_s, self._allowed())
         if charged is not None and candidate.rounds:
             candidate.rounds = [[t + charged for t in calls] for calls in candidate.rounds]
             candidate.samples = [t + charged for t in candidate.samples]
@@ -351,27 +337,29 @@ class TimingSession:
         )
         self._last_stop = decision.reason
         self._noise(shape)
-        self._judge_evidence(evidence, shape, group, reported_median_s, charge)
-        self._report_beside_charge(shape, evidence.beside_cpu_excess(allowed, reported_median_s))
+        judgement = EvidenceJudgement(f"timing:{group.label}")
+        judge_evidence(
+            evidence,
+            judgement,
+            group.label,
+            reported_median_s,
+            charge,
+            self._allowed(),
+            self._fetch_excess,
+            on_cpu=self.settings.device == "cpu",
+        )
+        self.stolen_rounds += evidence.stolen_rounds
+        self._take(judgement)
         return shape, compiled
 
-    def _report_beside_charge(self, shape: ShapeTiming, beside: float | None) -> None:
-        """Say what was added for work on the candidate's other threads beside its calls."""
-        if beside is None:
-            return
-        self.findings.append(
-            Finding(
-                check=FindingCheck.CPU_TIME,
-                severity=Severity.INFO,
-                message=f"at {shape.variant}, threads other than the candidate's main thread "
-                f"ran {beside * 1e6:.1f} us of CPU per call beside its calls, beyond the "
-                "reference's (/proc, beyond the rounds' noise): work in parallel that one "
-                "allowed thread would have done inside the calls, so it was added to each of "
-                "its calls before the speedup was computed",
-                evidence={"charged_per_call_s": beside},
-                variant=f"timing:{shape.variant}",
-            )
-        )
+    def _allowed(self) -> int | None:
+        """The thread count the CPU rules hold the candidate to (None off the CPU)."""
+        return worker_threads(self.settings) if self.settings.device == "cpu" else None
+
+    def _take(self, judgement: EvidenceJudgement) -> None:
+        self.findings += judgement.findings
+        if not judgement.comparable:
+            self.comparable = False
 
     def _sample_stacks(self, group: ShapeGroup) -> None:
         """Start sampling the workers' stacks from outside for the default shape's timed
@@ -510,157 +498,6 @@ class TimingSession:
         if elapsed_s > 0:
             cycle["phase"] = sum(self.inside_s.values()) / elapsed_s
         return cycle
-
-    def _judge_evidence(
-        self,
-        evidence: BatchEvidence,
-        shape: ShapeTiming,
-        group: ShapeGroup,
-        reported_median_s: float,
-        charge: float | None = None,
-    ) -> None:
-        """Findings from the controller's own facts about the kept rounds (see
-        :mod:`kernelproof.timing.evidence`). ``reported_median_s``: the candidate's median
-        call as it reported it; ``charge``: the untimed CPU per call added to its calls."""
-        if evidence.stolen_rounds:
-            self.stolen_rounds += evidence.stolen_rounds
-            self.findings.append(
-                Finding(
-                    check=FindingCheck.REFERENCE_ROUND_STOLEN,
-                    severity=Severity.INFO,
-                    message=f"at {shape.variant}, {evidence.stolen_rounds} round(s) were discarded: "
-                    f"the reference worker got less than {STOLEN_CPU_SHARE:.0%} of a core "
-                    "during its batch (stopped or starved), so the comparison was void",
-                    evidence={
-                        "discarded": evidence.stolen_rounds,
-                        "kept": len(evidence.reference) - evidence.stolen_rounds,
-                    },
-                    variant=f"timing:{shape.variant}",
-                )
-            )
-        self._judge_cpu_time(evidence, group, reported_median_s)
-        excess = evidence.untimed_work(reported_median_s)
-        if charge is not None:
-            larger = excess is not None and excess > charge
-            # Charged, never accused: an honest candidate's allocations can make the garbage
-            # collector run outside its calls (an honest numba loss showed 1.8x its call), so
-            # no size of excess tells forgery from that; charged, a forger gains nothing.
-            self.findings.append(
-                Finding(
-                    check=FindingCheck.UNTIMED_WORK,
-                    severity=Severity.INFO,
-                    message=f"at {shape.variant}, the candidate's main thread spent "
-                    f"{charge * 1e6:.1f} us more CPU time per call outside its reported calls "
-                    "than the reference's (/proc, beyond the rounds' noise): "
-                    + (
-                        "the larger untimed time of the controller's clock (untimed-work) was "
-                        "added to each of its calls instead"
-                        if larger
-                        else "it was added to each of its calls before the speedup was computed"
-                    ),
-                    evidence={
-                        "charged_per_call_s": excess if larger else charge,
-                        "reported_median_s": reported_median_s,
-                    },
-                    variant=f"timing:{shape.variant}",
-                )
-            )
-        wait_share = evidence.wait_share()
-        if excess is not None and (charge is None or excess >= charge):
-            shown = (
-                f"; {excess * 1e6:.0f} us was added to each of its calls before the speedup "
-                "was computed (the controller's clock, not the candidate's)"
-            )
-        else:
-            shown = ""
-        if excess is not None and wait_share > LOADED_WAIT_SHARE:
-            # The machine, not the candidate, may have put the excess there: the speedup
-            # goes, the accusation does not come.
-            self.comparable = False
-            self._inconclusive(
-                group,
-                "untimed-work",
-                f"each timed call of the candidate left {excess * 1e6:.0f} us more untimed "
-                f"time in its batch than the reference's did, but the workers waited for a CPU "
-                f"{wait_share:.0%} of a batch's wall time (median, /proc schedstat): the "
-                "machine is too busy to tell work outside the timed calls from load, so the "
-                f"check is inconclusive and the speedup not comparable{shown}",
-                excess_per_call_s=excess,
-                wait_share=wait_share,
-            )
-        elif excess is not None and self._cpu_saw_nothing(evidence, charge):
-            # The candidate's main thread spent no more CPU outside its calls than the
-            # reference's (/proc): the untimed wall time was not its work but the machine's
-            # (an honest blocked sum showed 221 us a call beside another verification).
-            self.comparable = False
-            self._inconclusive(
-                group,
-                "untimed-work",
-                f"each timed call of the candidate left {excess * 1e6:.0f} us more untimed "
-                "time in its batch than the reference's did, but its main thread spent no more "
-                "CPU time outside its calls than the reference's (/proc): the time was the "
-                "machine's, not work of the candidate's, so the check is inconclusive and the "
-                f"speedup not comparable{shown}",
-                excess_per_call_s=excess,
-            )
-        elif excess is not None:
-            self._suspect(
-                FindingCheck.UNTIMED_WORK,
-                f"each timed call of the candidate left {excess * 1e6:.0f} us more untimed "
-                f"time in its batch than the reference's did (its median call: "
-                f"{reported_median_s * 1e6:.0f} us): it works outside the timed calls "
-                f"(during the cache flush or input generation) or under-reports its call times{shown}",
-                group,
-                excess_per_call_s=excess,
-                candidate_median_s=reported_median_s,
-            )
-
-    def _cpu_saw_nothing(self, evidence: BatchEvidence, charge: float | None) -> bool:
-        """Whether, on CPU, /proc's accounting of the rounds shows no untimed CPU excess
-        (a GPU's work outside the calls is not CPU time, so there it says nothing)."""
-        if self.settings.device != "cpu" or charge is not None:
-            return False
-        usable = [c for c in evidence.candidate if c.main_cpu_s > 0]
-        return len(usable) >= MIN_EVIDENCE_ROUNDS
-
-    def _judge_cpu_time(
-        self, evidence: BatchEvidence, group: ShapeGroup, candidate_median_s: float
-    ) -> None:
-        """Findings from CPU time alone (threads beside the main thread, work while fetched):
-        the machine's load stretches wall times, not CPU times, so these are judged even when
-        every round was void for the speedup."""
-        allowed = worker_threads(self.settings) if self.settings.device == "cpu" else None
-        parallel = evidence.too_many_cores(allowed)
-        if parallel is not None:
-            cores, beside = parallel
-            self.comparable = False
-            self._suspect(
-                FindingCheck.CPU_TIME,
-                f"while it was timed at {allowed} thread(s), the candidate used {cores:.2f} "
-                f"cores per batch, and {beside:.0%} of its CPU time ran off its main thread "
-                "while the main thread itself ran or waited for a CPU (per-thread CPU and "
-                "wait times from /proc against the controller's wall clock): it works on "
-                "threads of its own beside the timed calls or behind the reported thread "
-                "count, so its speedup is not comparable",
-                group,
-                cores=cores,
-                beside_main_thread_share=beside,
-                allowed_threads=allowed,
-            )
-        fetched = fetch_work(self._fetch_excess)
-        if fetched is not None:
-            self._suspect(
-                FindingCheck.UNTIMED_WORK,
-                f"while its timed outputs were fetched, threads other than the harness's took "
-                f"{fetched * 1e6:.0f} us of CPU time per fetch (median over "
-                f"{len(self._fetch_excess)} rounds, /proc; its median call: "
-                f"{candidate_median_s * 1e6:.0f} us): it finishes its work while its "
-                "outputs are fetched, outside the timed calls",
-                group,
-                fetch_side_cpu_s=fetched,
-                rounds=len(self._fetch_excess),
-                candidate_median_s=candidate_median_s,
-            )
 
     def _suspect_rounds(self, evidence: BatchEvidence, group: ShapeGroup) -> None:
         self.deaths.append(
@@ -1042,21 +879,6 @@ def below_floor_findings(
         for shape in per_shape
         if shape.floor_s and shape.candidate.median_s < margin * shape.floor_s
     ]
-
-
-def fetch_work(excess_s: list[float]) -> float | None:
-    """The median CPU seconds per fetch that the candidate's threads besides the main one
-    took beyond the reference's, when it is work and not noise: at least
-    :data:`MIN_FETCH_ROUNDS` verified rounds, the median past :data:`FETCH_WORK_FLOOR_S` and
-    three quarters of the fetches past half of it. CPU time, not wall time: a loaded machine
-    stretches a fetch's wall time, not its CPU time."""
-    if len(excess_s) < MIN_FETCH_ROUNDS:
-        return None
-    median = statistics.median(excess_s)
-    above = sum(e > FETCH_WORK_FLOOR_S / 2 for e in excess_s)
-    if median > FETCH_WORK_FLOOR_S and above >= 0.75 * len(excess_s):
-        return median
-    return None
 
 
 def request_facts(worker: Any) -> tuple[float, SchedulerSample] | None:
