@@ -45,3 +45,13 @@ def test_enough_calls_unsampled_rounds_and_other_shapes_stop_as_usual():
     assert not _session(False)._stacks_too_thin(DEFAULT, thin, elapsed_s=1.0, budget_s=3.0)
     other = ShapeGroup(label="dim=2048", knobs={"dim": 2048})
     assert not _session(True)._stacks_too_thin(other, thin, elapsed_s=1.0, budget_s=3.0)
+
+
+def test_the_stop_reason_says_when_rounds_went_on_for_the_stacks():
+    from kernelproof.controller.timing_session import _stop_reason
+
+    assert _stop_reason("converged", False, 0.1) == "converged"
+    filled = _stop_reason("converged", True, TIMED_STACKS_CALL_S)
+    assert filled.startswith("converged, after rounds added") and "held 0.4 s" in filled
+    short = _stop_reason("budget", True, 0.12)
+    assert "short of 0.4 s" in short and "0.12 s" in short

@@ -256,6 +256,7 @@ class TimingSession:
         )
         active = [p for p in participants if p.error is None]
         started, rounds = time.monotonic(), 0
+        stretched = False  # rounds went on past the rule's stop, for the timed stacks
         per_call_costs: list[float] = []
         reference, candidate = participants[0], participants[1]
         evidence = BatchEvidence()
@@ -296,10 +297,11 @@ class TimingSession:
                     reference.rounds, candidate.rounds, rng=self.rng.randrange(2**31)
                 )
             decision = rule.decide(estimate, rounds, time.monotonic() - started)
-            if decision.stop and not self._stacks_too_thin(
-                group, evidence, time.monotonic() - started, budget_s
-            ):
+            if not decision.stop:
+                continue
+            if not self._stacks_too_thin(group, evidence, time.monotonic() - started, budget_s):
                 break
+            stretched = True
         if self.stacks is not None:
             self.stacks.interrupt()  # py-spy writes its profiles while later shapes run
         if estimate is None:
@@ -335,7 +337,7 @@ class TimingSession:
             speedup_ci=(estimate.low, estimate.high),
             floor_s=self._floor(group),
         )
-        self._last_stop = decision.reason
+        self._last_stop = _stop_reason(decision.reason, stretched, evidence.candidate_calls_s())
         self._noise(shape)
         judgement = EvidenceJudgement(f"timing:{group.label}")
         judge_evidence(
@@ -879,6 +881,23 @@ def below_floor_findings(
         for shape in per_shape
         if shape.floor_s and shape.candidate.median_s < margin * shape.floor_s
     ]
+
+
+def _stop_reason(rule_reason: str, stretched: bool, calls_s: float) -> str:
+    """Why the rounds stopped, saying so when they went on past the stopping rule for the
+    stacks sampled from outside (:data:`TIMED_STACKS_CALL_S`)."""
+    if not stretched:
+        return rule_reason
+    if calls_s >= TIMED_STACKS_CALL_S:
+        return (
+            f"{rule_reason}, after rounds added until the stacks sampled from outside held "
+            f"{TIMED_STACKS_CALL_S:g} s of the candidate's calls"
+        )
+    return (
+        f"{rule_reason}, after rounds added for the stacks sampled from outside, up to "
+        f"{TIMED_STACKS_STRETCH:g}x the budget (they held {calls_s:.2f} s of the candidate's "
+        f"calls, short of {TIMED_STACKS_CALL_S:g} s)"
+    )
 
 
 def request_facts(worker: Any) -> tuple[float, SchedulerSample] | None:
