@@ -14,6 +14,7 @@ import shutil
 import tempfile
 import threading
 import time
+import traceback
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -62,7 +63,7 @@ from kernelproof.controller.summary import (
 )
 from kernelproof.controller.task_faults import explain_task_failure
 from kernelproof.controller.timing_session import TimingSession
-from kernelproof.errors import CandidateFormatError, TaskError, UsageError
+from kernelproof.errors import CandidateFormatError, KernelproofError, TaskError, UsageError
 from kernelproof.proof.probe import matrix_thread_count
 from kernelproof.redaction import redact_data, secret_values
 from kernelproof.schema import (
@@ -338,6 +339,10 @@ class _Run:
                 if exc.finding.check is FindingCheck.CONSTRUCTOR:
                     self.stages.relabel(Stage.BUILD)  # construction is part of the build
                 self.findings.append(self._at_deadline(exc.finding))
+            except KernelproofError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - our own bug must not lose the results
+                self.findings.append(self._internal_error_finding(exc))
             if pair.candidate is not None:
                 pair.candidate.thaw()  # checks the last frozen interval too
             self.findings += frozen_findings(pair.freeze_ledgers)
@@ -657,6 +662,24 @@ class _Run:
                 )
             )
             return None
+
+    def _internal_error_finding(self, exc: Exception) -> Finding:
+        """A failure of kernelproof's own code (a bug, never the candidate's verdict): the
+        results gathered before it are kept, and the verdict is ``error``."""
+        where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+        return Finding(
+            check=FindingCheck.INTERNAL_ERROR,
+            severity=Severity.FAIL,
+            forces=Verdict.ERROR,
+            message=f"kernelproof failed in its own code during the "
+            f"{self.stages.last_stage_value()} stage ({type(exc).__name__}: {exc})"[:600]
+            + ". The results gathered before it are kept in this report; this is a bug in "
+            "kernelproof, not a finding about the candidate: report it with this report",
+            evidence={
+                "exception": type(exc).__name__,
+                "at": f"{Path(where.filename).name}:{where.lineno}" if where else None,
+            },
+        )
 
     def _task_failure_finding(self, failure: str) -> Finding:
         """The reference failed. At a shape kernelproof chose (scaled down to the budget),

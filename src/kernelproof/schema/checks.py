@@ -249,6 +249,10 @@ class FindingCheck(str, Enum):
     TIMING_RERUN = "timing-rerun"
     """A timing phase was rerun because its evidence was unreliable."""
 
+    INTERNAL_ERROR = "internal-error"
+    """kernelproof's own code failed during a stage: the verdict is ``error``, and what was
+    gathered before it stays in the report."""
+
     ARTIFACT_PIN = "artifact-pin"
     """A cached artifact does not match the hash it was pinned by."""
 
