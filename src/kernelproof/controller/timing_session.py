@@ -307,10 +307,10 @@ class TimingSession:
         if estimate is None:
             self._suspect_rounds(evidence, group)
             calls = [b.reported_s / b.calls for b in evidence.candidate if b.calls]
-            judgement = EvidenceJudgement(f"timing:{group.label}")
+            judgement = self._judgement(group)
             median_s = statistics.median(calls) if calls else 0.0
             judge_cpu_time(evidence, judgement, median_s, self._allowed(), self._fetch_excess)
-            self._take(judgement)
+            self.comparable = self.comparable and judgement.comparable
             return None, None
         compiled = participants[2] if compile_baseline else None
         reported_median_s = summarize(candidate.samples).median_s
@@ -339,7 +339,7 @@ class TimingSession:
         )
         self._last_stop = _stop_reason(decision.reason, stretched, evidence.candidate_calls_s())
         self._noise(shape)
-        judgement = EvidenceJudgement(f"timing:{group.label}")
+        judgement = self._judgement(group)
         judge_evidence(
             evidence,
             judgement,
@@ -351,17 +351,12 @@ class TimingSession:
             on_cpu=self.settings.device == "cpu",
         )
         self.stolen_rounds += evidence.stolen_rounds
-        self._take(judgement)
+        self.comparable = self.comparable and judgement.comparable
         return shape, compiled
 
     def _allowed(self) -> int | None:
         """The thread count the CPU rules hold the candidate to (None off the CPU)."""
         return worker_threads(self.settings) if self.settings.device == "cpu" else None
-
-    def _take(self, judgement: EvidenceJudgement) -> None:
-        self.findings += judgement.findings
-        if not judgement.comparable:
-            self.comparable = False
 
     def _sample_stacks(self, group: ShapeGroup) -> None:
         """Start sampling the workers' stacks from outside for the default shape's timed
@@ -586,25 +581,7 @@ class TimingSession:
         return facts.cpu_s <= CPU_EXCUSE_FACTOR * threads * sum(reported) + CPU_EXCUSE_S
 
     def _inconclusive(self, group: ShapeGroup, rule: str, message: str, **evidence: Any) -> None:
-        """A time-based check (``rule``) the machine's load left undecided: said once per
-        shape and rule, never as an accusation."""
-        variant = f"timing:{group.label}"
-        if any(
-            f.check == FindingCheck.TIMING_INCONCLUSIVE
-            and f.variant == variant
-            and f.evidence.get("rule") == rule
-            for f in self.findings
-        ):
-            return
-        self.findings.append(
-            Finding(
-                check=FindingCheck.TIMING_INCONCLUSIVE,
-                severity=Severity.INFO,
-                message=message,
-                evidence={"rule": rule, **evidence},
-                variant=variant,
-            )
-        )
+        self._judgement(group).inconclusive(rule, message, **evidence)
 
     def _verify_timed_outputs(self, seeds: list[int], group: ShapeGroup) -> None:
         """Compare the candidate's timed outputs with the reference's timed outputs of the same
@@ -764,15 +741,12 @@ class TimingSession:
         return self.pair.ask_reference(header)
 
     def _suspect(self, check: str, message: str, group: ShapeGroup, **evidence: Any) -> None:
-        self.findings.append(
-            Finding(
-                check=FindingCheck(check),
-                severity=Severity.SUSPECT,
-                message=message,
-                evidence=evidence,
-                variant=f"timing:{group.label}",
-            )
-        )
+        self._judgement(group).suspect(check, message, **evidence)
+
+    def _judgement(self, group: ShapeGroup) -> EvidenceJudgement:
+        """A judgement of ``group`` that writes into the session's own findings (so that an
+        inconclusive rule is said once per shape across the whole phase)."""
+        return EvidenceJudgement(f"timing:{group.label}", self.findings)
 
     # -- the section -----------------------------------------------------------------------
 

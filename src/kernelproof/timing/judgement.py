@@ -38,6 +38,8 @@ class EvidenceJudgement:
     """The findings' variant, ``timing:<shape>``."""
 
     findings: list[Finding] = field(default_factory=list)
+    """Where its findings go (the timing session passes its own list)."""
+
     comparable: bool = True
 
     def suspect(self, check: str, message: str, **evidence: Any) -> None:
@@ -53,9 +55,11 @@ class EvidenceJudgement:
 
     def inconclusive(self, rule: str, message: str, **evidence: Any) -> None:
         """A time-based check (``rule``) the machine's load left undecided: said once per
-        rule, never as an accusation."""
+        shape and rule, never as an accusation."""
         if any(
-            f.check == FindingCheck.TIMING_INCONCLUSIVE and f.evidence.get("rule") == rule
+            f.check == FindingCheck.TIMING_INCONCLUSIVE
+            and f.variant == self.variant
+            and f.evidence.get("rule") == rule
             for f in self.findings
         ):
             return
