@@ -9,7 +9,7 @@ from kernelproof.errors import TaskError
 from kernelproof.schema import FindingCheck, Verdict
 from kernelproof.tasks.hints import validate_policy, validate_shapes
 
-TASK = '''import torch
+TASK = """import torch
 import torch.nn as nn
 
 dim = 64
@@ -26,16 +26,16 @@ def get_inputs():
 
 def get_init_inputs():
     return []
-'''
+"""
 
-CANDIDATE = '''import torch
+CANDIDATE = """import torch
 import torch.nn as nn
 
 
 class ModelNew(nn.Module):
     def forward(self, x):
         return x.clamp_min(0)
-'''
+"""
 
 
 def files(tmp_path: Path, hints: str, candidate: str = CANDIDATE) -> tuple[Path, Path]:
@@ -56,7 +56,10 @@ def test_an_unknown_policy_key_is_an_error_naming_the_valid_keys(tmp_path):
     finding = only_finding(report)
     assert finding.check is FindingCheck.TASK
     assert "'allow_troch'" in finding.message
-    assert "allow_torch, atol, input_pool, mode, rtol, seeds, strict, tolerance_factor" in finding.message
+    assert (
+        "allow_torch, atol, input_pool, mode, rtol, seeds, strict, tolerance_factor"
+        in finding.message
+    )
 
 
 def test_a_policy_value_of_the_wrong_type_is_an_error(tmp_path):
@@ -85,8 +88,10 @@ def test_a_candidate_without_modelnew_is_broken_not_an_error(tmp_path):
 
 
 def test_valid_hints_keep_what_they_set():
-    assert validate_policy({"seeds": 3, "mode": "eval"}, Path("t.py")) == {"seeds": 3,
-                                                                             "mode": "eval"}
+    assert validate_policy({"seeds": 3, "mode": "eval"}, Path("t.py")) == {
+        "seeds": 3,
+        "mode": "eval",
+    }
     assert validate_shapes([{"dim": 8}], ["dim"], Path("t.py")) == [{"dim": 8}]
     with pytest.raises(TaskError, match="valid keys"):
         validate_policy({"nope": 1}, Path("t.py"))

@@ -7,7 +7,7 @@ import torch
 from kernelproof.tasks.module import module_from_source
 from kernelproof.tasks.planning import estimate_call
 
-_TASK = '''
+_TASK = """
 import torch
 import torch.nn as nn
 
@@ -30,7 +30,7 @@ def get_inputs():
 
 def get_init_inputs():
     return []
-'''
+"""
 
 
 def test_the_estimate_counts_bytes_and_the_largest_single_tensor(tmp_path):

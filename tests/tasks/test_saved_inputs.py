@@ -24,13 +24,17 @@ def test_arguments_round_trip_with_their_layout(tmp_path: Path) -> None:
     assert torch.equal(rebuilt, strided) and rebuilt.stride() == strided.stride() and value == 3
 
 
-@pytest.mark.parametrize("content, message", [
-    (None, "no such file"),
-    (b"not a torch file", "is not a saved inputs file"),
-    ({"args": []}, "no 'kernelproof.inputs/1' format tag"),
-])
-def test_a_wrong_file_is_a_one_line_error_with_the_fix(tmp_path: Path, content: object,
-                                                       message: str) -> None:
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (None, "no such file"),
+        (b"not a torch file", "is not a saved inputs file"),
+        ({"args": []}, "no 'kernelproof.inputs/1' format tag"),
+    ],
+)
+def test_a_wrong_file_is_a_one_line_error_with_the_fix(
+    tmp_path: Path, content: object, message: str
+) -> None:
     path = tmp_path / "inputs.pt"
     if isinstance(content, bytes):
         path.write_bytes(content)

@@ -5,7 +5,7 @@ import pytest
 from kernelproof.errors import CandidateFormatError, TaskError
 from kernelproof.tasks.source import read_candidate, read_task
 
-TASK = '''import torch
+TASK = """import torch
 batch_size = 16
 in_channels, out_channels = 3, 8
 _private = 5
@@ -21,7 +21,7 @@ def get_inputs():
     return [torch.randn(batch_size, dim)]
 def get_init_inputs():
     return [in_channels, out_channels, bias_shape]
-'''
+"""
 
 
 def write(tmp_path: Path, text: str, name: str = "task.py") -> Path:
@@ -33,7 +33,11 @@ def write(tmp_path: Path, text: str, name: str = "task.py") -> Path:
 def test_knobs_are_top_level_int_constants(tmp_path):
     task = read_task(write(tmp_path, TASK))
     assert task.default_knobs == {
-        "batch_size": 16, "in_channels": 3, "out_channels": 8, "dim": 16384, "N": 4096,
+        "batch_size": 16,
+        "in_channels": 3,
+        "out_channels": 8,
+        "dim": 16384,
+        "N": 4096,
     }
     assert task.shapes == [{"batch_size": 3, "dim": 7}, {"dim": 1}]
     assert task.policy == {"allow_torch": True}

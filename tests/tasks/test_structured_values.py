@@ -53,7 +53,7 @@ def test_integer_inputs_stay_valid():
         assert torch.equal(out[1], ids), transform
 
 
-TASK = '''
+TASK = """
 import torch
 n = 4
 class Model(torch.nn.Module):
@@ -68,15 +68,16 @@ def ones(inputs, generator):
 def reshaped(inputs, generator):
     return [inputs[0].reshape(2, 2)]
 VALUE_VARIANTS = {"ones": ones, "reshaped": reshaped}
-'''
+"""
 
 
 def test_task_value_variants_are_read_without_running_the_task_and_applied_in_workers():
     assert parse_task(TASK, "t.py").value_variants == ["ones", "reshaped"]
     module = types.ModuleType("t")
     exec(compile(TASK, "t.py", "exec"), module.__dict__)
-    variant = InputVariant(name="value:task:ones", kind=VariantKind.VALUE, seed=3,
-                           task_value="ones")
+    variant = InputVariant(
+        name="value:task:ones", kind=VariantKind.VALUE, seed=3, task_value="ones"
+    )
     assert torch.equal(build_inputs(module, variant)[0], torch.ones(4))
     with pytest.raises(TaskValueError, match=r"changed input 0 from \(4,\).*to \(2, 2\)"):
         build_inputs(module, variant.model_copy(update={"task_value": "reshaped"}))
@@ -84,8 +85,13 @@ def test_task_value_variants_are_read_without_running_the_task_and_applied_in_wo
 
 def test_value_variants_must_be_a_dict_literal_with_string_keys():
     with pytest.raises(TaskError, match="VALUE_VARIANTS` must be a dict literal"):
-        parse_task(TASK.replace('VALUE_VARIANTS = {"ones": ones, "reshaped": reshaped}',
-                                "VALUE_VARIANTS = dict(ones=ones)"), "t.py")
+        parse_task(
+            TASK.replace(
+                'VALUE_VARIANTS = {"ones": ones, "reshaped": reshaped}',
+                "VALUE_VARIANTS = dict(ones=ones)",
+            ),
+            "t.py",
+        )
 
 
 def test_values_reach_1e4_1e5_and_every_decade_of_the_finite_range():

@@ -21,8 +21,9 @@ def test_shape_groups_cover_smaller_larger_odd_prime_and_one():
     assert {32, 65, 61, 1, 128, 7} <= dims
     assert any(g.knobs == {"batch": 17, "dim": 65} for g in groups)  # everything odd at once
     assert len({tuple(sorted(g.knobs.items())) for g in groups}) == len(groups)  # no duplicates
-    assert all(g.grows == any(g.knobs[k] > v for k, v in {"batch": 16, "dim": 64}.items())
-               for g in groups)
+    assert all(
+        g.grows == any(g.knobs[k] > v for k, v in {"batch": 16, "dim": 64}.items()) for g in groups
+    )
 
 
 def test_fixed_shapes_profile_keeps_only_the_default():
@@ -70,8 +71,11 @@ def test_largest_verified_counts_only_passed_cells():
         variant = InputVariant(name=f"shape:n={n}", kind=VariantKind.SHAPE, knobs={"n": n}, seed=1)
         return CorrectnessTest(variant=variant, seed=1, outcome=outcome)
 
-    tests = [cell(128, TestOutcome.PASSED), cell(512, TestOutcome.FAILED),
-             cell(256, TestOutcome.SKIPPED)]
+    tests = [
+        cell(128, TestOutcome.PASSED),
+        cell(512, TestOutcome.FAILED),
+        cell(256, TestOutcome.SKIPPED),
+    ]
     assert largest_verified(tests, {"n": 64, "m": 3}) == {"n": 128, "m": 3}
 
 
@@ -94,14 +98,17 @@ def test_the_size_past_16_bits_pins_its_knob():
     settings = resolve_settings()
     groups = plan_matrix({"rows": 8192, "width": 512}, [], [1], settings)
     past = {g.pinned: g.knobs for g in groups if g.pinned is not None}
-    assert past == {"rows": {"rows": 131073, "width": 512},
-                    "width": {"rows": 8192, "width": 131073}}
+    assert past == {
+        "rows": {"rows": 131073, "width": 512},
+        "width": {"rows": 8192, "width": 131073},
+    }
 
 
 def test_sizes_past_24_and_31_bits_are_sized_by_memory():
     settings = resolve_settings()
-    groups = plan_matrix({"n": 64}, [], [1], settings, past_24_bits={"n": 2**24 + 1},
-                         past_32_bits=[{"n": 2**31 + 1}])
+    groups = plan_matrix(
+        {"n": 64}, [], [1], settings, past_24_bits={"n": 2**24 + 1}, past_32_bits=[{"n": 2**31 + 1}]
+    )
     sized = [g for g in groups if g.device_sized]
     assert [g.knobs["n"] for g in sized] == [2**24 + 1, 2**31 + 1]
     assert all(g.stress for g in sized)

@@ -44,8 +44,11 @@ def shared_knobs(task: TaskSource, candidate_text: str) -> dict[str, int]:
     except (SyntaxError, ValueError):
         return {}
     own = parse_knobs(tree)
-    return {name: knob.value for name, knob in own.items()
-            if name in task.knobs and task.knobs[name].value == knob.value}
+    return {
+        name: knob.value
+        for name, knob in own.items()
+        if name in task.knobs and task.knobs[name].value == knob.value
+    }
 
 
 def imported_source(loaded: LoadedTask) -> str:
@@ -67,19 +70,24 @@ def candidate_knob_findings(task: TaskSource, candidate_text: str) -> list[Findi
     if not shared:
         return []
     names = ", ".join(f"`{name}`" for name in shared)
-    return [Finding(
-        check=FindingCheck.CANDIDATE_KNOBS, severity=Severity.INFO,
-        message=f"the candidate's module defines the task's knob(s) {names} with the "
-                "reference's default values; each shape sets them there while the candidate's "
-                "model is constructed, as in the reference's module, so sizes its constructor "
-                "derives from them follow the shape (its calls see the values as written, and "
-                "a size written as a literal does not follow)",
-        evidence={"knobs": shared})]
+    return [
+        Finding(
+            check=FindingCheck.CANDIDATE_KNOBS,
+            severity=Severity.INFO,
+            message=f"the candidate's module defines the task's knob(s) {names} with the "
+            "reference's default values; each shape sets them there while the candidate's "
+            "model is constructed, as in the reference's module, so sizes its constructor "
+            "derives from them follow the shape (its calls see the values as written, and "
+            "a size written as a literal does not follow)",
+            evidence={"knobs": shared},
+        )
+    ]
 
 
 @contextmanager
-def rendered_for_construction(module: types.ModuleType, source: str, knobs: dict[str, int],
-                              shared: Iterable[str]) -> Iterator[None]:
+def rendered_for_construction(
+    module: types.ModuleType, source: str, knobs: dict[str, int], shared: Iterable[str]
+) -> Iterator[None]:
     """``module`` re-rendered at ``knobs`` (see :func:`rerender_module`) inside the block, and
     back to its written values after it, also when the block raises."""
     names = list(shared)
@@ -90,8 +98,9 @@ def rendered_for_construction(module: types.ModuleType, source: str, knobs: dict
         rerender_module(module, source, {}, names)
 
 
-def rerender_module(module: types.ModuleType, source: str, knobs: dict[str, int],
-                    shared: Iterable[str]) -> None:
+def rerender_module(
+    module: types.ModuleType, source: str, knobs: dict[str, int], shared: Iterable[str]
+) -> None:
     """Give ``module`` (executed from ``source``) the knob values ``knobs`` for every name in
     ``shared``, defaults for the rest of ``shared``, and re-run the module-level assignments
     that derive from them (``bias_shape = (out_channels, 1, 1)``), in source order, as
@@ -116,9 +125,12 @@ def rerender_module(module: types.ModuleType, source: str, knobs: dict[str, int]
         reads = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
         if not reads & changed:
             continue
-        code = compile(ast.Module(body=[node], type_ignores=[]),
-                       getattr(module, "__file__", "<candidate>") or "<candidate>", "exec")
-        exec(code, module.__dict__)  # noqa: S102 - the candidate's own line, in its worker
+        code = compile(
+            ast.Module(body=[node], type_ignores=[]),
+            getattr(module, "__file__", "<candidate>") or "<candidate>",
+            "exec",
+        )
+        exec(code, module.__dict__)  # the candidate's own line, in its worker
         changed |= _targets(node)
 
 

@@ -32,8 +32,9 @@ class KernelBenchFormat:
     def load(self, reference: Path, candidate: Path, scratch: Path) -> LoadedTask:
         task = read_task(reference)
         text = read_candidate(candidate)
-        return LoadedTask(task=task, candidate_path=candidate, candidate_text=text,
-                          candidate_file=candidate)
+        return LoadedTask(
+            task=task, candidate_path=candidate, candidate_text=text, candidate_file=candidate
+        )
 
 
 def registry() -> list[TaskFormat]:
@@ -47,8 +48,10 @@ def load_task(reference: Path, candidate: Path, scratch: Path) -> LoadedTask:
         raise TaskError(f"{reference}: the reference does not exist; check the path")
     matching = [f for f in registry() if f.accepts(reference)]
     if len(matching) > 1:
-        raise TaskError(f"{reference}: ambiguous task: it looks like "
-                        f"{' and '.join(f.name for f in matching)}; keep one format per task")
+        raise TaskError(
+            f"{reference}: ambiguous task: it looks like "
+            f"{' and '.join(f.name for f in matching)}; keep one format per task"
+        )
     if not matching:
         if reference.is_file() and reference.suffix == ".py":
             return KernelBenchFormat().load(reference, candidate, scratch)  # its precise error

@@ -26,7 +26,7 @@ def _policy_field(name: str) -> tuple[Any, None]:
         # Annotated[type, *constraints], built at run time: mypy sees a value, pydantic a type.
         parts = (annotation, *field.metadata)
         annotation = Annotated[parts]
-    return Optional[annotation], None  # noqa: UP007 (a runtime type, built from a field)
+    return Optional[annotation], None  # noqa: UP045 - a runtime type, built from a field
 
 
 #: The model of a task's ``POLICY``: the settings a task may set, typed as on
@@ -36,8 +36,10 @@ TaskPolicy: type[BaseModel] = create_model(
     __config__=ConfigDict(extra="forbid", frozen=True),
     __doc__="The settings a task's ``POLICY`` may set; any other key is an error.",
     # create_model's overloads type each field by name; these names are only known at run time.
-    **{name: _policy_field(name)  # type: ignore[call-overload]  # ^
-       for name in sorted(TASK_POLICY_KEYS)},
+    **{
+        name: _policy_field(name)  # type: ignore[call-overload]  # ^
+        for name in sorted(TASK_POLICY_KEYS)
+    },
 )
 
 #: A knob value in ``SHAPES``: a literal integer (``True`` is not a size), never negative.

@@ -174,7 +174,7 @@ def _wide_range(x: torch.Tensor, seed: int) -> torch.Tensor:
     largest-finite variant does, while |x| covers 1e4, 1e5 and every other decade between."""
     top = _largest_magnitude(x)
     generator = torch.Generator().manual_seed(seed)
-    exponent = (torch.rand(x.shape, generator=generator, dtype=torch.float64) * 2 - 1)
+    exponent = torch.rand(x.shape, generator=generator, dtype=torch.float64) * 2 - 1
     magnitude = torch.pow(top, exponent)
     sign = torch.where(x.cpu() < 0, -1.0, 1.0).to(torch.float64)
     return (sign * magnitude).to(dtype=x.dtype, device=x.device)
@@ -189,8 +189,9 @@ def _signed_zeros(x: torch.Tensor, seed: int) -> torch.Tensor:
     return out
 
 
-def task_value_variant(task: types.ModuleType, name: str, inputs: list[Any],
-                       seed: int) -> list[Any]:
+def task_value_variant(
+    task: types.ModuleType, name: str, inputs: list[Any], seed: int
+) -> list[Any]:
     """Apply the task's own value generator ``VALUE_VARIANTS[name](inputs, generator)``.
 
     The result must be a list of the same length whose tensors keep their shapes and dtypes:
@@ -198,28 +199,40 @@ def task_value_variant(task: types.ModuleType, name: str, inputs: list[Any],
     """
     generators = getattr(task, "VALUE_VARIANTS", None)
     if not isinstance(generators, dict) or not callable(generators.get(name)):
-        raise TaskValueError(f"the task has no callable VALUE_VARIANTS[{name!r}]; it declares "
-                             f"{sorted(generators) if isinstance(generators, dict) else 'none'}")
+        raise TaskValueError(
+            f"the task has no callable VALUE_VARIANTS[{name!r}]; it declares "
+            f"{sorted(generators) if isinstance(generators, dict) else 'none'}"
+        )
     generator = torch.Generator().manual_seed(seed)
-    produced = generators[name]([x.clone() if isinstance(x, torch.Tensor) else x
-                                 for x in inputs], generator)
+    produced = generators[name](
+        [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs], generator
+    )
     if not isinstance(produced, (list, tuple)) or len(produced) != len(inputs):
         raise TaskValueError(
             f"VALUE_VARIANTS[{name!r}] returned {type(produced).__name__} of length "
             f"{len(produced) if isinstance(produced, (list, tuple)) else '-'}; it must return a "
-            f"list of {len(inputs)} inputs, like get_inputs()")
+            f"list of {len(inputs)} inputs, like get_inputs()"
+        )
     for index, (before, after) in enumerate(zip(inputs, produced)):
         if isinstance(before, torch.Tensor) and (
-                not isinstance(after, torch.Tensor) or after.shape != before.shape
-                or after.dtype != before.dtype):
-            got = (f"{tuple(after.shape)} {after.dtype}" if isinstance(after, torch.Tensor)
-                   else type(after).__name__)
+            not isinstance(after, torch.Tensor)
+            or after.shape != before.shape
+            or after.dtype != before.dtype
+        ):
+            got = (
+                f"{tuple(after.shape)} {after.dtype}"
+                if isinstance(after, torch.Tensor)
+                else type(after).__name__
+            )
             raise TaskValueError(
                 f"VALUE_VARIANTS[{name!r}] changed input {index} from {tuple(before.shape)} "
                 f"{before.dtype} to {got}; keep every input's shape and dtype (change values "
-                "only)")
-    return [after.to(before.device) if isinstance(after, torch.Tensor) else after
-            for before, after in zip(inputs, produced)]
+                "only)"
+            )
+    return [
+        after.to(before.device) if isinstance(after, torch.Tensor) else after
+        for before, after in zip(inputs, produced)
+    ]
 
 
 class TaskValueError(ValueError):
@@ -264,9 +277,7 @@ def _relayout(x: Any, layout: LayoutTransform) -> Any:
         return x.transpose(-1, -2).contiguous().transpose(-1, -2)
     if x.dim() == 0:
         return x
-    wide = torch.full(
-        (*x.shape[:-1], 2 * x.shape[-1]), poison, dtype=x.dtype, device=x.device
-    )
+    wide = torch.full((*x.shape[:-1], 2 * x.shape[-1]), poison, dtype=x.dtype, device=x.device)
     view = wide[..., ::2]
     view.copy_(x)
     return view

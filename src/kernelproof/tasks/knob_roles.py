@@ -36,7 +36,10 @@ class KnobRole(IntEnum):
 #: 1, then tier 2 only when nothing else is left. FIXED knobs are never shrunk: the task would
 #: compute something else.
 SHRINK_TIER: dict[KnobRole, int] = {
-    KnobRole.BATCH: 0, KnobRole.EXTENT: 0, KnobRole.GENERIC: 1, KnobRole.WIDTH: 2,
+    KnobRole.BATCH: 0,
+    KnobRole.EXTENT: 0,
+    KnobRole.GENERIC: 1,
+    KnobRole.WIDTH: 2,
 }
 
 
@@ -44,20 +47,85 @@ SHRINK_TIER: dict[KnobRole, int] = {
 #: FIXED is checked first (``kernel_size`` holds ``size``), then BATCH, EXTENT, WIDTH; a bare
 #: ``size`` comes last (``hidden_size`` is a width, ``image_size`` an extent).
 ROLE_TOKENS: tuple[tuple[KnobRole, frozenset[str]], ...] = (
-    (KnobRole.FIXED, frozenset({
-        "classes", "class", "labels", "kernel", "stride", "padding", "pad", "dilation",
-        "groups", "layers", "heads", "head", "blocks", "stages", "topk", "order",
-    })),
+    (
+        KnobRole.FIXED,
+        frozenset(
+            {
+                "classes",
+                "class",
+                "labels",
+                "kernel",
+                "stride",
+                "padding",
+                "pad",
+                "dilation",
+                "groups",
+                "layers",
+                "heads",
+                "head",
+                "blocks",
+                "stages",
+                "topk",
+                "order",
+            }
+        ),
+    ),
     (KnobRole.BATCH, frozenset({"batch", "bs", "b"})),
-    (KnobRole.EXTENT, frozenset({
-        "height", "width", "depth", "h", "w", "d", "length", "len", "seq", "sequence",
-        "image", "img", "spatial", "tokens", "time", "steps", "frames", "pixels",
-        "resolution", "l", "t", "x", "y", "z",
-    })),
-    (KnobRole.WIDTH, frozenset({
-        "channels", "channel", "features", "feature", "hidden", "embed", "embedding",
-        "vocab", "experts", "units", "filters", "c", "in", "out", "planes", "growth", "input",
-    })),
+    (
+        KnobRole.EXTENT,
+        frozenset(
+            {
+                "height",
+                "width",
+                "depth",
+                "h",
+                "w",
+                "d",
+                "length",
+                "len",
+                "seq",
+                "sequence",
+                "image",
+                "img",
+                "spatial",
+                "tokens",
+                "time",
+                "steps",
+                "frames",
+                "pixels",
+                "resolution",
+                "l",
+                "t",
+                "x",
+                "y",
+                "z",
+            }
+        ),
+    ),
+    (
+        KnobRole.WIDTH,
+        frozenset(
+            {
+                "channels",
+                "channel",
+                "features",
+                "feature",
+                "hidden",
+                "embed",
+                "embedding",
+                "vocab",
+                "experts",
+                "units",
+                "filters",
+                "c",
+                "in",
+                "out",
+                "planes",
+                "growth",
+                "input",
+            }
+        ),
+    ),
     (KnobRole.EXTENT, frozenset({"size"})),
 )
 

@@ -44,7 +44,8 @@ def estimate_call(task: types.ModuleType, dtype: torch.dtype | None) -> dict[str
         "input_bytes": _nbytes(inputs),
         "output_elements": sum(o.numel() for o in outputs if isinstance(o, torch.Tensor)),
         "largest_tensor_elements": max(
-            (v.numel() for v in inputs + outputs if isinstance(v, torch.Tensor)), default=0),
+            (v.numel() for v in inputs + outputs if isinstance(v, torch.Tensor)), default=0
+        ),
         "flops": float(counter.get_total_flops()),
     }
 

@@ -46,15 +46,24 @@ def load_arguments(path: str | Path) -> list[Any]:
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
     except FileNotFoundError:
-        raise UsageError(f"--inputs {path}: no such file; pass the inputs.pt of an incident "
-                         "(kernelproof incidents DIR lists them)") from None
+        raise UsageError(
+            f"--inputs {path}: no such file; pass the inputs.pt of an incident "
+            "(kernelproof incidents DIR lists them)"
+        ) from None
     except (pickle.UnpicklingError, RuntimeError, EOFError, OSError, ValueError) as exc:
-        raise UsageError(f"--inputs {path} is not a saved inputs file ({str(exc)[:200]}); "
-                         "pass the inputs.pt of an incident") from None
-    if not isinstance(data, dict) or data.get("format") != INPUTS_FORMAT or not isinstance(
-            data.get("args"), list):
-        raise UsageError(f"--inputs {path} is not a saved inputs file (no {INPUTS_FORMAT!r} "
-                         "format tag); pass the inputs.pt of an incident")
+        raise UsageError(
+            f"--inputs {path} is not a saved inputs file ({str(exc)[:200]}); "
+            "pass the inputs.pt of an incident"
+        ) from None
+    if (
+        not isinstance(data, dict)
+        or data.get("format") != INPUTS_FORMAT
+        or not isinstance(data.get("args"), list)
+    ):
+        raise UsageError(
+            f"--inputs {path} is not a saved inputs file (no {INPUTS_FORMAT!r} "
+            "format tag); pass the inputs.pt of an incident"
+        )
     return data["args"]
 
 
@@ -87,8 +96,9 @@ def rebuild(slots: list[dict[str, Any]], tensors: list[Any], device: str) -> lis
         tensor = tensors[int(slot["tensor"])].to(device)
         strides = tuple(int(s) for s in slot.get("strides") or ())
         if len(strides) == tensor.dim() and 0 not in strides and strides != tensor.stride():
-            laid_out = torch.empty_strided(tuple(tensor.shape), strides, dtype=tensor.dtype,
-                                           device=device)
+            laid_out = torch.empty_strided(
+                tuple(tensor.shape), strides, dtype=tensor.dtype, device=device
+            )
             laid_out.copy_(tensor)
             tensor = laid_out
         args.append(tensor)

@@ -263,15 +263,17 @@ def _value_variant_names(tree: ast.Module, path: Path) -> list[str]:
         if target != "VALUE_VARIANTS" or value is None:
             continue
         if not isinstance(value, ast.Dict) or not all(
-                isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value
-                for k in value.keys):
+            isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value for k in value.keys
+        ):
             raise TaskError(
                 f"{path}:{node.lineno}: `VALUE_VARIANTS` must be a dict literal with string "
-                "keys, e.g. `VALUE_VARIANTS = {\"ties\": make_ties}` where "
-                "`make_ties(inputs, generator)` returns the changed inputs")
+                'keys, e.g. `VALUE_VARIANTS = {"ties": make_ties}` where '
+                "`make_ties(inputs, generator)` returns the changed inputs"
+            )
         # Every key is a string constant (checked above): the filter only says so to the types.
-        return [k.value for k in value.keys
-                if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+        return [
+            k.value for k in value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)
+        ]
     return []
 
 
@@ -308,6 +310,7 @@ def _literal_value(node: ast.expr) -> Any:
             raise ValueError("** unpacking in a dict literal")
         return {
             _literal_value(k): _literal_value(v)
-            for k, v in zip(node.keys, node.values) if k is not None
+            for k, v in zip(node.keys, node.values)
+            if k is not None
         }
     return ast.literal_eval(node)
