@@ -118,7 +118,8 @@ class MatrixRunner:
     candidate_ready_for: dict[str, int] | None = None
     one_thread_sample: bool = True
     """Repeat the default shape's first seed at one thread (the matrix runs at the machine's
-    thread count)."""
+    thread count); once, after the first default-shape group that holds a seed."""
+    _one_thread_sampled: bool = False
 
     own_errors: dict[int, OwnError] = field(default_factory=dict)
     """Per output, the reference's largest own error (against the oracle) on seed and shape
@@ -213,11 +214,12 @@ class MatrixRunner:
                 if ahead is not None:  # its reply is collected before anything else is asked
                     ahead.result()
                 raise
-        if group.is_default and self.one_thread_sample:
+        if group.is_default and self.one_thread_sample and not self._one_thread_sampled:
             # The matrix runs at the machine's thread count; a sample of it again at one
             # thread, for kernels whose parallel and serial paths differ.
             first = next((v for v in group.variants if v.kind is VariantKind.SEED), None)
             if first is not None:
+                self._one_thread_sampled = True  # the default shape may run in two parts
                 single = InputVariant(
                     name=f"{first.name}@1-thread", kind=VariantKind.SEED, seed=first.seed
                 )

@@ -101,6 +101,7 @@ from kernelproof.tasks.variants import (
     ShapeGroup,
     draw_seeds,
     largest_verified,
+    matrix_order,
     plan_matrix,
     refitted,
 )
@@ -530,16 +531,19 @@ class _Run:
             if self.settings.native_audit
             else None
         )
-        # The stacks are sampled while the default shape's cells run (the calls the op audit
-        # compares): sampling pauses the workers, so not for the whole matrix.
-        if native is not None:
-            native.start()
+        order = matrix_order(runnable, self.settings.fail_fast)
         self.stages.enter(Stage.FIRST_INPUT, decide_verdict(self.findings))
         try:
-            runner.run([g for g in runnable if g.is_default])
+            if order.before:
+                runner.run(order.before)
+            # The stacks are sampled while the default shape's cells run (the calls the op
+            # audit compares): sampling pauses the workers, so not for the whole matrix.
+            if native is not None:
+                native.start()
+            runner.run([] if runner.stopped else order.sampled)
             if native is not None:
                 native.interrupt()  # py-spy writes its profiles while the other shapes run
-            result = runner.run([g for g in runnable if not g.is_default and not runner.stopped])
+            result = runner.run([] if runner.stopped else order.after)
             if native is not None:
                 self.native = native.finish()
                 stacks = native.reference_stacks

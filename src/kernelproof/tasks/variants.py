@@ -102,8 +102,9 @@ def plan_matrix(
         # A replay: the saved call is the point; the seeds keep the usual default-shape checks
         # (a candidate that fails there is broken, the op audit has its reference call).
         name = Path(settings.inputs_file).name
-        default.variants.append(InputVariant(name=f"saved:{name}", kind=VariantKind.SAVED,
-                                             seed=first))
+        default.variants.append(
+            InputVariant(name=f"saved:{name}", kind=VariantKind.SAVED, seed=first)
+        )
         return [default]
     for index in range(1, REPEATS + 1):
         default.variants.append(
@@ -111,20 +112,33 @@ def plan_matrix(
         )
     if settings.value_variants:
         for transform in ValueTransform:
-            default.variants.append(InputVariant(
-                name=f"value:{transform.value}", kind=VariantKind.VALUE, seed=first,
-                value=transform,
-            ))
+            default.variants.append(
+                InputVariant(
+                    name=f"value:{transform.value}",
+                    kind=VariantKind.VALUE,
+                    seed=first,
+                    value=transform,
+                )
+            )
         for name in task_values or []:
-            default.variants.append(InputVariant(
-                name=f"value:task:{name}", kind=VariantKind.VALUE, seed=first, task_value=name,
-            ))
+            default.variants.append(
+                InputVariant(
+                    name=f"value:task:{name}",
+                    kind=VariantKind.VALUE,
+                    seed=first,
+                    task_value=name,
+                )
+            )
     if settings.layout_variants:
         for layout in LayoutTransform:
-            default.variants.append(InputVariant(
-                name=f"layout:{layout.value}", kind=VariantKind.LAYOUT, seed=first,
-                layout=layout,
-            ))
+            default.variants.append(
+                InputVariant(
+                    name=f"layout:{layout.value}",
+                    kind=VariantKind.LAYOUT,
+                    seed=first,
+                    layout=layout,
+                )
+            )
     groups = [default]
     if not settings.shape_variants:
         return groups
@@ -153,26 +167,62 @@ def plan_matrix(
         changed = {k: v for k, v in knobs.items() if v != default_knobs[k]}
         label = "shape:" + ",".join(f"{k}={v}" for k, v in changed.items())
         stress = any(v > 2 * default_knobs[k] for k, v in changed.items())
-        groups.append(ShapeGroup(
-            label=label,
-            knobs=knobs,
-            variants=[InputVariant(name=label, kind=VariantKind.SHAPE, knobs=changed, seed=first)],
-            grows=any(v > default_knobs[k] for k, v in changed.items()),
-            stress=stress or key in device_sized,
-            device_sized=key in device_sized,
-            pinned=pinned.get(key),
-        ))
+        groups.append(
+            ShapeGroup(
+                label=label,
+                knobs=knobs,
+                variants=[
+                    InputVariant(name=label, kind=VariantKind.SHAPE, knobs=changed, seed=first)
+                ],
+                grows=any(v > default_knobs[k] for k, v in changed.items()),
+                stress=stress or key in device_sized,
+                device_sized=key in device_sized,
+                pinned=pinned.get(key),
+            )
+        )
     return groups
 
 
-def refitted(group: ShapeGroup, knobs: dict[str, int],
-             default_knobs: dict[str, int]) -> ShapeGroup:
+@dataclass(frozen=True)
+class MatrixOrder:
+    """The order the matrix runs its groups in, in three runs: the native audit samples the
+    workers' stacks during :attr:`sampled` (the default shape's cells, the calls the op audit
+    compares), not during the others (sampling pauses the workers)."""
+
+    before: list[ShapeGroup]
+    sampled: list[ShapeGroup]
+    after: list[ShapeGroup]
+
+
+def matrix_order(groups: list[ShapeGroup], fail_fast: bool) -> MatrixOrder:
+    """The default shape, then the other shapes; with ``fail_fast``, the cheapest decisive
+    evidence first: the default shape's first cell and every shape group that is not a stress
+    shape (one cell each) come before the default shape's other cells (repeats, values,
+    layouts), and the stress shapes last. A kernel wrong only at some sizes (the common RL
+    failure after "wrong everywhere") is then rejected after a few cells, not after the
+    default shape's twenty."""
+    default = [g for g in groups if g.is_default]
+    others = [g for g in groups if not g.is_default]
+    if not fail_fast or not default or len(default[0].variants) < 2:
+        return MatrixOrder([], default, others)
+    head = default[0]
+    first = replace(head, variants=head.variants[:1])
+    rest = replace(head, variants=head.variants[1:])
+    cheap = [g for g in others if not g.stress]
+    return MatrixOrder([first, *cheap], [rest], [g for g in others if g.stress])
+
+
+def refitted(group: ShapeGroup, knobs: dict[str, int], default_knobs: dict[str, int]) -> ShapeGroup:
     """``group`` at ``knobs`` instead (its pinned knob kept, others shrunk to the budget)."""
     changed = {k: v for k, v in knobs.items() if v != default_knobs[k]}
     label = "shape:" + ",".join(f"{k}={v}" for k, v in changed.items())
     seed = group.variants[0].seed
-    return replace(group, label=label, knobs=knobs, variants=[
-        InputVariant(name=label, kind=VariantKind.SHAPE, knobs=changed, seed=seed)])
+    return replace(
+        group,
+        label=label,
+        knobs=knobs,
+        variants=[InputVariant(name=label, kind=VariantKind.SHAPE, knobs=changed, seed=seed)],
+    )
 
 
 def largest_verified(tests: list[CorrectnessTest], default_knobs: dict[str, int]) -> dict[str, int]:
@@ -189,8 +239,12 @@ def largest_verified(tests: list[CorrectnessTest], default_knobs: dict[str, int]
 
 def _past_limits(default: dict[str, int]) -> list[dict[str, int]]:
     """Per knob: 4x and 8x (the size just past 16 bits is planned with its knob pinned)."""
-    return [dict(default, **{name: value * factor})
-            for name, value in default.items() for factor in STRESS_FACTORS if value >= 1]
+    return [
+        dict(default, **{name: value * factor})
+        for name, value in default.items()
+        for factor in STRESS_FACTORS
+        if value >= 1
+    ]
 
 
 def _production_sizes(default: dict[str, int]) -> list[dict[str, int]]:
@@ -203,8 +257,11 @@ def _production_sizes(default: dict[str, int]) -> list[dict[str, int]]:
             continue
         above = _multiple_of_power_of_two(PRODUCTION_MULTIPLIERS[0], value + 1)
         below = _multiple_of_power_of_two(PRODUCTION_MULTIPLIERS[1], (value + 1) // 2)
-        shapes += [dict(default, **{name: size}) for size in (above, below)
-                   if size != value and size <= 2 * value]
+        shapes += [
+            dict(default, **{name: size})
+            for size in (above, below)
+            if size != value and size <= 2 * value
+        ]
     return shapes
 
 
