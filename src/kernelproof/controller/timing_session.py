@@ -438,13 +438,24 @@ class TimingSession:
         data = response.data
         times = data.times
         if len(times) != len(seeds) or not all(math.isfinite(t) and t > 0 for t in times):
-            self._suspect(
-                "timer-values",
-                f"the {participant.label} worker reported impossible "
-                "per-call times (missing, zero, negative or not finite)",
-                group,
-                reported=times[:10],
+            message = (
+                f"the {participant.label} worker reported impossible per-call times "
+                "(missing, zero, negative or not finite)"
             )
+            if participant.role == "candidate":
+                self._suspect("timer-values", message, group, reported=times[:10])
+            else:
+                # Not the candidate's doing: it cannot reach another worker's clock (its
+                # sandbox, its frozen tree). That participant's timing is void, no more.
+                participant.error = message
+                self.deaths.append(message)
+                self._inconclusive(
+                    group,
+                    "timer-values",
+                    f"{message}: the candidate cannot reach that worker, so the timing of "
+                    "this shape is void, not evidence against the candidate",
+                    reported=times[:10],
+                )
             return None
         facts = BatchFacts(
             calls=len(times),

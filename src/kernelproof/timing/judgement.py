@@ -2,7 +2,10 @@
 (:mod:`kernelproof.timing.evidence`): stolen reference rounds, threads beside the calls, work
 outside the timed calls or while the outputs were fetched, and what was charged to the
 candidate's calls. A time-based rule that the machine's load leaves undecided says so
-(``timing-inconclusive``) and makes the speedup not comparable; it never accuses."""
+(``timing-inconclusive``) and never accuses; where the speedup rests on what that rule could
+not decide (work outside the timed calls), the speedup is marked not comparable. A suspect
+is said once per shape and check: later batches that raise it again are counted in its
+evidence (``occurrences``), not repeated."""
 
 from __future__ import annotations
 
@@ -43,6 +46,17 @@ class EvidenceJudgement:
     comparable: bool = True
 
     def suspect(self, check: str, message: str, **evidence: Any) -> None:
+        for index, finding in enumerate(self.findings):
+            if (
+                finding.check == check
+                and finding.variant == self.variant
+                and finding.severity is Severity.SUSPECT
+            ):
+                seen = finding.evidence.get("occurrences", 1) + 1
+                self.findings[index] = finding.model_copy(
+                    update={"evidence": {**finding.evidence, "occurrences": seen}}
+                )
+                return
         self.findings.append(
             Finding(
                 check=FindingCheck(check),
