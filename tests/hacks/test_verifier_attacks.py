@@ -231,3 +231,30 @@ def test_sampling_the_timed_rounds_accuses_no_honest_candidate(verified, name):
     if report.timing is not None and report.op_audit.native.get("candidate", {}).get("samples"):
         # The candidate was sampled in the matrix, so its timed rounds were sampled too.
         assert timed.get("candidate", {}).get("samples", 0) > 0, report.op_audit.native
+
+
+def test_a_warm_session_samples_the_candidate_as_a_cold_verification_does():
+    """A warm session replays the reference's remembered profile: a softmax's shows no library
+    routine, and the candidate's checked calls went unsampled, so the timed rounds' stacks had
+    nothing to be compared with and 35c (the reference's kernel only while timed) was
+    verified in every warm session of its task after the first candidate."""
+    from tests.conftest import TEST_SETTINGS
+
+    from kernelproof.controller.verify import verify
+    from kernelproof.workers.reference_memo import TaskMemos
+
+    attack = ATTACKS / "35c_passthrough_forged_op_records.py"
+    softmax = ATTACKS.parents[1] / "softmax"
+    options = {**TEST_SETTINGS, **SETTINGS}
+    memos = TaskMemos(capacity=1)
+    try:
+        first = verify(softmax / "reference.py", softmax / "correct.py", memos=memos, **options)
+        assert first.verdict is Verdict.VERIFIED, _describe(first)
+        report = verify(softmax / "reference.py", attack, memos=memos, **options)
+        assert memos.counts()["hits"] > 0  # the second verification was a warm one
+    finally:
+        memos.close()
+    assert report.op_audit is not None and report.op_audit.native is not None
+    assert report.op_audit.native["candidate"]["available"], report.op_audit.native
+    assert report.verdict is Verdict.SUSPECT, _describe(report)
+    assert "native-stacks" in {f.check for f in report.findings}, _describe(report)
