@@ -4,7 +4,7 @@ shared by every test that asserts on them; build caches live inside the project.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -67,10 +67,23 @@ def examples() -> Path:
 _REPORTS: dict[tuple[Any, ...], Any] = {}
 
 
+#: Tasks whose reference answers and warm reference workers a test process keeps (each holds
+#: up to two idle workers of a few hundred MB; two test processes run at once).
+MEMO_TASKS = 4
+
+
 @pytest.fixture(scope="session")
-def verified() -> Callable[..., Any]:
-    """``verified(candidate, reference=None, **settings)`` -> Report, cached per session."""
+def verified() -> Iterator[Callable[..., Any]]:
+    """``verified(candidate, reference=None, **settings)`` -> Report, cached per session.
+
+    The verifications share the reference's answers and warm reference workers, as a
+    :class:`kernelproof.Session` does (each candidate still gets a fresh worker, and the
+    report is the one a separate ``verify`` with the same seed gives): most tests verify
+    candidates of a handful of tasks, and the reference's work was half of each."""
     from kernelproof.controller.verify import verify
+    from kernelproof.workers.reference_memo import TaskMemos
+
+    memos = TaskMemos(capacity=MEMO_TASKS)
 
     def run(candidate: Path | str, reference: Path | str | None = None, **settings: Any) -> Any:
         candidate = Path(candidate)
@@ -78,7 +91,8 @@ def verified() -> Callable[..., Any]:
         options = {**TEST_SETTINGS, **settings}
         key = (str(candidate), str(reference), tuple(sorted(options.items())))
         if key not in _REPORTS:
-            _REPORTS[key] = verify(reference, candidate, **options)
+            _REPORTS[key] = verify(reference, candidate, memos=memos, **options)
         return _REPORTS[key]
 
-    return run
+    yield run
+    memos.close()
