@@ -14,7 +14,6 @@ from kernelproof.checks.native_stacks import (
     find_py_spy,
     parse_raw,
     passthrough_evidence,
-    passthrough_targets,
     timed_passthrough,
 )
 
@@ -71,12 +70,6 @@ def test_mm_and_einsum_land_in_the_same_blas_kernel() -> None:
     message = passthrough_evidence(reference, candidate)
     assert message is not None and top_ref in message, (reference, candidate)
     assert passthrough_evidence(reference, elementwise) is None, elementwise
-    # A reference whose time goes to a GEMM can be passed through to; an elementwise one
-    # cannot, so its candidates need not be sampled at all.
-    assert passthrough_targets(reference) and not passthrough_targets(elementwise), (
-        reference.heavy_functions,
-        elementwise.heavy_functions,
-    )
 
 
 @pytest.mark.slow

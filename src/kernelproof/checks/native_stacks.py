@@ -601,20 +601,6 @@ def _usable_calls(profile: NativeProfile) -> bool:
     )
 
 
-def passthrough_targets(reference: NativeProfile) -> list[str]:
-    """The library routines a candidate could be caught passing its work through to: those
-    that take at least ``REFERENCE_SHARE`` of the reference's library-kernel samples. Empty
-    when the reference's profile is unusable or its time goes to no such routine: no
-    candidate profile can then be passthrough evidence, so sampling one proves nothing."""
-    if not _usable(reference):
-        return []
-    return sorted(
-        routine
-        for routine in _routines(reference.heavy_functions)
-        if _share(reference, routine) >= REFERENCE_SHARE
-    )
-
-
 def passthrough_evidence(reference: NativeProfile, candidate: NativeProfile) -> str | None:
     """A message when the candidate's time went mostly to the reference's own heavy kernel.
 
@@ -683,8 +669,8 @@ def _kernel_share(profile: NativeProfile, symbol: str) -> float:
 def dominant_kernel(reference: NativeProfile) -> str | None:
     """The heavy kernel symbol that takes the largest share (at least ``REFERENCE_SHARE``) of
     the reference's kernel samples, or None: what a candidate passing the reference's op
-    through would spend its time in, for any op (softmax's own kernel, say), where
-    :func:`passthrough_targets` knows only library routines."""
+    through would spend its time in, for any op (softmax's own kernel, say), not only a
+    library routine."""
     if not _usable_calls(reference):
         return None
     own = [(name, n) for name, n in _kernels(reference).most_common() if not MATH_LEAF.search(name)]

@@ -20,7 +20,6 @@ from kernelproof.checks.native_stacks import (
     dominant_kernel,
     kernel_passthrough_evidence,
     passthrough_evidence,
-    passthrough_targets,
     timed_passthrough,
 )
 from kernelproof.checks.op_policy import KERNEL_FAMILIES, kernel_families
