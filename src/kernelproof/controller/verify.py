@@ -536,6 +536,8 @@ class _Run:
         try:
             if order.before:
                 runner.run(order.before)
+            if runner.stopped:
+                native = None  # fail-fast decided before the sampled cells: no sampler to start
             # The stacks are sampled while the default shape's cells run (the calls the op
             # audit compares): sampling pauses the workers, so not for the whole matrix.
             if native is not None:
