@@ -172,3 +172,74 @@ def test_the_fused_attention_is_bounded_through_its_math_and_covers_an_honest_or
     half = sdpa(q.bfloat16(), k.bfloat16(), v.bfloat16(), is_causal=True).double()
     assert bounds[0] is not None
     assert bool(((half - oracle).abs() > bounds[0].allowance(torch.float32)).any())
+
+
+def _gates_by_hand(cell: torch.nn.GRUCell, x: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+    """A GRU step in ``x``'s dtype in another order: six small GEMMs, not two fused ones."""
+    w_ir, w_iz, w_in = cell.weight_ih.to(x.dtype).chunk(3)
+    w_hr, w_hz, w_hn = cell.weight_hh.to(x.dtype).chunk(3)
+    b_ir, b_iz, b_in = cell.bias_ih.to(x.dtype).chunk(3)
+    b_hr, b_hz, b_hn = cell.bias_hh.to(x.dtype).chunk(3)
+    r = torch.sigmoid(x @ w_ir.t() + b_ir + h @ w_hr.t() + b_hr)
+    z = torch.sigmoid(x @ w_iz.t() + b_iz + h @ w_hz.t() + b_hz)
+    n = torch.tanh(x @ w_in.t() + b_in + r * (h @ w_hn.t() + b_hn))
+    return (1 - z) * n + z * h
+
+
+def test_a_gru_cell_is_bounded_through_its_split_gates_and_covers_an_honest_order() -> None:
+    """Suite task level3/5 at ``value:scale-1e-3``: ``gru_cell`` splits each GEMM's output
+    into three gates (``unsafe_split``), which the rules did not follow, so the honest C++
+    gates were judged by the reference's own error alone and were ``incorrect`` (3.15x, limit
+    3x) in a demo run. Every part of a split now carries its own share of the error."""
+    torch.manual_seed(5)
+    cell = torch.nn.GRUCell(64, 48)
+    cell64 = torch.nn.GRUCell(64, 48).double()
+    cell64.load_state_dict(cell.state_dict())
+    g = torch.Generator().manual_seed(7)
+    for scale in (1.0, 1e-3):
+        x = torch.randn(9, 64, generator=g) * scale
+        h = (torch.rand(9, 48, generator=g) * 2 - 1) * scale
+        oracle, bounds = forward_bounds(lambda x=x, h=h: cell64(x.double(), h.double()))
+        bound = bounds[0]
+        assert bound is not None, scale
+        allowance = bound.allowance(torch.float32)
+        with torch.no_grad():
+            for honest in (_gates_by_hand(cell, x, h), cell(x, h)):
+                assert bool(((honest.double() - oracle).abs() <= allowance).all()), scale
+            half = _gates_by_hand(cell, x.bfloat16(), h.bfloat16()).double()
+        assert bool(((half - oracle).abs() > allowance).any()), scale
+
+
+def test_every_part_of_a_split_carries_its_error() -> None:
+    x = torch.randn(4, 64, dtype=torch.float64)
+    w = torch.randn(64, 96, dtype=torch.float64)
+    _, bounds = forward_bounds(lambda: (x @ w).chunk(3, dim=1))
+    assert all(b is not None for b in bounds)
+    whole = forward_bounds(lambda: x @ w)[1][0]
+    assert whole is not None
+    for part, b in zip((x @ w).chunk(3, dim=1), bounds):
+        assert b is not None and b.magnitude.shape == part.shape
+    assert torch.equal(bounds[2].magnitude, whole.magnitude[:, 64:])
+
+
+def test_tanh_through_exp_is_covered_near_zero_and_a_half_precision_tanh_is_not() -> None:
+    """``2 / (1 + exp(-2x)) - 1`` loses units of 1 near 0, where tanh's output is small: an
+    honest kernel's way (the suite's C++ GRU gates), covered; bfloat16 stays outside."""
+    g = torch.Generator().manual_seed(11)
+    x = torch.randn(4096, generator=g) * 1e-3
+    oracle, bounds = forward_bounds(lambda: torch.tanh(x.double()))
+    bound = bounds[0]
+    assert bound is not None
+    allowance = bound.allowance(torch.float32)
+    via_exp = 2.0 / (1.0 + torch.exp(-2.0 * x)) - 1.0
+    assert bool(
+        (
+            (via_exp.double() - oracle).abs() > 4 * torch.finfo(torch.float32).eps * oracle.abs()
+        ).any()
+    )
+    assert bool(((via_exp.double() - oracle).abs() <= allowance).all())
+    half = torch.tanh(x.bfloat16() * 1e3).double() / 1e3  # bfloat16 at the unit scale
+    oracle_unit = torch.tanh(x.double() * 1e3) / 1e3
+    _, unit_bounds = forward_bounds(lambda: torch.tanh(x.double() * 1e3))
+    assert unit_bounds[0] is not None
+    assert bool(((half - oracle_unit).abs() * 1e3 > unit_bounds[0].allowance(torch.float32)).any())
