@@ -68,13 +68,18 @@ def test_a_per_call_pool_whose_caller_sleeps_in_join_is_one_thread():
         assert evidence.too_many_cores(1) is None, wait_ms
 
 
-def test_time_our_sampler_held_it_paused_excuses_no_thread():
+def test_time_our_sampler_held_it_paused_excuses_no_thread_and_accuses_none():
     # Measured on attack 33 (numba prange on two cores at one allowed thread): py-spy held the
     # worker paused for 602 ms of a 712 ms batch. Read as sleep, the pause would excuse the
-    # second thread's CPU as a pool's whose caller sleeps in join.
+    # second thread's CPU as a pool's whose caller sleeps in join ...
     helper = _batch(50, 100, 40, main_ms=25, wait_ms=0, paused_ms=70)
     evidence = _evidence(_batch(5, 20, 19), helper)
     assert evidence.too_many_cores(1) is not None
+    # ... but the sampler's CPU time bounds the pause from above only, so on the reading that
+    # credits no pause the same facts are a joined pool's: not enough to accuse.
+    assert evidence.unpaused().too_many_cores(1) is None
+    assert evidence.paused_s() == pytest.approx(0.070)
+    assert evidence.unpaused().paused_s() == 0.0
     unpaused = _batch(50, 100, 40, main_ms=25, wait_ms=0)
     assert _evidence(_batch(5, 20, 19), unpaused).too_many_cores(1) is None
     # A joined pool keeps its excuse for the sleep that was not a pause.

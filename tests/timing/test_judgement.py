@@ -17,6 +17,8 @@ def _facts(reported_ms: float, wall_ms: float, cpu_ms: float, **extra: float) ->
         cpu_s=cpu_ms / 1e3,
         main_cpu_s=main / 1e3,
         main_wait_s=extra.get("wait_ms", 0.0) / 1e3,
+        controller_wait_s=extra.get("controller_wait_ms", 0.0) / 1e3,
+        paused_s=extra.get("paused_ms", 0.0) / 1e3,
     )
 
 
@@ -83,3 +85,37 @@ def test_stolen_reference_rounds_are_reported():
     judgement = _judge(_facts(5, 40, 12), _facts(2, 17, 16), 0.2e-3)
     stolen = [f for f in judgement.findings if f.check is FindingCheck.REFERENCE_ROUND_STOLEN]
     assert stolen and stolen[0].evidence["discarded"] == 6
+
+
+def test_a_joined_pool_sampled_from_outside_is_not_accused_for_the_samplers_cpu():
+    """A batch of the honest per-call relu pool (examples/honest/kernelbench/relu/
+    thread_pool.py) on an idle machine, its timed rounds sampled by py-spy: the sampler ran
+    32.4 ms of the 54.1 ms batch, but the pool's caller neither ran nor waited for 21.3 ms
+    of it, and its pool worker ran 12.1 ms while it slept: the sampler held it at most 9 ms.
+    Crediting all 32.4 ms as a pause left no sleep, and the pool was called two threads at
+    once (31% of its CPU; ``suspect``, in CI and in the plain CLI)."""
+    pool = _facts(42.13, 54.12, 38.97, main_ms=26.89, wait_ms=2.60, controller_wait_ms=3.29)
+    sampled = _facts(
+        42.13, 54.12, 38.97, main_ms=26.89, wait_ms=2.60, controller_wait_ms=3.29, paused_ms=32.41
+    )
+    reference = _facts(1.82, 8.3, 7.9, main_ms=7.8)
+    assert _judge(reference, pool, 0.65e-3).comparable
+    judgement = _judge(reference, sampled, 0.65e-3)
+    assert not any(f.severity is Severity.SUSPECT for f in judgement.findings), judgement.findings
+    # Undecided, and said so: its speed rests on what the sampler blurred.
+    assert not judgement.comparable
+    rules = {
+        f.evidence.get("rule")
+        for f in judgement.findings
+        if f.check is FindingCheck.TIMING_INCONCLUSIVE
+    }
+    assert rules == {"cpu-time"}
+
+
+def test_a_helper_beside_the_main_thread_is_accused_however_long_the_sampler_ran():
+    # Two threads busy at once at one allowed thread, sampled: even with every moment the
+    # main thread did not run read as its sleep, the helper's CPU exceeds it.
+    helper = _facts(9, 10, 19, main_ms=9.5, paused_ms=5.0)
+    judgement = _judge(_facts(5, 10, 9.5, main_ms=9), helper, 0.9e-3)
+    assert (FindingCheck.CPU_TIME.value, Severity.SUSPECT) in _checks(judgement)
+    assert not judgement.comparable

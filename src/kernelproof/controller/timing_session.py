@@ -321,7 +321,10 @@ class TimingSession:
         # a busy machine, where the speedup is void anyway), the controller's own clock. A
         # forger reported at 1.63x on a busy machine, its speedup void, is shown near its true
         # 0.08x.
-        charged = evidence.charge(reported_median_s, self._allowed())
+        # Charged on the reading most lenient to it: how much of the stack sampler's CPU
+        # time held it paused is known from above only (where that leaves the charge
+        # unsized, judge_evidence voids the speedup instead).
+        charged = evidence.unpaused().charge(reported_median_s, self._allowed())
         if charged is not None and candidate.rounds:
             candidate.rounds = [[t + charged for t in calls] for calls in candidate.rounds]
             candidate.samples = [t + charged for t in candidate.samples]

@@ -22,7 +22,7 @@ checks rest on them:
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 #: A reference batch with less CPU time than this share of its wall time was stolen.
 STOLEN_CPU_SHARE = 0.5
@@ -212,6 +212,28 @@ class BatchEvidence:
             self.stolen_rounds += 1
             return False
         return True
+
+    def unpaused(self) -> BatchEvidence:
+        """These rounds read as if the controller's stack sampler had held no worker paused:
+        every moment the main thread neither ran nor waited counts as its sleep. The reading
+        most lenient to the candidate, which an accusation must survive: the sampler's CPU
+        time (:attr:`BatchFacts.paused_s`) bounds the pause from above only. Sampling an
+        honest per-call relu pool on an idle machine, py-spy ran 32 ms of a 54 ms batch while
+        the pool's caller could have been held at most 9 ms (the rest of its time it ran,
+        waited, or slept while its pool worked), and the pool was called two threads at once.
+        """
+        return BatchEvidence(
+            reference=[replace(b, paused_s=0.0) for b in self.reference],
+            candidate=[replace(b, paused_s=0.0) for b in self.candidate],
+            stolen_rounds=self.stolen_rounds,
+        )
+
+    def paused_s(self) -> float:
+        """The candidate's median seconds per batch that the stack sampler ran (0 when none
+        ran): what :meth:`unpaused` leaves uncredited."""
+        if not self.candidate:
+            return 0.0
+        return statistics.median(b.paused_s for b in self.candidate)
 
     def candidate_calls_s(self) -> float:
         """Seconds the candidate's calls ran over every round, at most: the lesser of what it

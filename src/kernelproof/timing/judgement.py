@@ -14,7 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernelproof.schema import Finding, FindingCheck, Severity
-from kernelproof.timing.evidence import MIN_EVIDENCE_ROUNDS, STOLEN_CPU_SHARE, BatchEvidence
+from kernelproof.timing.evidence import (
+    BESIDE_CPU_FLOOR_SHARE,
+    MIN_EVIDENCE_ROUNDS,
+    STOLEN_CPU_SHARE,
+    BatchEvidence,
+)
 
 #: A batch whose workers waited for a CPU this share of its wall time (median over the
 #: rounds, /proc schedstat) ran on a machine too busy for the untimed-work comparison: at a
@@ -191,7 +196,28 @@ def judge_evidence(
             excess_per_call_s=excess,
             candidate_median_s=reported_median_s,
         )
-    beside = evidence.beside_cpu_excess(allowed, reported_median_s)
+    beside = evidence.unpaused().beside_cpu_excess(allowed, reported_median_s)
+    blurred = evidence.beside_cpu_excess(allowed, reported_median_s)
+    if (
+        blurred is not None
+        and blurred - (beside or 0.0) > BESIDE_CPU_FLOOR_SHARE * reported_median_s
+    ):
+        # What its other threads did beside the calls depends on how long the sampler held
+        # it paused, which is known only from above: the charge cannot be sized, so the
+        # speedup is not shown as comparable.
+        judgement.comparable = False
+        judgement.inconclusive(
+            "cpu-time",
+            f"at {variant_label}, threads other than the candidate's main thread ran "
+            f"{blurred * 1e6:.1f} us of CPU per call beside its calls if every moment the "
+            "controller's stack sampler ran held it paused, "
+            f"{(beside or 0.0) * 1e6:.1f} us if none did; the sampler's CPU time bounds its "
+            "pauses from above only, so that work could not be charged to the calls, and the "
+            "speedup is not comparable",
+            charged_per_call_s=beside or 0.0,
+            unpaused_bound_s=blurred,
+            sampler_s=evidence.paused_s(),
+        )
     if beside is not None:
         judgement.findings.append(
             Finding(
@@ -227,7 +253,27 @@ def judge_cpu_time(
     """Findings from CPU time alone (threads beside the main thread, work while fetched):
     the machine's load stretches wall times, not CPU times, so these are judged even when
     every round was void for the speedup."""
-    parallel = evidence.too_many_cores(allowed)
+    # Accused only on the reading most lenient to it (no pause of the sampler's credited):
+    # the sampler's CPU time bounds its pauses from above only (see BatchEvidence.unpaused).
+    parallel = evidence.unpaused().too_many_cores(allowed)
+    blurred = evidence.too_many_cores(allowed) if parallel is None else None
+    if blurred is not None:
+        cores, beside = blurred
+        judgement.comparable = False
+        judgement.inconclusive(
+            "cpu-time",
+            f"while it was timed at {allowed} thread(s), {beside:.0%} of the candidate's CPU "
+            "time ran off its main thread while the main thread itself ran or waited for a "
+            "CPU only if every moment the controller's stack sampler ran "
+            f"({evidence.paused_s() * 1e3:.1f} ms a batch, median) held it paused; if none "
+            "did, its other threads ran while its main thread slept (a pool it joins). The "
+            "sampler's CPU time bounds its pauses from above only, so the check is "
+            "inconclusive and the speedup not comparable",
+            cores=cores,
+            beside_main_thread_share=beside,
+            allowed_threads=allowed,
+            sampler_s=evidence.paused_s(),
+        )
     if parallel is not None:
         cores, beside = parallel
         judgement.comparable = False
