@@ -64,6 +64,9 @@ TRITON_LAUNCHERS = ("triton/runtime/jit.py", "triton/runtime/interpreter.py")
 #: Dtype names the profiler reports for reduced-precision floating inputs.
 LOW_PRECISION = frozenset({"c10::Half", "c10::BFloat16", "c10::Float8_e4m3fn", "c10::Float8_e5m2"})
 
+#: Dtype names the profiler reports for floating inputs (float64 is ``double``).
+FLOATING = LOW_PRECISION | {"float", "double"}
+
 #: torch.ScalarType codes the profiler reports for a cast's target dtype (Half, BFloat16, fp8).
 LOW_PRECISION_SCALAR_TYPES = frozenset({5, 15, 23, 24})
 
@@ -83,6 +86,9 @@ class OpRecorder:
     aten: Counter[str] = field(default_factory=Counter)
     leaves: Counter[str] = field(default_factory=Counter)
     low_precision: Counter[str] = field(default_factory=Counter)
+    widened: Counter[str] = field(default_factory=Counter)
+    """Ops that ran on float64 inputs alone where the task's dtype is float32: the reference's
+    op at double width is a different, slower kernel (DGEMM for SGEMM), not its work."""
     compiled: bool = False
     hook_removed: bool = False
     _profiler: Any = None
@@ -121,6 +127,7 @@ class OpRecorder:
             "leaves": dict(self.leaves),
             "custom": dict(self.custom),
             "low_precision": dict(self.low_precision),
+            "widened": dict(self.widened),
             "compiled": self.compiled,
             "hook_removed": self.hook_removed,
         }
@@ -149,6 +156,8 @@ class OpRecorder:
             )
             if narrowing_cast or (dtypes & LOW_PRECISION and name != "aten::_to_copy"):
                 self.low_precision[name] += 1
+            if self.working_dtype == torch.float32 and dtypes & FLOATING == {"double"}:
+                self.widened[name] += 1
 
     # The hook runs for every Python and C call during the candidate's call: keep it cheap.
     def _hook(self, frame: FrameType, event: str, arg: Any) -> None:
