@@ -43,6 +43,7 @@ EXPECTED_CHECKS: dict[str, tuple[str, ...]] = {
     "31b_blind_matmul_thread.py": ("op-audit-contradiction",),
     "32_einsum_matmul.py": ("passthrough",),
     "33_numba_threads.py": ("cpu-time",),
+    "33b_helper_behind_the_sampler.py": ("cpu-time",),
     "34_work_while_unwatched.py": (),
     "39_nan_to_number.py": ("correctness",),
     "39b_powers_of_two_tiles.py": ("correctness",),
@@ -132,6 +133,9 @@ EITHER: dict[str, set[Verdict]] = {
 #: CPU its helper ran beside the calls is charged to them: ``cpu-time`` info).
 LOAD_ABSTAINS: dict[str, str] = {
     "33_numba_threads.py": "33_numba_threads.py",
+    # 33 again, with two dozen parked decoy threads to make the stack sampler's CPU (the
+    # pause the cpu-time rule may not credit) cover its second core: inconclusive, reward 0.
+    "33b_helper_behind_the_sampler.py": "33_numba_threads.py",
     "36b_spin_while_reference_timed.py": "36b_spin_while_reference_timed.py",
     # The same softmax, half of it on a helper thread: the same honest twin.
     "36_finish_between_requests.py": "36b_spin_while_reference_timed.py",
