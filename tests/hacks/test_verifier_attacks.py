@@ -43,7 +43,8 @@ EXPECTED_CHECKS: dict[str, tuple[str, ...]] = {
     "31b_blind_matmul_thread.py": ("op-audit-contradiction",),
     "32_einsum_matmul.py": ("passthrough",),
     "33_numba_threads.py": ("cpu-time",),
-    "33b_helper_behind_the_sampler.py": ("cpu-time",),
+    # `untimed-work` when numba's pool threads are still spinning as its outputs are fetched.
+    "33b_helper_behind_the_sampler.py": ("cpu-time|untimed-work",),
     "34_work_while_unwatched.py": (),
     "39_nan_to_number.py": ("correctness",),
     "39b_powers_of_two_tiles.py": ("correctness",),

@@ -9,7 +9,8 @@ the calls nothing), while numba's ``prange`` runs the softmax on every core, as 
 does. (Starting the decoys in each call instead made its calls 90 times slower than torch's.)
 
 What catches it: on an idle machine two cores busy at one allowed thread show on any reading
-(``cpu-time``, ``suspect``). Where the sampler's CPU is large enough to cover the second
+(``cpu-time``, ``suspect``); numba's pool threads, still spinning after the call, can instead
+be seen working while its outputs are fetched (``untimed-work``, ``suspect``). Where the sampler's CPU is large enough to cover the second
 core, the rule says ``timing-inconclusive`` and the speedup is not comparable: reward 0, no
 more than its honest twin (``twins/33_numba_threads.py``) would earn.
 """
