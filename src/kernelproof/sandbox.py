@@ -441,6 +441,14 @@ def restrict_filesystem(plan: SandboxPlan, state: SandboxState) -> None:
             if plan.cuda:
                 for path in _cuda_nodes():
                     _allow(ruleset, path, (FS_READ_FILE | FS_WRITE_FILE | FS_IOCTL_DEV) & handled)
+                # cuInit names the threads it starts by writing /proc/<pid>/task/<tid>/comm,
+                # and answers error 304 when it cannot (seen on an H200: CUDA failed under
+                # Landlock alone and started once writes were allowed). Only this process's
+                # own task folder, resolved now, in the process that will start them: its own
+                # threads' attributes, nothing of any other process.
+                _allow(
+                    ruleset, f"/proc/{os.getpid()}/task", (FS_WRITE_FILE | FS_TRUNCATE) & handled
+                )
             for path in [plan.scratch, *plan.writable, "/dev/shm"]:
                 _allow(ruleset, path, write)
             _check(_LIBC.prctl(38, 1, 0, 0, 0), "no_new_privs")  # PR_SET_NO_NEW_PRIVS

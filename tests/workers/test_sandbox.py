@@ -226,3 +226,49 @@ def test_exit_status_and_signals_reach_the_controller_unchanged(plan):
 
 if sys.platform != "linux":  # pragma: no cover
     pytestmark = pytest.mark.skip(reason="the sandbox is Linux's")
+
+
+def _name_a_new_thread() -> str:
+    """What cuInit does for each thread it starts (glibc's pthread_setname_np for another
+    thread): write its name to /proc/self/task/<tid>/comm."""
+    import threading
+
+    started, stop = threading.Event(), threading.Event()
+    tids: list[int] = []
+
+    def run() -> None:
+        tids.append(threading.get_native_id())
+        started.set()
+        stop.wait(5)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    started.wait(5)
+    try:
+        with open(f"/proc/self/task/{tids[0]}/comm", "w") as handle:
+            handle.write("cuda-worker")
+        with open(f"/proc/self/task/{tids[0]}/comm") as handle:
+            return handle.read().strip()
+    finally:
+        stop.set()
+        thread.join()
+
+
+def test_a_cuda_worker_may_name_its_own_threads_and_nothing_beyond(plan):
+    """CUDA refused to start under Landlock on an H200 (error 304) because it could not name
+    its threads. A CUDA plan may write its own task folder, and still not its parent's files
+    in /proc nor anything else a plain plan refuses."""
+    plain = _probe(plan, {"name thread": _name_a_new_thread})
+    assert "PermissionError" in plain["name thread"].get("error", ""), plain
+    plan.cuda = True
+    results = _probe(
+        plan,
+        {
+            "name thread": _name_a_new_thread,
+            "parent's comm": _write("/proc/1/comm"),
+            "etc": _write("/etc/kernelproof-probe"),
+        },
+    )
+    assert results["name thread"] == {"ok": "'cuda-worker'"}, results
+    assert "error" in results["parent's comm"], results
+    assert "error" in results["etc"], results
