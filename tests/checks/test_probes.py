@@ -12,6 +12,7 @@ from kernelproof.checks.probes import (
     MAX_STABILITY_DELAY_S,
     CallableSnapshot,
     CallProbe,
+    free_block_requests,
 )
 
 
@@ -55,3 +56,56 @@ def test_a_deferred_wait_is_capped_but_still_sees_a_late_write():
     writer.join()
     checks = {item["check"] for item in found + settling.settle()}
     assert "output-unstable" in checks
+
+
+def test_poisoning_takes_every_free_cached_block_one_by_one() -> None:
+    """On CUDA a single allocation of all that is cached gets a segment of its own and leaves
+    the free blocks an output reuses unpoisoned (seen on an H200: 0% NaN). Each free block must
+    be requested at its own size; small-pool blocks in pieces the small pool serves."""
+    mib = 1 << 20
+    snapshot = [
+        {
+            "device": 0,
+            "segment_type": "large",
+            "blocks": [
+                {"size": 4 * mib, "state": "inactive"},
+                {"size": 6 * mib, "state": "active_allocated"},
+                {"size": 3 * mib + 512, "state": "inactive"},
+            ],
+        },
+        {
+            "device": 0,
+            "segment_type": "small",
+            "blocks": [
+                {"size": 2 * mib, "state": "inactive"},
+                {"size": 512, "state": "inactive"},
+            ],
+        },
+        {"device": 1, "segment_type": "large", "blocks": [{"size": 8 * mib, "state": "inactive"}]},
+    ]
+    assert free_block_requests(snapshot, 0) == [4 * mib, 3 * mib + 512, mib, mib, 512]
+    assert free_block_requests(snapshot, 1) == [8 * mib]
+    assert free_block_requests([], 0) == []
+
+
+def test_the_harness_makes_torchs_lazy_rewrapping_part_of_the_tamper_baseline() -> None:
+    """Importing torch._dynamo replaces torch.manual_seed. On an H200 torch imported it lazily
+    after the worker's tamper snapshot, and every honest CUDA candidate read as tampering. The
+    harness imports it itself (with or without the forkserver's warm-up), so a snapshot taken
+    once the harness is loaded stays unchanged when torch imports it later."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import torch\n"
+        "original = torch.manual_seed\n"
+        "import kernelproof.harness.worker\n"
+        "from kernelproof.checks.probes import CallableSnapshot\n"
+        "snapshot = CallableSnapshot.take()\n"
+        "import torch._dynamo, torch._inductor.config\n"
+        "print(torch.manual_seed is not original, snapshot.changed())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.strip() == "True []", done.stdout + done.stderr

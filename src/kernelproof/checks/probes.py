@@ -374,8 +374,9 @@ def _live_threads() -> set[str]:
 def poison_memory(inputs: list[Any]) -> None:
     """Fill and free memory so that reused allocations hold NaN.
 
-    On CUDA this poisons the caching allocator's free blocks: allocate most of what is cached,
-    fill with NaN, free. On the CPU, glibc hands large allocations back to the OS (which zeroes
+    On CUDA this poisons the caching allocator's free blocks, each one: a single allocation of
+    all that is cached would get a fresh segment of its own (free blocks of separate segments
+    never merge) and leave every block an output can reuse as it was. On the CPU, glibc hands large allocations back to the OS (which zeroes
     them), so poisoning matters only for small ones; a modest buffer covers those.
     """
     device = next(
@@ -383,12 +384,40 @@ def poison_memory(inputs: list[Any]) -> None:
         None,
     )
     if device is not None:
-        free_cached = torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
-        if free_cached > 0:
-            block = torch.empty(free_cached // 4, dtype=torch.float32, device=device)
-            block.fill_(float("nan"))
-            del block
+        held = [
+            torch.empty(size // 4, dtype=torch.float32, device=device).fill_(float("nan"))
+            for size in free_block_requests(torch.cuda.memory_snapshot(), device.index or 0)
+        ]
+        del held
         return
     small = torch.empty(POISON_BYTES // 4 // 64, dtype=torch.float32)
     small.fill_(float("nan"))
     del small
+
+
+#: The caching allocator serves requests of up to 1 MiB from its small pool (2 MiB segments);
+#: a free block there is taken by requests of at most this size.
+SMALL_POOL_REQUEST = 1 << 20
+
+
+def free_block_requests(snapshot: list[dict[str, Any]], device: int) -> list[int]:
+    """Request sizes that, held together, take every free block of ``device``'s caching
+    allocator (``torch.cuda.memory_snapshot()``). Largest first: the allocator fits each
+    request into the smallest free block that holds it, so an exact size takes its own block.
+    A small-pool block is taken in pieces of at most :data:`SMALL_POOL_REQUEST` (a larger
+    request would go to the large pool and miss it)."""
+    sizes: list[int] = []
+    for segment in snapshot:
+        if segment.get("device") != device:
+            continue
+        small = segment.get("segment_type") == "small"
+        for block in segment.get("blocks", []):
+            if block.get("state") != "inactive":
+                continue
+            size = int(block["size"])
+            while small and size > SMALL_POOL_REQUEST:
+                sizes.append(SMALL_POOL_REQUEST)
+                size -= SMALL_POOL_REQUEST
+            if size >= 4:
+                sizes.append(size - size % 4)
+    return sorted(sizes, reverse=True)

@@ -23,6 +23,12 @@ from typing import Any
 
 import torch
 
+# Importing torch._dynamo replaces torch.manual_seed with a wrapper (torch/_dynamo/__init__.py).
+# Where torch imported it lazily after the tamper snapshot (on CUDA, on an H200), every honest
+# candidate read as having replaced torch.manual_seed. Imported with the harness, before any
+# snapshot, the wrapper is part of the baseline.
+import torch._dynamo  # noqa: F401
+
 from kernelproof.checks.forward_error import forward_bounds
 from kernelproof.checks.op_recorder import OpRecorder
 from kernelproof.checks.oracle import oracle_model
