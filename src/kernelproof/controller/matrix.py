@@ -21,6 +21,7 @@ from kernelproof.checks.observations import findings_from_observations
 from kernelproof.checks.op_policy import CallOps
 from kernelproof.checks.oracle import ORACLE_FALLBACK_EPS, fallback_own_error
 from kernelproof.checks.tolerance import Comparison, OwnError, TolerancePolicy, compare_output
+from kernelproof.protocol.messages import head_and_tail
 from kernelproof.protocol.requests import PrepareReply, RunReply, RunRequest, SettleRequest
 from kernelproof.schema import (
     CorrectnessTest,
@@ -756,6 +757,6 @@ def broken_finding(check: FindingCheck, what: str, response: Response) -> Findin
         check=check,
         severity=Severity.FAIL,
         forces=Verdict.BROKEN,
-        message=f"{what}: {response.failure}"[:1200],
+        message=head_and_tail(f"{what}: {response.failure}", 1200),
         evidence=evidence,
     )

@@ -35,7 +35,9 @@ class CapturedError(BaseModel):
     @classmethod
     def from_exception(cls, exc: BaseException, *, limit: int = 4000) -> CapturedError:
         text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        return cls(type=type(exc).__name__, message=str(exc)[:limit], traceback=text[-limit:])
+        return cls(
+            type=type(exc).__name__, message=head_and_tail(str(exc), limit), traceback=text[-limit:]
+        )
 
     @property
     def is_out_of_memory(self) -> bool:
@@ -57,3 +59,13 @@ class WorkerReply(BaseModel):
     data: dict[str, Any] = Field(default_factory=dict)
     observations: list[dict[str, Any]] = Field(default_factory=list)
     """Probe results from the worker (checked further by the controller)."""
+
+
+def head_and_tail(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters, keeping its start and its end: a build error
+    opens with the compiler's long command line and ends with what went wrong."""
+    if len(text) <= limit:
+        return text
+    marker = " [...] "
+    head = (limit - len(marker)) // 3
+    return text[:head] + marker + text[len(text) - (limit - len(marker) - head) :]
