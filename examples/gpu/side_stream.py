@@ -22,6 +22,8 @@ class ModelNew(nn.Module):
         out = torch.empty_like(x)
         _side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(_side):
-            for _ in range(20):  # make the late work long enough to be seen landing
-                out.copy_(torch.softmax(x, -1))
+            # The answer lands late: on an H200 twenty back-to-back copies of it (this
+            # example's first form) had written the final values before forward returned.
+            torch.cuda._sleep(2_000_000)  # about a millisecond of GPU cycles
+            out.copy_(torch.softmax(x, -1))
         return out

@@ -3,7 +3,9 @@
 """Honest CUDA softmax through ``load_inline``: one block per row, shared-memory reductions.
 
 Used by ``scripts/gpu_selfcheck.py`` (needs a CUDA GPU and nvcc). Any row length works: each
-thread strides over the row; the max and the sum are reduced in shared memory.
+thread strides over the row; the max and the sum are reduced in shared memory. Its headers are
+named one by one: with torch 2.11, ``torch/extension.h`` alone no longer declares
+``C10_CUDA_KERNEL_LAUNCH_CHECK`` (the build failed on an H200).
 """
 
 import torch
@@ -12,6 +14,8 @@ from torch.utils.cpp_extension import load_inline
 
 _CUDA = r"""
 #include <torch/extension.h>
+#include <c10/cuda/CUDAStream.h>
+#include <c10/cuda/CUDAException.h>
 #include <cuda_runtime.h>
 
 __global__ void softmax_rows(const float* x, float* out, int n_cols) {
@@ -48,7 +52,10 @@ torch::Tensor softmax_lastdim(torch::Tensor x) {
     int n_rows = n_cols ? input.numel() / n_cols : 0;
     if (n_rows == 0 || n_cols == 0) return out;
     const int threads = 256;
-    softmax_rows<<<n_rows, threads, threads * sizeof(float)>>>(
+    // On the caller's current stream, as every torch op: the default stream would not be
+    // ordered after work the caller queued on another one.
+    auto stream = c10::cuda::getCurrentCUDAStream();
+    softmax_rows<<<n_rows, threads, threads * sizeof(float), stream>>>(
         input.data_ptr<float>(), out.data_ptr<float>(), n_cols);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     return out;
