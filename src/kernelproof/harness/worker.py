@@ -27,7 +27,7 @@ import torch
 # Where torch imported it lazily after the tamper snapshot (on CUDA, on an H200), every honest
 # candidate read as having replaced torch.manual_seed. Imported with the harness, before any
 # snapshot, the wrapper is part of the baseline.
-import torch._dynamo  # noqa: F401
+import torch._dynamo
 
 from kernelproof.checks.forward_error import forward_bounds
 from kernelproof.checks.op_recorder import OpRecorder
