@@ -376,8 +376,9 @@ def poison_memory(inputs: list[Any]) -> None:
 
     On CUDA this poisons the caching allocator's free blocks, each one: a single allocation of
     all that is cached would get a fresh segment of its own (free blocks of separate segments
-    never merge) and leave every block an output can reuse as it was. On the CPU, glibc hands large allocations back to the OS (which zeroes
-    them), so poisoning matters only for small ones; a modest buffer covers those.
+    never merge) and leave every block an output can reuse as it was. On the CPU, glibc hands
+    large allocations back to the OS (which zeroes them), so poisoning matters only for small
+    ones; a modest buffer covers those.
     """
     device = next(
         (x.device for x in inputs if isinstance(x, torch.Tensor) and x.device.type == "cuda"),
