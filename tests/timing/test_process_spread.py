@@ -114,35 +114,50 @@ def test_a_record_of_the_older_format_is_measured_again(tmp_path, monkeypatch):
     assert load_spread("test", 1) is None
 
 
-def test_a_spread_measured_on_a_loaded_machine_is_used_but_not_cached(tmp_path, monkeypatch):
+def test_a_noisy_spread_is_kept_half_an_hour_and_a_quiet_one_for_good(tmp_path, monkeypatch):
+    """Each verification measuring its own noisy spread cost it ~35 s (every measurement on
+    the 2-core machine was noisy, quiet or not); kept for good, a noisy one would widen every
+    later interval. Every process on the machine reuses it until it is half an hour old."""
     from kernelproof.config import resolve_settings
     from kernelproof.controller import spread_measurement
 
     monkeypatch.setenv("KERNELPROOF_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(spread_measurement, "UNCACHED", {})
-    measured: list[int] = []
+    readings = iter([0.27, 0.25, 0.03])
+    measured: list[float] = []
 
     def measure(settings, fingerprint, threads):
-        measured.append(1)
+        spread = next(readings)
+        measured.append(spread)
         return ProcessSpread(
             fingerprint=fingerprint,
             threads=threads,
             pairs=5,
-            spread=0.27,
-            probes={"large": ProbeSpread(call_s=2e-3, spread=0.27)},
+            spread=spread,
+            probes={"large": ProbeSpread(call_s=2e-3, spread=spread)},
         )
 
     monkeypatch.setattr(spread_measurement, "measure_spread", measure)
-    record, source = spread_measurement.spread_for(resolve_settings(), 1)
-    assert record is not None and record.spread == 0.27
-    assert "not cached" in source
-    assert not list(tmp_path.glob("process-spread-*.json"))
-    # The same process does not measure again; it keeps using what it measured.
-    assert spread_measurement.spread_for(resolve_settings(), 1)[0] == record
-    assert len(measured) == 1
+    settings = resolve_settings()
+    start = 1_000_000.0
+    record, source = spread_measurement.spread_for(settings, 1, now=start)
+    assert record is not None and record.spread == 0.27 and "noisy" in source
+    assert len(list(tmp_path.glob("process-spread-*.json"))) == 1
+    # Read back from the file, as another process would: reused, not measured again.
+    for later in (start + 1, start + 1799):
+        again, source = spread_measurement.spread_for(settings, 1, now=later)
+        assert again is not None and again.spread == 0.27 and "30 min" in source
+    assert measured == [0.27]
+    # Half an hour old: measured again (noisy again, kept again from then).
+    assert spread_measurement.spread_for(settings, 1, now=start + 1801)[0].spread == 0.25
+    assert spread_measurement.spread_for(settings, 1, now=start + 1900)[0].spread == 0.25
+    # A clock set back does not keep a noisy record alive; the quiet reading is kept for good.
+    record, source = spread_measurement.spread_for(settings, 1, now=start)
+    assert record is not None and record.spread == 0.03 and source == "measured"
+    assert spread_measurement.spread_for(settings, 1, now=start + 10**6)[1] == "measured"
+    assert measured == [0.27, 0.25, 0.03]
 
 
-def test_pairs_too_noisy_to_see_a_bias_are_not_cached_either():
+def test_pairs_too_noisy_to_see_a_bias_are_noisy_too():
     from kernelproof.controller.spread_measurement import noisy
 
     quiet = ProcessSpread(

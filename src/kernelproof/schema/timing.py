@@ -145,9 +145,9 @@ class Timing(BaseModel):
     no number of rounds removes."""
 
     process_spread_source: str = ""
-    """``measured`` (this machine's cached measurement), ``measured on a loaded machine (not
-    cached)`` (a spread above 10%, used for this process only) or ``fallback`` (a fixed few
-    percent)."""
+    """``measured`` (this machine's cached measurement), ``measured with noisy pairs ...`` (a
+    spread above 10% or wide intervals within pairs: kept 30 minutes, then measured again) or
+    ``fallback`` (a fixed few percent)."""
 
     reruns: int = 0
     """Times the timing phase was restarted with fresh workers after a worker died."""

@@ -70,6 +70,10 @@ class ProcessSpread(BaseModel):
     log_speedups: dict[str, list[float]] = Field(default_factory=dict)
     """ln(speedup) of identical code in each pair, per probe task: the raw measurements."""
 
+    measured_at: float | None = None
+    """When it was measured (Unix time): a noisy measurement is kept only for a while (see
+    :mod:`kernelproof.controller.spread_measurement`)."""
+
     def at(self, call_s: float | None) -> float:
         """The spread for a call of ``call_s`` seconds: interpolated on log call time between
         the probes, clamped at the ends, after making it non-increasing with call time (a
