@@ -343,3 +343,21 @@ def test_a_sampler_that_never_started_is_not_waited_for() -> None:
     started = time.monotonic()
     assert not sampler.wait_ready(timeout_s=5)
     assert time.monotonic() - started < 1
+
+
+def test_a_sampler_left_stopped_is_resumed_to_take_its_interrupt(tmp_path) -> None:
+    """A sampler's process group found stopped at the end of its window (a worker's freezer
+    stops the samplers it watches) held its verification 15 s, until the stop timeout."""
+    fake = tmp_path / "py-spy"
+    fake.write_text("#!/bin/sh\ntrap 'exit 0' INT\nwhile true; do sleep 0.05; done\n")
+    fake.chmod(0o755)
+    sampler = StackSampler(py_spy=str(fake), native=False)
+    sampler.start(os.getpid())
+    group = sampler.process_group
+    assert group is not None
+    time.sleep(0.3)  # the trap is set
+    os.killpg(group, signal.SIGSTOP)
+    started = time.monotonic()
+    profile = sampler.stop()
+    assert time.monotonic() - started < 5, profile
+    assert not profile.available

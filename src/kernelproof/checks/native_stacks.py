@@ -323,6 +323,18 @@ def _library_paths(pid: int) -> dict[str, str]:
     return paths
 
 
+def _resume(proc: subprocess.Popen[bytes]) -> None:
+    """SIGCONT to the sampler's process group: stopped, it could neither take its SIGINT nor
+    exit. A worker's freezer stops the samplers it watches with the worker; one found stopped
+    at the end of its window (nsenter, whose py-spy had exited, waiting to be reaped) held a
+    verification 15 s, until ``STOP_TIMEOUT_S`` killed it, about once in 15 session
+    verifications of the softmax example."""
+    try:
+        os.killpg(proc.pid, signal.SIGCONT)
+    except OSError:
+        pass
+
+
 def _handles_sigint(pid: int) -> bool:
     """Whether process ``pid`` has a handler installed for SIGINT (``SigCgt``)."""
     try:
@@ -520,6 +532,7 @@ class StackSampler:
                 _namespace_tids(self._pid),
             )
             if self._proc.poll() is None:
+                _resume(self._proc)
                 try:  # the whole session: nsenter's child is the py-spy that writes the output
                     os.killpg(self._proc.pid, signal.SIGINT)
                 except OSError:
@@ -551,6 +564,7 @@ class StackSampler:
         self._proc = None
         paths, ticks_after, inner_tids = self._interrupted
         if proc.poll() is None:
+            _resume(proc)
             try:
                 proc.wait(timeout=STOP_TIMEOUT_S)
             except subprocess.TimeoutExpired:
