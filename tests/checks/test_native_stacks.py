@@ -271,6 +271,80 @@ def test_a_checked_window_starved_of_kernel_samples_accuses_nothing() -> None:
     assert gemm is not None and gemm.checked_share is None and not gemm.only_while_timed
 
 
+class _SignalFreezer:
+    """The freezer's part that samplers meet: SIGSTOP and SIGCONT to the worker and to the
+    process groups it watches."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.frozen, self.companions = pid, False, set()
+
+    def freeze(self) -> None:
+        for group in self.companions:
+            os.killpg(group, signal.SIGSTOP)
+        os.kill(self.pid, signal.SIGSTOP)
+        self.frozen = True
+
+    def thaw(self) -> None:
+        os.kill(self.pid, signal.SIGCONT)
+        for group in self.companions:
+            os.killpg(group, signal.SIGCONT)
+        self.frozen = False
+
+    def watch(self, group: int) -> None:
+        self.companions.add(group)
+        if self.frozen:
+            os.killpg(group, signal.SIGSTOP)
+
+    def unwatch(self, group: int) -> None:
+        self.companions.discard(group)
+        os.killpg(group, signal.SIGCONT)
+
+
+@pytest.mark.slow
+def test_a_sampler_started_on_a_frozen_worker_samples_its_short_requests() -> None:
+    """A worker is stopped between requests and its sampler with it. py-spy cannot attach to
+    a stopped process, so it could attach only during a softmax's few short checked calls:
+    under load it missed them all ("py-spy exited with -2", no samples), and 35c's timed
+    stacks had nothing to be compared with. It attaches first now; one 0.3 s request is
+    sampled, and the worker is stopped again once it has attached."""
+    from types import SimpleNamespace
+
+    from kernelproof.controller.native_audit import _freeze_with, _start_frozen_with
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WORKLOAD.format(seconds=30, op=MM)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        freezer = _SignalFreezer(proc.pid)
+        worker = SimpleNamespace(freezer=freezer, tree=SimpleNamespace(server=lambda: proc.pid))
+        freezer.freeze()  # between requests
+        sampler = StackSampler()
+        _start_frozen_with([(sampler, worker)])  # type: ignore[list-item]  # a stand-in worker
+        assert freezer.frozen and sampler.process_group in freezer.companions
+        time.sleep(0.5)
+        freezer.thaw()  # one short request
+        time.sleep(0.3)
+        freezer.freeze()
+        _freeze_with(sampler, worker, False)  # type: ignore[arg-type]
+        profile = sampler.stop()
+    finally:
+        proc.kill()
+        proc.wait()
+    assert profile.available, profile.reason
+    assert profile.samples >= 5, profile
+
+
+def test_a_sampler_that_never_started_is_not_waited_for() -> None:
+    sampler = StackSampler(py_spy="/nonexistent/py-spy")
+    sampler.start(os.getpid())
+    started = time.monotonic()
+    assert not sampler.wait_ready(timeout_s=5)
+    assert time.monotonic() - started < 1
+
+
 def test_a_sampler_left_stopped_is_resumed_to_take_its_interrupt(tmp_path) -> None:
     """A sampler's process group found stopped at the end of its window (a worker's freezer
     stops the samplers it watches) held its verification 15 s, until the stop timeout."""

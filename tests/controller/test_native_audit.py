@@ -96,6 +96,9 @@ class _Sampler:
     process_group = None
 
     def start(self, pid: int) -> None: ...
+    def wait_ready(self) -> bool:
+        return True
+
     def interrupt(self) -> None: ...
 
 
@@ -209,11 +212,22 @@ def test_any_op_s_kernel_passed_through_is_suspect_unless_the_records_name_the_r
 
 
 class _Freezer:
-    def __init__(self) -> None:
+    def __init__(self, frozen: bool = False) -> None:
         self.watched: set[int] = set()
+        self.frozen = frozen
+        self.events: list[str] = []
+
+    def freeze(self) -> None:
+        self.frozen = True
+        self.events.append("freeze")
+
+    def thaw(self) -> None:
+        self.frozen = False
+        self.events.append("thaw")
 
     def watch(self, group: int) -> None:
         self.watched.add(group)
+        self.events.append("watch")
 
     def unwatch(self, group: int) -> None:
         self.watched.discard(group)
@@ -242,3 +256,25 @@ def test_the_timed_sampler_is_frozen_with_the_candidate():
     assert worker.freezer.watched == set()
     stacks.finish()
     assert worker.freezer.watched == set()
+
+
+def test_a_frozen_worker_is_resumed_while_its_sampler_attaches_and_frozen_again():
+    """py-spy cannot attach to a stopped process: started on a frozen worker and frozen with
+    it, it attached only during the worker's short requests, and under load it missed them
+    all. The worker is resumed while it attaches, and stopped again with it."""
+    attached: list[bool] = []
+
+    class _Attaching(_GroupSampler):
+        def wait_ready(self) -> bool:
+            attached.append(not worker.freezer.frozen)
+            return True
+
+    worker = _LiveWorker()
+    worker.tree = _SchedTree(0.1, 0.0)
+    worker.freezer = _Freezer(frozen=True)
+    stacks = TimedStacks(NativeAudit(None, None), None, None)
+    stacks.samplers = {"candidate": (_Attaching(), worker)}
+    stacks.start()
+    assert attached == [True]  # the worker ran while its sampler attached
+    assert worker.freezer.events == ["thaw", "watch", "freeze"]
+    assert worker.freezer.frozen and worker.freezer.watched == {4242}

@@ -10,6 +10,7 @@ uses, with no code of its own, passed the work through (``native-stacks``, ``sus
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import asdict
 from typing import Any
 
@@ -79,12 +80,7 @@ class NativeAudit:
     _schedstat_started: tuple[float, float] | None = None
 
     def start(self) -> None:
-        for sampler, worker in self.samplers.values():
-            assert worker.tree is not None
-            sampler.start(worker.tree.server())
-            # Frozen with the candidate: a sampler attaching to stopped threads would wake
-            # them in the kernel, and a stopped process has no stacks worth sampling.
-            _freeze_with(sampler, worker, True)
+        _start_frozen_with(self.samplers.values())
         self._schedstat_started = self._reference_schedstat()
         self.running = True
 
@@ -182,6 +178,39 @@ class NativeAudit:
         ]
 
 
+def _start_frozen_with(samplers: Iterable[tuple[StackSampler, WorkerProcess]]) -> None:
+    """Start each sampler on its worker, let it attach, then have it frozen with the worker.
+
+    Frozen with the worker: attaching to its stopped threads between requests would charge
+    them kernel time, which the freezer reads as work done while frozen (an honest softmax
+    was accused so), and a stopped process has no stacks worth sampling. But py-spy cannot
+    attach to a stopped process at all ("Failed to suspend process"), so a sampler started
+    on a frozen worker and frozen with it could attach only during the worker's requests: a
+    softmax's checked calls, a few milliseconds each, ended before it had, under load (no
+    samples, "py-spy exited with -2"), and attack 35c's timed stacks had nothing to be
+    compared with. So the idle workers are resumed while their samplers attach (0.17 s on
+    the quiet 2-core machine, at most ``READY_TIMEOUT_S``), then frozen again with them.
+    The freezer checks each worker stayed frozen until then, as before any request."""
+    samplers = list(samplers)
+    resumed = []
+    for _, worker in samplers:
+        freezer = getattr(worker, "freezer", None)
+        if freezer is not None and freezer.frozen:
+            freezer.thaw()
+            resumed.append(freezer)
+    try:
+        for sampler, worker in samplers:
+            assert worker.tree is not None
+            sampler.start(worker.tree.server())
+        for sampler, _ in samplers:
+            sampler.wait_ready()
+    finally:
+        for sampler, worker in samplers:
+            _freeze_with(sampler, worker, True)
+        for freezer in resumed:
+            freezer.freeze()
+
+
 def _freeze_with(sampler: StackSampler, worker: WorkerProcess, frozen: bool) -> None:
     """Have the worker's freezer stop (or no longer stop) the sampler's process group."""
     freezer = getattr(worker, "freezer", None)
@@ -264,13 +293,7 @@ class TimedStacks:
         if self.started:
             return
         self.started = True
-        for sampler, worker in self.samplers.values():
-            assert worker.tree is not None
-            sampler.start(worker.tree.server())
-            # Frozen with the candidate, as the matrix's samplers are: attaching to its
-            # stopped threads between batches would charge them kernel time, which the
-            # freezer reads as work done while frozen (an honest softmax was accused so).
-            _freeze_with(sampler, worker, True)
+        _start_frozen_with(self.samplers.values())
 
     def interrupt(self) -> None:
         for sampler, worker in self.samplers.values():
