@@ -18,7 +18,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 #: Elements per program. A power of two, as tl.arange requires; sizes need not be multiples of it.
-_BLOCK = 128
+_BLOCK = 1024
 
 
 @triton.jit
