@@ -144,3 +144,81 @@ def test_a_watching_process_groups_busy_time_is_counted_and_a_frozen_one_adds_no
     finally:
         watcher.kill()
         watcher.wait()
+
+
+def _tree_cpu_s(freezer: Freezer) -> float:
+    return sum(process_cpu_s(pid) or 0.0 for pid in freezer._members)
+
+
+def test_an_unwatched_request_keeps_the_sampler_stopped_while_the_tree_runs(spinner):
+    """A fetch runs none of the candidate's code: its sampler stays stopped (each sample's
+    pause costs every idle thread kernel time, which reads as work done while fetched)."""
+    watcher = subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+    try:
+        freezer = Freezer(ProcessTree(spinner.pid), group=spinner.pid)
+        freezer.watch(watcher.pid)
+        freezer.freeze()
+        freezer.thaw(watched=False)
+        before = _tree_cpu_s(freezer)
+        time.sleep(0.2)
+        assert set(thread_states(watcher.pid)) == {"T"}, "held while the tree answers"
+        assert _tree_cpu_s(freezer) > before + 0.01, "the tree runs"
+        freezer.freeze()
+        freezer.thaw()
+        time.sleep(0.05)
+        assert "T" not in thread_states(watcher.pid), "a watched request resumes it"
+    finally:
+        watcher.kill()
+        watcher.wait()
+
+
+#: A companion stopped in the middle of a sample: it has attached the tree's main thread
+#: (ptrace, as py-spy does per sample) and holds it stopped; resumed, it detaches.
+MID_SAMPLE = """
+import ctypes, os, signal, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+PTRACE_SEIZE, PTRACE_INTERRUPT, PTRACE_DETACH = 0x4206, 0x4207, 17
+pid = int(sys.argv[1])
+if libc.ptrace(PTRACE_SEIZE, pid, None, None) != 0:
+    sys.exit(f"ptrace refused: errno {ctypes.get_errno()}")
+libc.ptrace(PTRACE_INTERRUPT, pid, None, None)
+os.waitpid(pid, 0x40000000)  # __WALL: the tracee's stop
+print("attached", flush=True)
+os.kill(os.getpid(), signal.SIGSTOP)  # the freeze lands here
+libc.ptrace(PTRACE_DETACH, pid, None, None)
+time.sleep(60)
+"""
+
+
+def test_a_sampler_stopped_mid_sample_lets_go_before_an_unwatched_request(spinner):
+    """A sampler frozen while it held the tree's threads would keep them stopped through the
+    fetch (the worker could not answer): it is let run until it has let go, then stopped."""
+    companion = subprocess.Popen(
+        [sys.executable, "-c", MID_SAMPLE, str(spinner.pid)],
+        stdout=subprocess.PIPE,
+        start_new_session=True,
+        text=True,
+    )
+    try:
+        assert companion.stdout.readline().strip() == "attached"
+        freezer = Freezer(ProcessTree(spinner.pid), group=spinner.pid)
+        freezer.watch(companion.pid)
+        freezer.freeze()
+        assert _traced(spinner.pid), "the companion holds the tree's main thread"
+        freezer.thaw(watched=False)
+        assert not _traced(spinner.pid), "it let go before the tree was resumed"
+        assert set(thread_states(companion.pid)) == {"T"}, "and it stays stopped"
+        before = _tree_cpu_s(freezer)
+        time.sleep(0.2)
+        assert _tree_cpu_s(freezer) > before + 0.01, "the tree runs"
+        assert not freezer.ledger.ran
+    finally:
+        companion.kill()
+        companion.wait()
+
+
+def _traced(pid: int) -> bool:
+    from kernelproof.workers.freezer import _traced_threads
+
+    return _traced_threads(pid) > 0

@@ -44,6 +44,10 @@ class Request(BaseModel, Generic[ReplyT]):
     phase: Phase = Phase.CALL
     """Where in the worker's life the request belongs; the reply's phase (and a failure's)."""
 
+    watched: ClassVar[bool] = True
+    """Whether the controller's stack samplers run while the worker answers (see
+    ``Freezer.thaw``)."""
+
     def header(self) -> dict[str, Any]:
         """The JSON header sent on the wire."""
         return self.model_dump(mode="json")
@@ -167,6 +171,10 @@ class FetchRequest(Request["FetchReply"]):
     """Send the outputs of chosen calls of the last timed batch."""
 
     op: Literal["fetch"] = "fetch"
+
+    #: A fetch runs none of the candidate's code, and the CPU its threads take meanwhile is
+    #: judged as work done while fetched: samples would add their pauses' kernel time to it.
+    watched: ClassVar[bool] = False
 
     indices: list[int]
     """Positions, in the last batch, of the calls whose outputs to send."""

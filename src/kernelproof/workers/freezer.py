@@ -43,6 +43,12 @@ FROZEN_CPU_SHARE = 0.01
 #: that lands later).
 STOP_WAIT_S = 0.2
 
+#: Tries to have a companion stopped mid-sample let go of the tree (see
+#: ``Freezer._hold_companions``), and how long it runs on each time: a native sample of a
+#: worker takes a few milliseconds.
+HOLD_TRIES = 20
+HOLD_RELEASE_S = 0.003
+
 #: Rescans of the tree while freezing: a process forked between a scan and its parent's stop
 #: is found by the next scan; a stopped tree cannot fork, so the scans end once one finds
 #: nothing new.
@@ -153,8 +159,9 @@ class Freezer:
         self._since = time.monotonic()
         self.frozen = True
 
-    def thaw(self) -> FrozenInterval | None:
-        """Check the tree stayed frozen, record the interval, and resume every process."""
+    def thaw(self, watched: bool = True) -> FrozenInterval | None:
+        """Check the tree stayed frozen, record the interval, and resume every process; the
+        companions too unless ``watched`` is False (see :meth:`_hold_companions`)."""
         if not self.frozen:
             return None
         seconds = time.monotonic() - self._since
@@ -176,12 +183,39 @@ class Freezer:
             f"{self.stop_wait_s * 1e3:.0f} ms)",
         )
         self.ledger.record(interval)
+        held = not watched and self._hold_companions(members)
         for pid in sorted(members):
             self._signal(pid, signal.SIGCONT)
-        for group in self.companions:
-            _signal_group(group, signal.SIGCONT)
+        if not held:
+            for group in self.companions:
+                _signal_group(group, signal.SIGCONT)
         self.frozen = False
         return interval
+
+    def _hold_companions(self, members: list[int]) -> bool:
+        """Keep the companions stopped while the resumed tree answers a request that runs
+        none of the candidate's code (a fetch of its outputs): each sample pauses every thread
+        of the tree, and the kernel charges the pause to each thread, so idle threads would
+        show CPU time off the main thread that reads as work done while fetched (an honest
+        OpenMP kernel's two idle pool threads took 0.3-0.9 ms each per fetch on a loaded
+        machine). A companion stopped mid-sample still holds the threads it attached: before
+        the tree is resumed, it is let run on, a few milliseconds at a time, until no thread
+        of the tree has a tracer (the tree is still stopped, so that costs it no run time in
+        any window that is judged). False when it could not be done (then the companions are
+        resumed with the tree, as for a watched request)."""
+        if not self.companions:
+            return True
+        companions = [pid for g in sorted(self.companions) for pid in _group_members(g)]
+        for _ in range(HOLD_TRIES):
+            _wait_stopped(companions, STOP_WAIT_S)
+            if not any(_traced_threads(pid) for pid in members):
+                return True
+            for group in self.companions:
+                _signal_group(group, signal.SIGCONT)
+            time.sleep(HOLD_RELEASE_S)
+            for group in self.companions:
+                _signal_group(group, signal.SIGSTOP)
+        return False
 
     def watch(self, group: int) -> None:
         """Stop process group ``group`` (the controller's) whenever the tree is frozen."""
@@ -255,6 +289,25 @@ def thread_states(pid: int) -> list[str]:
         # The command name (in parentheses) may hold spaces and parentheses of its own.
         states.append(text[text.rfind(")") + 2 :][:1])
     return states
+
+
+def _traced_threads(pid: int) -> int:
+    """Threads of ``pid`` that a tracer (a stack sampler) is attached to."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0
+    traced = 0
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status") as handle:
+                for line in handle:
+                    if line.startswith("TracerPid:"):
+                        traced += line.split()[1] != "0"
+                        break
+        except (OSError, IndexError):
+            continue
+    return traced
 
 
 def _unstopped_threads(pid: int) -> int:

@@ -302,7 +302,7 @@ class WorkerProcess:
                 request.op, 0.0, timeout_s, Response(death=self.death), request.reply_model
             )
         assert self.conn is not None
-        self.thaw()
+        self.thaw(watched=request.watched)
         self.scheduler_at_reply = self.scheduler_at_freeze = None
         self.scheduler_at_send = scheduler_sample(self)
         self._sent_at = time.monotonic()
@@ -316,10 +316,11 @@ class WorkerProcess:
             request.op, time.monotonic() + timeout_s, timeout_s, reply_model=request.reply_model
         )
 
-    def thaw(self) -> None:
-        """Resume a frozen worker (checking from /proc that it stayed frozen)."""
+    def thaw(self, watched: bool = True) -> None:
+        """Resume a frozen worker (checking from /proc that it stayed frozen); its stack
+        samplers too, unless ``watched`` is False."""
         if self.freezer is not None and self.death is None:
-            self.freezer.thaw()
+            self.freezer.thaw(watched)
 
     def _freeze(self) -> None:
         """Stop the worker's tree now that its reply is read: it has nothing to do until the
