@@ -338,6 +338,13 @@ def test_the_replaced_modules_share_of_host_time_feeds_the_amdahl_table(e2e_repo
 @pytest.mark.slow
 def test_a_real_isolated_speedup_that_vanishes_in_the_host_is_explained(e2e_report) -> None:
     report = e2e_report(GATED_MLP / "host.py", f"act={GATED_MLP / 'gelu_flat.py'}", **TIMED)
+    interval = report.e2e.substitutions[0].isolated_speedup_ci
+    if interval is not None and interval[0] <= 1.5:
+        # A busy machine widens the intervals (0.82-2.48x in a CI run beside another
+        # verification): measured again, for longer, as a user would on a noisy machine.
+        report = e2e_report(
+            GATED_MLP / "host.py", f"act={GATED_MLP / 'gelu_flat.py'}", **{**TIMED, "budget_s": 8.0}
+        )
     substitution = report.e2e.substitutions[0]
     # In isolation: verified, and clearly faster.
     assert substitution.isolated_verdict is Verdict.VERIFIED

@@ -12,7 +12,7 @@ import pytest
 
 from kernelproof.controller.freeze_evidence import frozen_findings
 from kernelproof.schema import FindingCheck, Severity
-from kernelproof.workers.freezer import Freezer, thread_states
+from kernelproof.workers.freezer import DRAIN_LIMIT_S, Freezer, thread_states
 from kernelproof.workers.process_tree import ProcessTree, process_cpu_s
 
 #: A process that spins on two threads and forks a child that spins too.
@@ -222,3 +222,46 @@ def _traced(pid: int) -> bool:
     from kernelproof.workers.freezer import _traced_threads
 
     return _traced_threads(pid) > 0
+
+
+#: A sampler on py-spy's schedule: a 1 ms "sample" every 10 ms against the wall clock, and
+#: every sample missed while it was stopped taken back to back once it is resumed.
+CATCHING_UP = """
+import time
+desired = time.monotonic()
+while True:
+    desired += 0.01
+    now = time.monotonic()
+    if desired > now:
+        time.sleep(desired - now)
+    start = time.monotonic()
+    while time.monotonic() - start < 0.001:
+        pass
+"""
+
+
+def test_resumed_samplers_catch_up_before_the_request_not_during_it(spinner):
+    """Resumed after the tree's freeze, a sampler takes the samples it missed back to back:
+    the wait for it ends once it has caught up, so the request's calls are not paused by the
+    burst (it pulled timed speedups toward 1)."""
+    sampler = subprocess.Popen([sys.executable, "-c", CATCHING_UP], start_new_session=True)
+    try:
+        time.sleep(0.2)
+        freezer = Freezer(ProcessTree(spinner.pid), group=spinner.pid)
+        freezer.watch(sampler.pid)
+        freezer.freeze()
+        time.sleep(0.5)  # 50 samples missed: a 50 ms burst once resumed
+        freezer.thaw()
+        waited = freezer.drain_companions()
+        assert 0.02 < waited < DRAIN_LIMIT_S + 0.1, waited
+        start, since = freezer.companions_busy_s(), time.monotonic()
+        time.sleep(0.2)
+        after, elapsed = freezer.companions_busy_s() - start, time.monotonic() - since
+        # Caught up: a 1 ms sample per 10 ms (however long a loaded machine stretched the
+        # sleep), not a burst.
+        assert after < 0.2 * elapsed + 0.01, f"still catching up: {after:.3f} s in {elapsed:.3f} s"
+        freezer.freeze()
+        freezer.thaw()
+    finally:
+        sampler.kill()
+        sampler.wait()

@@ -234,7 +234,8 @@ def _summary(profile: NativeProfile) -> dict[str, Any]:
 #: Samples per second while the timing rounds run: the matrix's rate. Most of a timed window
 #: is the harness's (cache flushes, input changes, round trips), so fewer left too few samples
 #: inside the calls; every sample pauses the sampled worker, and both workers are sampled, so
-#: the pauses fall on both sides of the comparison.
+#: the pauses fall on both sides of the comparison (the samples missed while a worker was
+#: frozen are taken before its next request, see ``Freezer.drain_companions``).
 TIMED_RATE_HZ = 100
 
 

@@ -19,7 +19,7 @@ import types
 import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any, Generic, cast
@@ -305,6 +305,14 @@ class WorkerProcess:
         self.thaw(watched=request.watched)
         self.scheduler_at_reply = self.scheduler_at_freeze = None
         self.scheduler_at_send = scheduler_sample(self)
+        if request.watched and self.freezer is not None and self.freezer.companions:
+            # The samplers' catch-up burst falls here, on an idle worker, not in the request.
+            # Its CPU time counts from before the wait (what the candidate runs meanwhile is
+            # its request's), its samplers' from after (their pauses here hold no call).
+            self.freezer.drain_companions()
+            self.scheduler_at_send = replace(
+                self.scheduler_at_send, sampler_busy_s=self.freezer.companions_busy_s()
+            )
         self._sent_at = time.monotonic()
         try:
             transport.send(self.conn, request.header(), list(tensors))
