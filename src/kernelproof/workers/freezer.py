@@ -214,7 +214,7 @@ class Freezer:
         resumed with the tree, as for a watched request)."""
         if not self.companions:
             return True
-        companions = [pid for g in sorted(self.companions) for pid in _group_members(g)]
+        companions = self._companions()
         for _ in range(HOLD_TRIES):
             _wait_stopped(companions, STOP_WAIT_S)
             if not any(_traced_threads(pid) for pid in members):
@@ -251,7 +251,10 @@ class Freezer:
         while time.monotonic() - started < DRAIN_LIMIT_S:
             time.sleep(DRAIN_POLL_S)
             now = _activity_s(members)
-            if now - last < DRAIN_IDLE_SHARE * DRAIN_POLL_S:
+            # A thread that waits for a CPU shows neither run time nor wait time until it gets
+            # one (schedstat counts the wait when it ends), so a burst preempted for a whole poll
+            # looks idle by the clocks alone; its state still says runnable.
+            if now - last < DRAIN_IDLE_SHARE * DRAIN_POLL_S and not _runnable_threads(members):
                 break  # asleep between samples: caught up
             last = now
         return time.monotonic() - started
@@ -365,6 +368,11 @@ def _traced_threads(pid: int) -> int:
 def _unstopped_threads(pid: int) -> int:
     """Threads of ``pid`` that are neither stopped nor dead."""
     return sum(state not in ("T", "t", "Z", "X", "x") for state in thread_states(pid))
+
+
+def _runnable_threads(pids: list[int]) -> int:
+    """Threads of ``pids`` running or waiting for a CPU."""
+    return sum(state == "R" for pid in pids for state in thread_states(pid))
 
 
 def _command(pid: int) -> str:
