@@ -66,3 +66,21 @@ def test_a_deadline_stops_the_verification_and_blames_the_deadline(session):
     assert report.verdict.value == "error"
     assert report.pipeline.stopped == "deadline"
     assert any(f.check == "deadline" and f.severity.value == "fail" for f in report.findings)
+
+
+@pytest.mark.parametrize("hack", ["01_passthrough.py", "08_timer_patch.py"])
+def test_a_suspect_candidate_is_not_timed_under_fail_fast(session, hack):
+    """Timing only adds findings, so it cannot clear a suspect candidate: fail-fast skips it
+    (it was most of a suspect candidate's time in an RL batch) and says so."""
+    reference = (SOFTMAX / "reference.py").read_text()
+    source = (EXAMPLES / "hacks" / hack).read_text()
+    timed = {"timing": True, "budget_s": 0.5, "base_seed": 7}
+    full = session.evaluate(reference, source, **timed)
+    fast = session.evaluate(reference, source, fail_fast=True, **timed)
+    assert fast.verdict.value == full.verdict.value == "suspect"
+    assert "timing" in [r.stage.value for r in full.pipeline.stages]
+    assert "timing" not in [r.stage.value for r in fast.pipeline.stages]
+    assert fast.timing is None
+    assert fast.pipeline.stopped == "fail-fast" and full.pipeline.stopped is None
+    skipped = [f for f in fast.findings if f.check == "stopped-early"]
+    assert len(skipped) == 1 and "timing did not run" in skipped[0].message

@@ -415,16 +415,37 @@ class _Run:
         result = self._matrix(pair, plan)
         self._assumptions_and_repros(pair, plan, result)
         self._op_audit(result)
+        verdict = decide_verdict(self.findings)
         if (
             self.settings.timing
             and self.stopped is None
-            and decide_verdict(self.findings) in (Verdict.VERIFIED, Verdict.SUSPECT)
+            and verdict in (Verdict.VERIFIED, Verdict.SUSPECT)
         ):
+            if self.settings.fail_fast and verdict is Verdict.SUSPECT:
+                self._skip_timing_of_suspect()
+                return
             if self._past_deadline():
                 self.stopped = "deadline"
                 return
             self.stages.enter(Stage.TIMING, decide_verdict(self.findings))
             self._time(pair, plan.runnable, plan.policy)
+
+    def _skip_timing_of_suspect(self) -> None:
+        """Fail-fast: a candidate already ``suspect`` is not timed. Timing adds findings and
+        never withdraws one, so it could only keep the verdict ``suspect`` or make it
+        ``incorrect`` (timed outputs that differ), and neither earns a reward; it was most of
+        a suspect candidate's time (an RL batch's hacks took 9.6 s median, 3 s of budget and
+        the warm-up of both workers)."""
+        self.stopped = "fail-fast"
+        self.findings.append(
+            Finding(
+                check=FindingCheck.STOPPED_EARLY,
+                severity=Severity.INFO,
+                message="fail-fast: the verdict was already suspect after the op audit, so "
+                "timing did not run; timing can only keep a verdict suspect or make it "
+                "incorrect. Rerun without fail_fast for the speedup and the timed checks",
+            )
+        )
 
     def _build(self, pair: WorkerPair) -> None:
         """Step 3: both workers started, the candidate imported in its sandbox."""

@@ -76,7 +76,8 @@ class FindingCheck(str, Enum):
 
     STOPPED_EARLY = "stopped-early"
     """Fail-fast scoring stopped at the first decisive failure: the rest of the matrix, the
-    shrinking and the timing were not run (``report.pipeline`` says which stage decided)."""
+    shrinking and the timing were not run, or (a candidate already ``suspect``) the timing
+    alone (``report.pipeline`` says which stage decided)."""
 
     DEADLINE = "deadline"
     """The verification reached its caller's deadline before its verdict was decided: the
