@@ -54,9 +54,11 @@ class Settings(BaseModel):
     fail_fast: bool = False
     """Stop at the first decisive failure: the first silently wrong cell ends the matrix
     (``incorrect`` cannot be outranked by anything a later stage finds, bar the task's own
-    fault), and shrinking is skipped. The verdict is the full verification's; the report
-    holds fewer cells and says which stage decided (``pipeline``). For reward loops, where
-    most candidates are rejected and time-to-reject decides throughput."""
+    fault), shrinking is skipped, and a candidate ``suspect`` after the op audit is not
+    timed (timing could only make it ``incorrect``, never ``verified``; the verdict can then
+    differ from the full verification's in that one way). The report holds fewer cells and
+    says which stage decided (``pipeline``). For reward loops, where most candidates are
+    rejected and time-to-reject decides throughput."""
 
     shape_variants: bool = True
     """Vary the task's knobs. ``False`` restricts the matrix to fixed shapes, as KernelBench does."""
