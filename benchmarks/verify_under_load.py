@@ -80,7 +80,9 @@ def _load_average() -> float:
     return os.getloadavg()[0]
 
 
-def run(loads: list[int], runs: int, budget_s: float, only: list[str]) -> list[Row]:
+def run(
+    loads: list[int], runs: int, budget_s: float, only: list[str], native_audit: bool = False
+) -> list[Row]:
     rows = []
     context = multiprocessing.get_context("fork")
     for load in loads:
@@ -95,7 +97,12 @@ def run(loads: list[int], runs: int, budget_s: float, only: list[str]) -> list[R
                     continue
                 row = Row(load, label, allowed)
                 for _ in range(runs):
-                    report = verify(reference, candidate, budget_s=budget_s, **SETTINGS)
+                    report = verify(
+                        reference,
+                        candidate,
+                        budget_s=budget_s,
+                        **{**SETTINGS, "native_audit": native_audit},
+                    )
                     row.verdicts[report.verdict.value] += 1
                     checks = {f.check for f in report.findings}
                     row.inconclusive += "timing-inconclusive" in checks
@@ -130,11 +137,16 @@ def main() -> None:
     parser.add_argument("--loads", default="0,4,8", help="busy loops per step, comma-separated")
     parser.add_argument("--budget", type=float, default=3.0, help="timing budget per run (s)")
     parser.add_argument("--only", default="", help="labels to run (substrings, comma-separated)")
+    parser.add_argument(
+        "--native-audit",
+        action="store_true",
+        help="sample native stacks from outside, as the CLI does by default",
+    )
     args = parser.parse_args()
     loads = [int(x) for x in args.loads.split(",") if x.strip()]
     only = [x for x in args.only.split(",") if x]
     print(f"{os.cpu_count()} CPUs; load average before: {_load_average():.1f}")
-    rows = run(loads, args.runs, args.budget, only)
+    rows = run(loads, args.runs, args.budget, only, args.native_audit)
     wrong = [r for r in rows if not set(r.verdicts) <= r.allowed]
     print(f"{len(rows) - len(wrong)} of {len(rows)} rows as expected")
 
