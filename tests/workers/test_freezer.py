@@ -213,6 +213,37 @@ def test_a_sampler_stopped_mid_sample_lets_go_before_an_unwatched_request(spinne
         time.sleep(0.2)
         assert _tree_cpu_s(freezer) > before + 0.01, "the tree runs"
         assert not freezer.ledger.ran
+        assert (freezer.ledger.holds, freezer.ledger.hold_failures) == (1, 0)
+    finally:
+        companion.kill()
+        companion.wait()
+
+
+def test_a_sampler_that_never_lets_go_is_resumed_with_the_tree_and_counted(spinner):
+    """Where a stopped sampler still holds the tree's threads after every try, holding it
+    would keep the worker from answering: it is resumed with the tree, and the ledger counts
+    the fetch whose evidence then includes the sampler's pauses."""
+    holds_on = MID_SAMPLE.replace("libc.ptrace(PTRACE_DETACH, pid, None, None)\n", "")
+    companion = subprocess.Popen(
+        [sys.executable, "-c", holds_on, str(spinner.pid)],
+        stdout=subprocess.PIPE,
+        start_new_session=True,
+        text=True,
+    )
+    try:
+        assert companion.stdout.readline().strip() == "attached"
+        freezer = Freezer(ProcessTree(spinner.pid), group=spinner.pid)
+        freezer.watch(companion.pid)
+        freezer.freeze()
+        freezer.thaw(watched=False)
+        assert (freezer.ledger.holds, freezer.ledger.hold_failures) == (1, 1)
+        findings = frozen_findings([freezer.ledger])
+        assert [(f.check, f.severity) for f in findings] == [
+            (FindingCheck.NATIVE_STACKS, Severity.INFO)
+        ]
+        assert "1 of 1 fetches" in findings[0].message
+        time.sleep(0.05)
+        assert "T" not in thread_states(companion.pid), "resumed with the tree"
     finally:
         companion.kill()
         companion.wait()

@@ -15,8 +15,9 @@ from kernelproof.workers.freezer import FROZEN_CPU_FLOOR_S, FROZEN_CPU_SHARE, Fr
 
 
 def frozen_findings(ledgers: list[FreezeLedger]) -> list[Finding]:
-    """A ``suspect`` finding when any candidate worker ran while frozen, and a ``warn`` when
-    the freeze could not be applied (the controller's signals were refused)."""
+    """A ``suspect`` finding when any candidate worker ran while frozen, a ``warn`` when the
+    freeze could not be applied (the controller's signals were refused), and an ``info`` when
+    a stack sampler could not be kept stopped through a fetch."""
     findings: list[Finding] = []
     ran = [interval for ledger in ledgers for interval in ledger.ran]
     if ran:
@@ -45,6 +46,19 @@ def frozen_findings(ledgers: list[FreezeLedger]) -> list[Finding]:
                     },
                     "allowed": {"floor_s": FROZEN_CPU_FLOOR_S, "share": FROZEN_CPU_SHARE},
                 },
+            )
+        )
+    holds = sum(ledger.holds for ledger in ledgers)
+    unheld = sum(ledger.hold_failures for ledger in ledgers)
+    if unheld:
+        findings.append(
+            Finding(
+                check=FindingCheck.NATIVE_STACKS,
+                severity=Severity.INFO,
+                message=f"the stack sampler could not be kept stopped for {unheld} of {holds} "
+                "fetches of the candidate's outputs (it still held the worker's threads): "
+                "the CPU time of those fetches includes the sampler's pauses",
+                evidence={"fetches": holds, "sampler_not_held": unheld},
             )
         )
     failures = [failure for ledger in ledgers for failure in ledger.failures]

@@ -99,6 +99,14 @@ class FreezeLedger:
     failures: list[str] = field(default_factory=list)
     """Why a freeze could not be applied (signals refused): the freeze then did not hold."""
 
+    holds: int = 0
+    """Requests that run none of the candidate's code (fetches) answered while stack samplers
+    watched the tree: each time the samplers are to stay stopped (``Freezer._hold_companions``)."""
+
+    hold_failures: int = 0
+    """Of those, the ones where a sampler still held the tree's threads after every try, so
+    it was resumed with the tree and its pauses were charged to the fetch."""
+
     def record(self, interval: FrozenInterval) -> None:
         self.intervals += 1
         self.frozen_s += interval.seconds
@@ -193,6 +201,9 @@ class Freezer:
         )
         self.ledger.record(interval)
         held = not watched and self._hold_companions(members)
+        if not watched and self.companions:
+            self.ledger.holds += 1
+            self.ledger.hold_failures += not held
         for pid in sorted(members):
             self._signal(pid, signal.SIGCONT)
         if not held:
